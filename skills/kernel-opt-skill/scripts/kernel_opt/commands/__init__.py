@@ -1,0 +1,1 @@
+"""One module per CLI: argument parsing, a call into the domain modules, output, exit code."""

@@ -1,0 +1,45 @@
+"""`kernel-opt <command>`: every script of the skill, reachable from one console entry point.
+
+Usage:
+  kernel-opt --help
+  kernel-opt env-check --output-dir out/
+  kernel-opt correctness-check v0/kernel.cu --ref ref.py --output-dir out/v0 --N=4096
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Sequence
+
+# command name -> module under kernel_opt.commands; each module has main(argv) -> int and a
+# docstring whose first line is its summary. Script wrappers in scripts/ share these names.
+COMMANDS: dict[str, str] = {
+    "env_check": "env_check",
+    "correctness_check": "correctness_check",
+}
+
+
+def _summary(module_name: str) -> str:
+    module = importlib.import_module(f"kernel_opt.commands.{module_name}")
+    return (module.__doc__ or "").strip().splitlines()[0]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("\nCommands (also runnable as python $SKILL_ROOT/scripts/<command>.py):")
+        for name, module in COMMANDS.items():
+            print(f"  {name.replace('_', '-'):<20} {_summary(module)}")
+        return 0 if argv else 2
+    name = argv[0].replace("-", "_").removesuffix(".py")
+    if name not in COMMANDS:
+        print(f"error: unknown command {argv[0]!r}; run `kernel-opt --help` for the list", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"kernel_opt.commands.{COMMANDS[name]}")
+    return module.main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
