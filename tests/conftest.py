@@ -1,0 +1,49 @@
+"""Shared test setup: the package import path, and skipping GPU/ncu/nvcc tests where absent."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SKILL_ROOT = REPO_ROOT / "skills" / "kernel-opt-skill"
+SCRIPTS_DIR = SKILL_ROOT / "scripts"
+REFERENCE_DIR = REPO_ROOT / "reference"
+
+if str(SCRIPTS_DIR) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS_DIR))
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu = _has_gpu()
+    nvcc = shutil.which("nvcc") is not None
+    ncu = shutil.which("ncu") is not None
+    for item in items:
+        if "gpu" in item.keywords and not gpu:
+            item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU (run on the GPU machine: tools/gpu_suite.sh)"))
+        if "nvcc" in item.keywords and not nvcc:
+            item.add_marker(pytest.mark.skip(reason="needs nvcc on PATH"))
+        if "ncu" in item.keywords and not ncu:
+            item.add_marker(pytest.mark.skip(reason="needs Nsight Compute (ncu) on PATH"))
+
+
+@pytest.fixture
+def scripts_dir() -> Path:
+    return SCRIPTS_DIR
+
+
+@pytest.fixture
+def reference_dir() -> Path:
+    return REFERENCE_DIR
