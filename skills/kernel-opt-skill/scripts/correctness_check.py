@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Check a CUDA or Triton solution against a PyTorch reference (see --help)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_opt.commands.correctness_check import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())

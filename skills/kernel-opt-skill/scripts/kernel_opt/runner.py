@@ -1,0 +1,122 @@
+"""Run the worker in a child process and watch it: progress, crash, hang.
+
+The timeout is per step: if the child writes no event for `timeout_s` seconds (one kernel
+call that never returns, say), its whole process group is killed and the phase it was in is
+reported. Signals are named, so "segmentation fault" reads as such, not as exit code -11.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent
+POLL_INTERVAL_S = 0.05
+
+SIGNAL_MEANINGS = {
+    signal.SIGSEGV: "segmentation fault (the solution read or wrote host memory it does not own)",
+    signal.SIGABRT: "abort (an assertion or a fatal library error)",
+    signal.SIGBUS: "bus error (misaligned or unmapped host memory)",
+    signal.SIGFPE: "floating-point exception (e.g. integer division by zero on the host)",
+    signal.SIGILL: "illegal instruction on the host",
+    signal.SIGKILL: "killed (often the host ran out of memory)",
+}
+
+
+@dataclass
+class ChildOutcome:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    returncode: int | None = None
+    timed_out: bool = False
+    timeout_s: float = 0.0
+    last_phase: dict[str, Any] | None = None
+    stderr_tail: str = ""
+
+    @property
+    def error_event(self) -> dict[str, Any] | None:
+        return next((e for e in self.events if e["event"] == "error"), None)
+
+    def crash_description(self) -> str | None:
+        """A sentence for a child that died without reporting an error itself."""
+        if self.timed_out or self.error_event is not None or self.returncode in (0, None):
+            return None
+        if self.returncode < 0:
+            number = -self.returncode
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = f"signal {number}"
+            meaning = SIGNAL_MEANINGS.get(number, "killed by a signal")
+            return f"the solution process died: {name}, {meaning}"
+        return f"the solution process exited with code {self.returncode} without reporting a result"
+
+
+def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None) -> ChildOutcome:
+    """Start `python -m kernel_opt.worker`, collect its events, kill it if it stalls."""
+    with tempfile.TemporaryDirectory(prefix="kernel-opt-") as scratch:
+        events_path = Path(scratch) / "events.jsonl"
+        events_path.touch()
+        request_path = Path(scratch) / "request.json"
+        request_path.write_text(json.dumps({**request, "events": str(events_path)}))
+        stderr_path = Path(scratch) / "stderr.txt"
+        child_env = {**os.environ, **(env or {})}
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            [str(PACKAGE_PARENT)] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else [])
+        )
+        child_env.setdefault("PYTHONUNBUFFERED", "1")
+        outcome = ChildOutcome(timeout_s=timeout_s)
+        with open(stderr_path, "wb") as stderr, open(events_path, "rb") as reader:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "kernel_opt.worker", str(request_path)],
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=subprocess.STDOUT,
+                env=child_env,
+                start_new_session=True,  # its own process group, so a kill takes its children too
+            )
+            last_progress = time.monotonic()
+            buffer = b""
+            while True:
+                chunk = reader.read()
+                if chunk:
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            event = json.loads(line)
+                            outcome.events.append(event)
+                            if event["event"] in ("phase", "case_start"):
+                                outcome.last_phase = event
+                    last_progress = time.monotonic()
+                returncode = process.poll()
+                if returncode is not None:
+                    rest = reader.read()
+                    for line in (buffer + rest).split(b"\n"):
+                        if line.strip():
+                            outcome.events.append(json.loads(line))
+                    outcome.returncode = returncode
+                    break
+                if time.monotonic() - last_progress > timeout_s:
+                    _kill_group(process)
+                    outcome.timed_out = True
+                    outcome.returncode = process.returncode
+                    break
+                time.sleep(POLL_INTERVAL_S)
+        outcome.stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
+        return outcome
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
