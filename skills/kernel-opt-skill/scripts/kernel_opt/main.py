@@ -17,6 +17,7 @@ from typing import Sequence
 COMMANDS: dict[str, str] = {
     "env_check": "env_check",
     "correctness_check": "correctness_check",
+    "measure_ceilings": "measure_ceilings",
 }
 
 

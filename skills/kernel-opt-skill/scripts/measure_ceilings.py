@@ -1,0 +1,11 @@
+"""Measure and cache this GPU's bandwidth and matmul ceilings (see --help)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # so `import kernel_opt` works from any copy of the skill
+
+from kernel_opt.commands.measure_ceilings import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())
