@@ -13,7 +13,7 @@ import pytest
 from kernel_opt.commands.correctness_check import main
 
 VECTOR_ADD = "vector_add"
-FAST = ["--n=4096", "--seeds", "2"]  # 4096 is a multiple of every fixture's block size
+FAST = ["--n=4096", "--seeds", "2", "--device", "cpu"]  # 4096: a multiple of every fixture's block size
 
 
 def check(reference_dir, solution, output_dir, *extra, problem=VECTOR_ADD, ref=None):
@@ -166,7 +166,7 @@ def test_original_template_with_cuda_only_setup_says_how_to_fix_it(reference_dir
         ''',
     )
     ref = write(tmp_path / "ref.py", 'def reference(**kwargs):\n    kwargs["out"].copy_(kwargs["x"] + kwargs["y"])\n')
-    code = main([str(solution), "--ref", str(ref), "--output-dir", str(tmp_path / "o")])
+    code = main([str(solution), "--ref", str(ref), "--output-dir", str(tmp_path / "o"), "--device", "cpu"])
     report = json.loads((tmp_path / "o" / "correctness.json").read_text())
     assert code == 2 and report["verdict"] == "usage_error"
     assert "setup() tried to use CUDA" in report["error"]["message"]
@@ -190,7 +190,7 @@ def test_weak_problem_definitions_are_warned_about(reference_dir, tmp_path):
             torch.add(x, y, out=out)
         ''',
     )
-    code = main([str(reference_dir / VECTOR_ADD / "good/vector_add.py"), "--ref", str(ref), "--output-dir", str(tmp_path / "o")])
+    code = main([str(reference_dir / VECTOR_ADD / "good/vector_add.py"), "--ref", str(ref), "--output-dir", str(tmp_path / "o"), "--device", "cpu"])
     report = json.loads((tmp_path / "o" / "correctness.json").read_text())
     assert code == 0
     warnings = "\n".join(report["warnings"])
@@ -203,7 +203,7 @@ def test_weak_problem_definitions_are_warned_about(reference_dir, tmp_path):
 
 def test_report_is_replaced_whole_and_no_temporary_files_remain(reference_dir, tmp_path):
     (tmp_path / "correctness.md").write_text("old report\n")
-    check(reference_dir, "good/vector_add.py", tmp_path, "--n=256", "--seeds", "1")
+    check(reference_dir, "good/vector_add.py", tmp_path, "--n=256", "--seeds", "1", "--device", "cpu")
     assert (tmp_path / "correctness.md").read_text().startswith("# Correctness: PASS")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["correctness.json", "correctness.md"]
 
@@ -235,7 +235,7 @@ def test_wrapper_script_runs_from_a_copy_of_the_skill_folder(scripts_dir, refere
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     completed = subprocess.run(
         [sys.executable, str(copy / "scripts" / "correctness_check.py"), str(reference_dir / VECTOR_ADD / "good/vector_add.py"),
-         "--ref", str(reference_dir / VECTOR_ADD / "ref.py"), "--output-dir", str(tmp_path / "o"), "--n=300", "--seeds", "1", "--json"],
+         "--ref", str(reference_dir / VECTOR_ADD / "ref.py"), "--output-dir", str(tmp_path / "o"), "--n=300", "--seeds", "1", "--json", "--device", "cpu"],
         capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=120,
     )
     assert completed.returncode == 0, completed.stderr

@@ -15,7 +15,9 @@ mkdir -p "$log_dir"
   ncu --version 2>/dev/null | tail -n 1
 } >"$log_dir/machine.txt" 2>&1
 cat "$log_dir/machine.txt"
-PYTHONUNBUFFERED=1 python3 -m pytest -v -rs -p no:cacheprovider tests/ --junitxml="$log_dir/junit.xml" 2>&1 | tee "$log_dir/pytest.log"
+parallel=()
+if python3 -c 'import xdist' 2>/dev/null; then parallel=(-n 8); fi  # correctness runs only: no timing tests share the GPU
+PYTHONUNBUFFERED=1 python3 -m pytest -v -rs -p no:cacheprovider "${parallel[@]}" tests/ --junitxml="$log_dir/junit.xml" 2>&1 | tee "$log_dir/pytest.log"
 status=${PIPESTATUS[0]}
 echo "pytest exit status: $status" | tee -a "$log_dir/pytest.log"
 exit "$status"

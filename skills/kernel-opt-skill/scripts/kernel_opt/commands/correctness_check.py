@@ -155,8 +155,8 @@ def _prepare(args, backend, device, solution, reference, dims, report) -> dict |
         return None
     if device != "cuda":
         raise EnvironmentFault(
-            f"{solution.name} compiled for {arch}, but running a CUDA kernel needs an NVIDIA GPU and torch sees none here; "
-            "run this command on a GPU machine to check correctness",
+            f"{solution.name} compiled for {arch}, but running a CUDA kernel needs an NVIDIA GPU and this run is on "
+            "the CPU (no GPU, or --device cpu); run this command on a GPU machine to check correctness",
             kind="no_gpu",
         )
     return {**request, "library": build.library.as_posix(), "signature": signature.to_dict()}
