@@ -67,7 +67,7 @@ def test_wrong_kernels_fail_with_evidence(reference_dir, tmp_path, name, evidenc
     "solution, kind, fragment",
     [
         ("wrong/illegal_address.cu", "illegal_memory_access", "illegal memory access"),
-        ("wrong/launch_error.cu", "launch_error", "invalid configuration"),
+        ("wrong/launch_error.cu", "launch_error", "a kernel launch inside solve failed"),
         ("wrong/crash.cu", "crash", "SIGSEGV"),
         ("wrong/crash.py", "crash", "SIGSEGV"),
         ("wrong/dtype_mismatch.cu", "signature_mismatch", "dtype mismatch"),

@@ -364,7 +364,7 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
 
 def _phase_description(phase: dict | None) -> str:
     if not phase:
-        return ""
+        return "while the worker process was starting"
     names = {
         "setup": "while creating inputs",
         "reference": "in the reference",

@@ -20,6 +20,9 @@ from typing import Any
 
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 POLL_INTERVAL_S = 0.05
+# Until its first event the worker is starting Python, torch and CUDA, which takes seconds on
+# a loaded machine; a short --timeout meant for one kernel call must not fire there.
+STARTUP_ALLOWANCE_S = 60.0
 
 SIGNAL_MEANINGS = {
     signal.SIGSEGV: "segmentation fault (the solution read or wrote host memory it does not own)",
@@ -104,9 +107,11 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
                             outcome.events.append(json.loads(line))
                     outcome.returncode = returncode
                     break
-                if time.monotonic() - last_progress > timeout_s:
+                allowed = timeout_s if outcome.events else max(timeout_s, STARTUP_ALLOWANCE_S)
+                if time.monotonic() - last_progress > allowed:
                     _kill_group(process)
                     outcome.timed_out = True
+                    outcome.timeout_s = allowed
                     outcome.returncode = process.returncode
                     break
                 time.sleep(POLL_INTERVAL_S)

@@ -21,6 +21,7 @@ from .errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 # Substrings of CUDA error messages -> the kind reported for them.
 CUDA_ERROR_KINDS = (
     ("illegal memory access", "illegal_memory_access"),
+    ("address space", "illegal_memory_access"),  # cudaErrorInvalidAddressSpace: a pointer outside global memory
     ("misaligned address", "misaligned_address"),
     ("illegal instruction", "illegal_instruction"),
     ("unspecified launch failure", "launch_failure"),
