@@ -149,7 +149,7 @@ def test_hypothesis_line_stands_in_for_a_missing_optimization(tmp_path):
 
 def test_typed_speedup_without_files_decides_the_outcome():
     record = build_record({"kernel": "gemm", "backend": "triton", "optimization": "GROUP_M=8", "speedup": 1.25}).record
-    assert (record.outcome, record.outcome_source) == ("success", "measured")
+    assert (record.outcome, record.outcome_source) == ("success", "computed")
     with pytest.raises(UsageError, match="speedup 0.900x is a failure"):
         build_record({"kernel": "gemm", "backend": "triton", "optimization": "x", "speedup": 0.9, "outcome": "success"})
 

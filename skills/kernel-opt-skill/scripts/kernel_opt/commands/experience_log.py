@@ -79,7 +79,8 @@ METRIC_FLAGS: dict[str, tuple[str, str]] = {
 }
 
 
-def _help_text() -> str:
+def _labels_help() -> str:
+    """The accepted spellings of every label, generated from the tables that normalise them."""
     aliases = "\n".join(
         f"  {kind}: {labels.describe_aliases(table)}"
         for kind, table in (
@@ -90,8 +91,7 @@ def _help_text() -> str:
     )
     families = "\n".join(f"  {family}: {', '.join(members[:8])}, ..." for family, (_, members) in FAMILIES.items())
     return (
-        __doc__.rstrip()
-        + "\n\nAccepted labels (canonical, then the aliases read as it):\n"
+        "Accepted labels (canonical, then the aliases read as it):\n"
         + aliases
         + "\n  chip: sm_XY (sm_90, sm_90a, 9.0), a name (H100, 'NVIDIA H100 80GB HBM3', H200, A100, L40S,"
         + "\n        RTX A6000, B200, ...) or both ('sm_89 RTX 4000 Ada'); stored as sm_XY plus a name\n"
@@ -99,6 +99,10 @@ def _help_text() -> str:
         + families
         + "\n"
     )
+
+
+def _help_text() -> str:
+    return __doc__.rstrip() + "\n\n" + _labels_help()
 
 
 def _iteration(text: str) -> int:
@@ -120,7 +124,11 @@ def _add_common_options(parser: argparse.ArgumentParser) -> None:
 
     SUPPRESS defaults: an option given before the command is not reset by the subparser.
     """
-    parser.add_argument("--log", type=Path, default=argparse.SUPPRESS, help="the experience log (JSONL); default: see above")
+    parser.add_argument(
+        "--log", type=Path, default=argparse.SUPPRESS,
+        help="the experience log (JSONL); default: $KERNEL_OPT_EXPERIENCE_LOG, else "
+        "$XDG_DATA_HOME/kernel-opt-skill/experience.jsonl",
+    )
     parser.add_argument(
         "--curated", default=argparse.SUPPRESS,
         help=f"curated read-only records to read beside the log, or 'none' (default: {CURATED_PATH})",
@@ -134,8 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
+        joined = re.sub(r"\\\n\s*", "", __doc__)  # continuation lines of multi-line examples
+        examples = [line.strip() for line in joined.splitlines() if line.strip().startswith(f"{PROG} {name} ")]
+        epilog = "Example:\n  " + "\n  ".join(examples) + "\n\n" if examples else ""
         subparser = commands.add_parser(
             name, help=summary, description=summary, allow_abbrev=False,
+            epilog=epilog + (_labels_help() if name in ("add", "recommend", "list") else ""),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         _add_common_options(subparser)

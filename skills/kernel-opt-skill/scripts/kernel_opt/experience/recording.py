@@ -130,12 +130,13 @@ def build_record(
             hint="pass --outcome success|neutral|failure, or record from a version compared with "
             "benchmark.py --against (add --from DIR/vN) so the verdict is measured",
         )
+    agreeing_source = "measured" if evidence is not None else "computed"
     if typed_outcome is None:
-        outcome, source = measured_outcome, "measured"
+        outcome, source = measured_outcome, agreeing_source
     elif measured_outcome is None:
         outcome, source = typed_outcome, "given"
     elif typed_outcome == measured_outcome:
-        outcome, source = typed_outcome, "measured"
+        outcome, source = typed_outcome, agreeing_source
     else:
         described = _describe_measurement(fields_, measured_outcome)
         if not force:

@@ -21,7 +21,9 @@ from .families import kernel_family, normalize_kernel
 from .labels import normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
 
 SCHEMA_VERSION = 1
-OUTCOME_SOURCES = ("measured", "given", "forced")
+# measured: the verdict of a recorded comparison; computed: from a typed --speedup (no
+# interval); given: typed where nothing was measured; forced: typed against the measurement.
+OUTCOME_SOURCES = ("measured", "computed", "given", "forced")
 STRATEGY_MAX_CHARS = 48
 
 _PERCENT_FIELDS = (
@@ -72,7 +74,7 @@ class ExperienceRecord:
     sm_sol_after_pct: float | None = None
     occupancy_before_pct: float | None = None
     occupancy_after_pct: float | None = None
-    outcome_source: str = "given"  # measured: from the comparison; given: typed; forced: typed against it
+    outcome_source: str = "given"  # one of OUTCOME_SOURCES
     notes: str | None = None
     version_dir: str | None = None
     created_at: str = ""
