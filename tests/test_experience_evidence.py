@@ -89,6 +89,13 @@ def test_typed_numbers_that_contradict_the_files_are_refused(tmp_path):
     assert same.record.memory_sol_after_pct == 78.0 and same.record.chip_name == "H100"
 
 
+def test_empty_recorded_dims_do_not_contradict_typed_ones(tmp_path):
+    v1 = version_folder(tmp_path, 1)
+    write_json(v1 / "correctness.json", {"passed": True, "backend": "cuda", "dims": {}, "device": None})
+    new = build_record({"kernel": "softmax", "optimization": "x", "outcome": "neutral", "dims": {"N": 64}}, read_version(v1))
+    assert new.record.dims == {"N": 64}
+
+
 def test_missing_files_are_not_measured_and_never_guessed(tmp_path):
     v1 = tmp_path / "v1"
     v1.mkdir()

@@ -158,6 +158,11 @@ def test_merge_sync_and_stats_commands(tmp_path, capsys):
     assert stats["total"]["records"] == 2 and stats["total"]["median_speedup"] == 1.5
 
 
+def test_a_missing_curated_file_is_a_usage_error(tmp_path, capsys):
+    code, out, err = _main(capsys, "list", "--log", str(tmp_path / "l.jsonl"), "--curated", str(tmp_path / "nope.jsonl"))
+    assert code == 2 and "--curated" in err and "no such file" in err
+
+
 def test_unwritable_log_is_an_environment_fault(tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("")

@@ -25,6 +25,7 @@ def _teammate_log(path):
 def test_import_dedupes_by_content_keeps_provenance_and_is_idempotent(tmp_path):
     log = tmp_path / "mine.jsonl"
     append_records(log, [record(kernel="softmax", strategy="vector_loads", speedup=1.3)])  # same content as theirs #2
+    log.chmod(0o644)
     theirs = _teammate_log(tmp_path / "theirs.jsonl")
 
     report = merge(log, source=theirs)
@@ -42,6 +43,7 @@ def test_import_dedupes_by_content_keeps_provenance_and_is_idempotent(tmp_path):
     assert records[3].provenance == {
         "imported_from": [{"log": str(theirs.resolve()), "id": 5, "provenance": {"merged_ids": [3, 4]}}]
     }
+    assert oct(log.stat().st_mode & 0o777) == oct(0o644)  # the rewrite kept the log's permissions
     before = log.read_bytes()
     again = merge(log, source=theirs)
     assert again.imported == [] and not again.changed

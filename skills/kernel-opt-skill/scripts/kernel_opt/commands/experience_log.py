@@ -216,6 +216,8 @@ def _main(argv) -> int:
     log_path = getattr(args, "log", None) or default_log_path()
     curated_option = getattr(args, "curated", None)
     curated_path = None if curated_option == "none" else Path(curated_option) if curated_option else CURATED_PATH
+    if curated_option and curated_path is not None and not curated_path.is_file():
+        raise UsageError(f"--curated {curated_option}: no such file", hint="pass a JSONL file, or --curated none")
     handler = {
         "add": _add,
         "recommend": _recommend,

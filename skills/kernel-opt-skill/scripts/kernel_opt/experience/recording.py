@@ -59,7 +59,7 @@ def _merge_measured(given: dict[str, Any], measured: dict[str, Any], source: str
     """Fill typed fields from measured ones; refuse typed values that contradict them."""
     merged = dict(given)
     for name, value in measured.items():
-        if value is None:
+        if value is None or value == {}:  # an empty dims object records nothing
             continue
         typed = given.get(name)
         if typed is None or typed == {}:

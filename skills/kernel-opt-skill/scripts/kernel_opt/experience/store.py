@@ -142,10 +142,14 @@ def read_log(path: Path, origin: str = LOCAL, lock: bool = True) -> LogContents:
         return LogContents(path=path, origin=origin)
     if path.is_dir():
         raise UsageError(f"the experience log {path} is a folder", hint="pass --log PATH/TO/experience.jsonl")
+    raw = None
     if lock and origin == LOCAL:
-        with locked(path, exclusive=False):
-            raw = path.read_bytes()
-    else:
+        try:
+            with locked(path, exclusive=False):
+                raw = path.read_bytes()
+        except EnvironmentFault:
+            raw = None  # a log in a folder we cannot write (a teammate's, read-only): read it unlocked
+    if raw is None:
         raw = path.read_bytes()
     return parse_log_text(raw.decode("utf-8", errors="replace"), path, origin)
 
@@ -210,10 +214,14 @@ def rewrite_log(path: Path, text: str) -> Path | None:
     path = Path(path)
     backup = None
     try:
+        mode = None
         if path.exists():
+            mode = path.stat().st_mode & 0o777
             backup = path.with_name(path.name + ".bak")
             write_text_atomic(backup, path.read_bytes().decode("utf-8", errors="replace"))
         write_text_atomic(path, text)
+        if mode is not None:
+            os.chmod(path, mode)  # the temporary file was private; keep the log's own permissions
     except OSError as error:
         raise EnvironmentFault(f"cannot rewrite {path}: {error.strerror}; the old log is unchanged") from None
     return backup
