@@ -4,6 +4,8 @@ Usage:
   kernel-opt --help
   kernel-opt env-check --output-dir out/
   kernel-opt correctness-check v0/kernel.cu --ref ref.py --output-dir out/v0 --N=4096
+  kernel-opt experience-log recommend --kernel softmax --backend cuda --chip H100 --bottleneck memory_bound
+  kernel-opt hypothesis-check out/v1
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "env_check": "env_check",
     "correctness_check": "correctness_check",
     "measure_ceilings": "measure_ceilings",
+    "experience_log": "experience_log",
+    "hypothesis_check": "hypothesis_check",
 }
 
 

@@ -1,47 +1,51 @@
-"""Verdicts the loop acts on: did a new version of a kernel beat the one it replaces?
+"""When a new version counts as a success, a neutral change or a failure.
 
-The experience log records this verdict, so it must not come from one noisy pair of medians:
-it needs both a clear margin and a confidence interval that excludes "no change".
+The benchmark's version comparison and the experience log both call `comparison_verdict`,
+so a change the benchmark calls a success is a success in the log, with the same numbers.
+It must not come from one noisy pair of medians: a success needs both a clear margin and a
+confidence interval that excludes "no change".
 """
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 Verdict = Literal["success", "neutral", "failure"]
+VERDICTS: tuple[str, ...] = ("success", "neutral", "failure")
 
-SUCCESS: Verdict = "success"
-NEUTRAL: Verdict = "neutral"
-FAILURE: Verdict = "failure"
-
-# A change counts as a success only when it is more than 5% faster (issue 3, "Version
-# comparison": "success (> 5% faster and the interval excludes 1)"). Smaller gains are within
-# what clock and thermal drift between runs can produce on one GPU, and rarely worth the
-# complexity a change adds.
-SUCCESS_MIN_SPEEDUP = 1.05
-
-# "No change": a speedup interval that lies entirely above this is faster beyond noise,
-# entirely below it is slower beyond noise.
+# Issue 3, "Version comparison": success is "> 5% faster and the interval excludes 1";
+# failure is "slower or incorrect". Run-to-run drift of a kernel's median on one GPU (clocks,
+# temperature, L2/TLB state) is commonly a few percent, hence the 5% margin for a win.
+SUCCESS_MIN_SPEEDUP = 1.05  # speedup = old_time / new_time
+# With no measured interval (a speedup typed by hand), "slower" needs the same 5% margin the
+# other way, since nothing says the difference is beyond noise.
+FAILURE_MAX_SPEEDUP = 1 / SUCCESS_MIN_SPEEDUP
 NO_CHANGE_SPEEDUP = 1.0
 
 
-def comparison_verdict(speedup: float, ci_low: float, ci_high: float, correct: bool) -> str:
-    """Verdict on a candidate timed against a baseline.
+def comparison_verdict(speedup: float, ci_low: float | None, ci_high: float | None, correct: bool) -> Verdict:
+    """The verdict of one measured comparison of a new version against an old one.
+
+    success: correct, more than 5% faster, and the speedup's confidence interval lies wholly
+    above 1. failure: incorrect, or slower beyond noise (the interval lies wholly below 1).
+    Anything else is neutral, including a large point estimate whose interval still contains 1.
 
     Args:
-        speedup: median(baseline time) / median(candidate time); > 1 means the candidate is faster.
-        ci_low, ci_high: the confidence interval of that speedup.
-        correct: whether the candidate passed the correctness check.
-
-    Returns:
-        "failure" when the candidate is incorrect or slower beyond noise (ci_high < 1);
-        "success" when it is correct, more than SUCCESS_MIN_SPEEDUP faster, and faster beyond
-        noise (ci_low > 1); "neutral" otherwise.
+        speedup: old_time / new_time (> 1 means the new version is faster).
+        ci_low, ci_high: bounds of the speedup's confidence interval. None means no interval
+            was measured (a number typed by hand): the point estimate decides, with a 5%
+            margin both ways.
+        correct: whether the new version passed its correctness check.
     """
     if not correct:
-        return FAILURE
+        return "failure"
+    if isinstance(speedup, bool) or not isinstance(speedup, (int, float)) or not math.isfinite(speedup) or speedup <= 0:
+        raise ValueError(f"speedup must be a positive finite number, got {speedup!r}")
+    if speedup > SUCCESS_MIN_SPEEDUP and (ci_low is None or ci_low > NO_CHANGE_SPEEDUP):
+        return "success"
+    if ci_high is None:
+        return "failure" if speedup < FAILURE_MAX_SPEEDUP else "neutral"
     if ci_high < NO_CHANGE_SPEEDUP:
-        return FAILURE
-    if speedup > SUCCESS_MIN_SPEEDUP and ci_low > NO_CHANGE_SPEEDUP:
-        return SUCCESS
-    return NEUTRAL
+        return "failure"
+    return "neutral"

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Wrapper: run `python $SKILL_ROOT/scripts/hypothesis_check.py --help` for usage."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_opt.commands.hypothesis_check import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())

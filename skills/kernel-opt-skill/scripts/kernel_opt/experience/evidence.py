@@ -1,0 +1,253 @@
+"""A record's numbers read from a version folder, so they are copied and never retyped.
+
+`add --from DIR/vN` reads what the other tools wrote there:
+
+- vN/correctness.json   passed, backend, dims, device {name, compute_capability}
+- vN/benchmark.json     gpu {name, compute_capability}, solution.median_us, comparison
+                        {against_dir, speedup, ci_low, ci_high, verdict} or null
+- vN/ncu_summary.json   bottleneck, top_stall, metrics {memory_sol_pct, sm_sol_pct,
+                        achieved_occupancy_pct}; the same file in comparison.against_dir
+                        gives the "before" side
+- vN/hypothesis.txt     Hypothesis / Rationale / Expected
+
+A missing file or field means "not measured": the record field stays empty and the reason
+is listed, never filled with a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..hypothesis import parse_hypothesis
+from ..verdicts import VERDICTS, comparison_verdict
+from .labels import Chip, normalize_backend, normalize_bottleneck, normalize_chip
+
+_VERSION_NAME = re.compile(r"^v(\d+)$")
+
+
+@dataclass
+class Comparison:
+    against_dir: str | None
+    speedup: float
+    ci_low: float | None
+    ci_high: float | None
+    verdict: str | None  # as benchmark.json recorded it
+
+
+@dataclass
+class VersionEvidence:
+    """What one version folder says about the step that produced it."""
+
+    version_dir: Path
+    iteration: int | None = None
+    backend: str | None = None
+    dims: dict[str, Any] | None = None
+    correct: bool | None = None
+    chip: Chip | None = None
+    median_us: float | None = None
+    baseline_dir: Path | None = None
+    baseline_median_us: float | None = None
+    comparison: Comparison | None = None
+    before: dict[str, Any] = field(default_factory=dict)  # ncu_summary of the baseline
+    after: dict[str, Any] = field(default_factory=dict)  # ncu_summary of this version
+    hypothesis: str | None = None
+    expected: str | None = None
+    not_measured: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def measured_outcome(self) -> str | None:
+        """failure when incorrect, else the comparison's verdict; None when nothing was compared."""
+        if self.correct is False:
+            return "failure"
+        if self.comparison is None:
+            return None
+        computed = comparison_verdict(
+            self.comparison.speedup, self.comparison.ci_low, self.comparison.ci_high, correct=self.correct is not False
+        )
+        return self.comparison.verdict or computed
+
+    def record_fields(self) -> dict[str, Any]:
+        """The ExperienceRecord fields this evidence fills (None where not measured)."""
+        chip = self.chip or Chip(None, None)
+        comparison = self.comparison
+        return {
+            "backend": self.backend,
+            "dims": self.dims,
+            "iteration": self.iteration,
+            "chip": chip.arch,
+            "chip_name": chip.name,
+            "correct": self.correct,
+            "baseline": self.baseline_dir.name if self.baseline_dir else (comparison.against_dir if comparison else None),
+            "speedup": comparison.speedup if comparison else None,
+            "speedup_ci_low": comparison.ci_low if comparison else None,
+            "speedup_ci_high": comparison.ci_high if comparison else None,
+            "latency_before_us": self.baseline_median_us,
+            "latency_after_us": self.median_us,
+            "bottleneck": self.before.get("bottleneck"),
+            "bottleneck_after": self.after.get("bottleneck"),
+            "stall": self.before.get("top_stall"),
+            "memory_sol_before_pct": self.before.get("memory_sol_pct"),
+            "memory_sol_after_pct": self.after.get("memory_sol_pct"),
+            "sm_sol_before_pct": self.before.get("sm_sol_pct"),
+            "sm_sol_after_pct": self.after.get("sm_sol_pct"),
+            "occupancy_before_pct": self.before.get("achieved_occupancy_pct"),
+            "occupancy_after_pct": self.after.get("achieved_occupancy_pct"),
+            "hypothesis": self.hypothesis,
+            "expected": self.expected,
+            "version_dir": str(self.version_dir),
+        }
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path} is not valid JSON (line {error.lineno}: {error.msg})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} must hold a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _field(data: dict | None, dotted: str, kinds: tuple[type, ...], path: Path) -> Any:
+    """data['a']['b'] for 'a.b', type-checked; None when absent or null."""
+    value: Any = data
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or value.get(part) is None:
+            return None
+        value = value[part]
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        raise UsageError(f"{path}: field {dotted!r} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and float in kinds:
+        if not math.isfinite(value):
+            raise UsageError(f"{path}: field {dotted!r} must be a finite number, got {value!r}")
+        return float(value)
+    return value
+
+
+def _chip(data: dict | None, key: str, path: Path) -> Chip | None:
+    name = _field(data, f"{key}.name", (str,), path)
+    capability = _field(data, f"{key}.compute_capability", (str, float, int), path)
+    if name is None and capability is None:
+        return None
+    if isinstance(capability, (int, float)) and not isinstance(capability, bool):
+        capability = f"{float(capability):.1f}"
+    return normalize_chip(name, capability, field=f"{path.name}: {key}")
+
+
+def _profile(path: Path) -> dict[str, Any]:
+    data = _read_json(path)
+    if data is None:
+        return {}
+    values = {
+        "bottleneck": normalize_bottleneck(_field(data, "bottleneck", (str,), path), field=f"{path}: bottleneck"),
+        "top_stall": _field(data, "top_stall", (str,), path),
+    }
+    for name in ("memory_sol_pct", "sm_sol_pct", "achieved_occupancy_pct", "duration_us"):
+        values[name] = _field(data, f"metrics.{name}", (int, float), path)
+    return values
+
+
+def _resolve_baseline(against_dir: str, version_dir: Path) -> Path | None:
+    """comparison.against_dir as written, else beside this version (DIR/vK next to DIR/vN)."""
+    candidate = Path(against_dir).expanduser()
+    if candidate.is_dir():
+        return candidate
+    sibling = version_dir.parent / candidate.name
+    return sibling if sibling.is_dir() else None
+
+
+def read_version(version_dir: Path) -> VersionEvidence:
+    """Read a version folder's recorded JSON; see the module docstring for the fields used."""
+    version_dir = Path(version_dir)
+    if not version_dir.is_dir():
+        raise UsageError(f"--from {version_dir}: no such folder", hint="point --from at a version folder such as out/v3")
+    evidence = VersionEvidence(version_dir=version_dir)
+    match = _VERSION_NAME.match(version_dir.name)
+    evidence.iteration = int(match.group(1)) if match else None
+
+    correctness_path = version_dir / "correctness.json"
+    correctness = _read_json(correctness_path)
+    if correctness is None:
+        evidence.not_measured.append(f"correctness: {correctness_path} not found")
+    else:
+        evidence.correct = _field(correctness, "passed", (bool,), correctness_path)
+        evidence.backend = normalize_backend(_field(correctness, "backend", (str,), correctness_path), field=f"{correctness_path}: backend")
+        evidence.dims = _field(correctness, "dims", (dict,), correctness_path)
+        evidence.chip = _chip(correctness, "device", correctness_path)
+
+    benchmark_path = version_dir / "benchmark.json"
+    benchmark = _read_json(benchmark_path)
+    if benchmark is None:
+        evidence.not_measured.append(f"speedup and time: {benchmark_path} not found")
+    else:
+        evidence.chip = _chip(benchmark, "gpu", benchmark_path) or evidence.chip
+        evidence.median_us = _field(benchmark, "solution.median_us", (int, float), benchmark_path)
+        evidence.comparison = _comparison(benchmark, benchmark_path)
+        if evidence.comparison is None:
+            evidence.not_measured.append(f"speedup: {benchmark_path} has no comparison (benchmark with --against vK)")
+
+    evidence.after = _profile(version_dir / "ncu_summary.json")
+    if not evidence.after:
+        evidence.not_measured.append(f"metrics after: {version_dir / 'ncu_summary.json'} not found")
+    if evidence.comparison and evidence.comparison.against_dir:
+        evidence.baseline_dir = _resolve_baseline(evidence.comparison.against_dir, version_dir)
+    if evidence.baseline_dir is None:
+        evidence.not_measured.append("metrics before: no baseline folder (comparison.against_dir) to read them from")
+    else:
+        evidence.before = _profile(evidence.baseline_dir / "ncu_summary.json")
+        if not evidence.before:
+            evidence.not_measured.append(f"metrics before: {evidence.baseline_dir / 'ncu_summary.json'} not found")
+        baseline_benchmark = evidence.baseline_dir / "benchmark.json"
+        evidence.baseline_median_us = _field(_read_json(baseline_benchmark), "solution.median_us", (int, float), baseline_benchmark)
+
+    hypothesis_path = version_dir / "hypothesis.txt"
+    if hypothesis_path.is_file():
+        fields_found, _ = parse_hypothesis(hypothesis_path.read_text(encoding="utf-8", errors="replace"))
+        evidence.hypothesis = fields_found.get("hypothesis") or None
+        evidence.expected = fields_found.get("expected") or None
+        if evidence.hypothesis is None:
+            evidence.warnings.append(f"{hypothesis_path} has no 'Hypothesis:' field; run hypothesis_check.py {version_dir}")
+    else:
+        evidence.not_measured.append(f"hypothesis: {hypothesis_path} not found")
+
+    _cross_check_verdict(evidence, benchmark_path)
+    return evidence
+
+
+def _comparison(benchmark: dict, path: Path) -> Comparison | None:
+    if not isinstance(benchmark.get("comparison"), dict):
+        return None
+    speedup = _field(benchmark, "comparison.speedup", (int, float), path)
+    if speedup is None or speedup <= 0:
+        raise UsageError(f"{path}: field 'comparison.speedup' must be a positive number, got {speedup!r}")
+    verdict = _field(benchmark, "comparison.verdict", (str,), path)
+    if verdict is not None and verdict not in VERDICTS:
+        raise UsageError(f"{path}: field 'comparison.verdict' must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+    return Comparison(
+        against_dir=_field(benchmark, "comparison.against_dir", (str,), path),
+        speedup=speedup,
+        ci_low=_field(benchmark, "comparison.ci_low", (int, float), path),
+        ci_high=_field(benchmark, "comparison.ci_high", (int, float), path),
+        verdict=verdict,
+    )
+
+
+def _cross_check_verdict(evidence: VersionEvidence, path: Path) -> None:
+    comparison = evidence.comparison
+    if comparison is None or comparison.verdict is None:
+        return
+    computed = comparison_verdict(comparison.speedup, comparison.ci_low, comparison.ci_high, correct=evidence.correct is not False)
+    if computed != comparison.verdict:
+        evidence.warnings.append(
+            f"{path}: recorded verdict {comparison.verdict!r} differs from {computed!r} computed from speedup "
+            f"{comparison.speedup:.3f} [{comparison.ci_low}, {comparison.ci_high}]; the recorded verdict is kept"
+        )

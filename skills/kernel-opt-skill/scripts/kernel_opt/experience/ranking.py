@@ -1,0 +1,224 @@
+"""recommend: which strategies worked in situations like this one, and which failed.
+
+Relevance of a record to the question is the product of four similarities (kernel, chip,
+bottleneck, backend), so a mismatch on any one of them costs as much as it should: a lesson
+from another chip needs the exact kernel to stay in the list, and a lesson from another
+kernel family needs the same chip and bottleneck. Strategies are then scored by the
+relevance of the records that support them, weighted by measured speedup and by how many
+independent records agree; failures of the same strategy count against it and are shown.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from .families import kernel_family
+from .labels import Chip, chip_similarity
+from .records import content_key
+from .store import Entry
+
+# Similarity weights; the reasoning is in the module docstring. Same chip beats same
+# architecture (H100 vs H200: same SM, different memory), which beats the same generation
+# (sm_80 vs sm_86: A100 vs A6000 differ in shared memory and bandwidth), which beats others.
+KERNEL_WEIGHTS = {"same_kernel": 1.0, "same_family": 0.6, "other": 0.25}
+CHIP_WEIGHTS = {"same_chip": 1.0, "same_arch": 0.8, "same_generation": 0.5, "unknown": 0.4, "other": 0.25}
+BOTTLENECK_WEIGHTS = {"same": 1.0, "unknown": 0.5, "other": 0.3}
+BACKEND_WEIGHTS = {"same": 1.0, "other": 0.4}
+# Below this a record says too little about the question to be shown at all: e.g. the same
+# family on another chip (0.6 * 0.25 = 0.15) is out, the exact kernel on another chip (0.25) is in.
+MIN_RELEVANCE = 0.2
+# A failure of a strategy in a matching situation costs half a success of the same relevance;
+# a neutral result a quarter.
+FAILURE_PENALTY = 0.5
+NEUTRAL_PENALTY = 0.25
+# Speedup weighting saturates at 4x: beyond that the number says more about the starting
+# point (often a naive v0) than about the strategy.
+SPEEDUP_GAIN_CAP = 4.0
+
+
+@dataclass(frozen=True)
+class Query:
+    kernel: str | None = None
+    backend: str | None = None
+    chip: Chip | None = None
+    bottleneck: str | None = None
+
+    @property
+    def family(self) -> str | None:
+        return kernel_family(self.kernel) if self.kernel else None
+
+
+@dataclass
+class Match:
+    """One record judged against the query."""
+
+    entry: Entry
+    relevance: float
+    reasons: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        record = self.entry.record
+        return {
+            "ref": self.entry.ref,
+            "kernel": record.kernel,
+            "backend": record.backend,
+            "chip": Chip(record.chip, record.chip_name).describe(),
+            "bottleneck": record.bottleneck,
+            "outcome": record.outcome,
+            "speedup": record.speedup,
+            "speedup_ci": [record.speedup_ci_low, record.speedup_ci_high] if record.speedup_ci_low is not None else None,
+            "optimization": record.optimization,
+            "notes": record.notes,
+            "relevance": round(self.relevance, 3),
+            "why": "; ".join(self.reasons),
+        }
+
+
+@dataclass
+class Recommendation:
+    strategy: str
+    score: float
+    support: list[Match] = field(default_factory=list)  # successes, best first
+    against: list[Match] = field(default_factory=list)  # failures and neutral results of this strategy
+
+    @property
+    def median_speedup(self) -> float | None:
+        speedups = [m.entry.record.speedup for m in self.support if m.entry.record.speedup is not None]
+        return statistics.median(speedups) if speedups else None
+
+    @property
+    def warnings(self) -> list[str]:
+        return [
+            f"{m.entry.record.outcome} in #{m.entry.ref} ({m.entry.record.kernel}, "
+            f"{Chip(m.entry.record.chip, m.entry.record.chip_name).describe()}, {m.entry.record.bottleneck or 'bottleneck not recorded'}"
+            + (f", {m.entry.record.speedup:.2f}x" if m.entry.record.speedup is not None else "")
+            + f"): {m.entry.record.notes or m.entry.record.optimization}"
+            for m in self.against
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "score": round(self.score, 3),
+            "successes": len(self.support),
+            "failures": sum(1 for m in self.against if m.entry.record.outcome == "failure"),
+            "neutral": sum(1 for m in self.against if m.entry.record.outcome == "neutral"),
+            "median_speedup": self.median_speedup,
+            "example": self.support[0].entry.record.optimization if self.support else None,
+            "evidence": [m.to_dict() for m in self.support],
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class RecommendationResult:
+    query: Query
+    recommendations: list[Recommendation]
+    avoid: list[Match]
+    considered: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": {
+                "kernel": self.query.kernel,
+                "family": self.query.family,
+                "backend": self.query.backend,
+                "chip": self.query.chip.describe() if self.query.chip else None,
+                "bottleneck": self.query.bottleneck,
+            },
+            "considered": self.considered,
+            "recommendations": [r.to_dict() for r in self.recommendations],
+            "avoid": [m.to_dict() for m in self.avoid],
+        }
+
+
+def judge(entry: Entry, query: Query) -> Match:
+    """How relevant one record is to the query, with the reasons in words."""
+    record = entry.record
+    relevance, reasons = 1.0, []
+    if query.kernel:
+        if record.kernel == query.kernel:
+            relevance *= KERNEL_WEIGHTS["same_kernel"]
+            reasons.append(f"same kernel {record.kernel}")
+        elif record.kernel_family == query.family and query.family != "other":
+            relevance *= KERNEL_WEIGHTS["same_family"]
+            reasons.append(f"same family {record.kernel_family} ({record.kernel})")
+        else:
+            relevance *= KERNEL_WEIGHTS["other"]
+            reasons.append(f"other kernel {record.kernel} ({record.kernel_family})")
+    if query.chip is not None:
+        record_chip = Chip(record.chip, record.chip_name)
+        similarity = chip_similarity(query.chip, record_chip)
+        relevance *= CHIP_WEIGHTS[similarity]
+        reasons.append(f"{similarity.replace('_', ' ')} {record_chip.describe()}" if similarity != "unknown" else "chip not comparable")
+    if query.bottleneck:
+        if record.bottleneck == query.bottleneck:
+            relevance *= BOTTLENECK_WEIGHTS["same"]
+            reasons.append(f"same bottleneck {record.bottleneck}")
+        elif record.bottleneck is None:
+            relevance *= BOTTLENECK_WEIGHTS["unknown"]
+            reasons.append("bottleneck not recorded")
+        else:
+            relevance *= BOTTLENECK_WEIGHTS["other"]
+            reasons.append(f"other bottleneck {record.bottleneck}")
+    if query.backend:
+        same = record.backend == query.backend
+        relevance *= BACKEND_WEIGHTS["same" if same else "other"]
+        reasons.append(f"{'same' if same else 'other'} backend {record.backend}")
+    if record.speedup is not None:
+        interval = ""
+        if record.speedup_ci_low is not None and record.speedup_ci_high is not None:
+            interval = f" [{record.speedup_ci_low:.2f}, {record.speedup_ci_high:.2f}]"
+        reasons.append(f"measured {record.speedup:.2f}x{interval}")
+    return Match(entry, relevance, reasons)
+
+
+def speedup_gain(speedup: float | None) -> float:
+    """1 for an unmeasured success, rising with log2(speedup) to 2 at SPEEDUP_GAIN_CAP."""
+    if speedup is None or speedup <= 1.0:
+        return 1.0
+    return 1.0 + min(math.log2(speedup), math.log2(SPEEDUP_GAIN_CAP)) / math.log2(SPEEDUP_GAIN_CAP)
+
+
+def _independent(entries: list[Entry]) -> list[Entry]:
+    """Records with identical content (a copy merged twice, curated and local) count once."""
+    seen: set[str] = set()
+    unique = []
+    for entry in entries:
+        key = content_key(entry.record)
+        if key not in seen:
+            seen.add(key)
+            unique.append(entry)
+    return unique
+
+
+def recommend(entries: list[Entry], query: Query, limit: int = 5) -> RecommendationResult:
+    matches = [judge(entry, query) for entry in _independent(entries)]
+    relevant = [m for m in matches if m.relevance >= MIN_RELEVANCE]
+    by_strategy: dict[str, Recommendation] = {}
+    for match in relevant:
+        record = match.entry.record
+        recommendation = by_strategy.setdefault(record.strategy, Recommendation(record.strategy, 0.0))
+        if record.outcome == "success":
+            recommendation.support.append(match)
+            recommendation.score += match.relevance * speedup_gain(record.speedup)
+        else:
+            recommendation.against.append(match)
+            penalty = FAILURE_PENALTY if record.outcome == "failure" else NEUTRAL_PENALTY
+            recommendation.score -= match.relevance * penalty
+
+    def strength(match: Match) -> tuple:
+        return (-match.relevance, -(match.entry.record.speedup or 0.0), match.entry.ref)
+
+    for recommendation in by_strategy.values():
+        recommendation.support.sort(key=strength)
+        recommendation.against.sort(key=strength)
+    ranked = sorted(
+        (r for r in by_strategy.values() if r.support and r.score > 0),
+        key=lambda r: (-r.score, r.strategy),
+    )
+    avoid = sorted((m for m in relevant if m.entry.record.outcome == "failure"), key=strength)
+    return RecommendationResult(query, ranked[:limit], avoid[:limit], considered=len(matches))

@@ -1,0 +1,120 @@
+"""recommend on a small hand-made log: chip-aware relevance, agreement, and failures shown."""
+
+import pytest
+
+from experience_fixtures import record
+from kernel_opt.experience.labels import Chip
+from kernel_opt.experience.ranking import MIN_RELEVANCE, Query, judge, recommend, speedup_gain
+from kernel_opt.experience.records import validate
+from kernel_opt.experience.store import Entry
+
+H100 = dict(chip="sm_90", chip_name="H100")
+H200 = dict(chip="sm_90", chip_name="H200")
+A6000 = dict(chip="sm_86", chip_name="RTX A6000")
+QUERY = Query(kernel="softmax", backend="cuda", chip=Chip("sm_90", "H100"), bottleneck="memory_bound")
+
+
+def entries(*records):
+    return [Entry("local", validate(r)) for r in records]
+
+
+def number(entries_, start=1):
+    for offset, entry in enumerate(entries_):
+        entry.record.id = start + offset
+    return entries_
+
+
+def test_same_chip_evidence_outranks_other_chip_evidence_even_with_a_bigger_speedup():
+    log = number(entries(
+        record(strategy="other_chip_trick", speedup=2.0, **A6000),
+        record(strategy="same_chip_trick", speedup=1.3, **H100),
+    ))
+    result = recommend(log, QUERY)
+    assert [r.strategy for r in result.recommendations] == ["same_chip_trick", "other_chip_trick"]
+    same, other = result.recommendations
+    assert same.score == pytest.approx(1.0 * speedup_gain(1.3))
+    assert other.score == pytest.approx(0.25 * speedup_gain(2.0))
+    assert "same chip H100 (sm_90)" in same.support[0].reasons
+    assert "other RTX A6000 (sm_86)" in other.support[0].reasons
+
+
+def test_same_architecture_sits_between_same_chip_and_other_chips():
+    log = number(entries(
+        record(strategy="on_h100", speedup=1.2, **H100),
+        record(strategy="on_h200", speedup=1.2, **H200),
+        record(strategy="on_a6000", speedup=1.2, **A6000),
+    ))
+    assert [r.strategy for r in recommend(log, QUERY).recommendations] == ["on_h100", "on_h200", "on_a6000"]
+
+
+def test_a_failure_in_the_same_situation_is_a_warning_and_in_the_avoid_list():
+    log = number(entries(
+        record(strategy="smem_staging", kernel="layernorm", speedup=1.3, **H100),
+        record(strategy="smem_staging", outcome="failure", speedup=0.85, notes="bank conflicts on the staged row", **H100),
+        record(strategy="vector_loads", speedup=1.3, **H100),
+    ))
+    result = recommend(log, QUERY)
+    by_name = {r.strategy: r for r in result.recommendations}
+    assert list(by_name) == ["vector_loads", "smem_staging"]
+    staging = by_name["smem_staging"]
+    assert staging.score == pytest.approx(0.6 * speedup_gain(1.3) - 0.5 * 1.0)
+    assert len(staging.warnings) == 1
+    assert staging.warnings[0].startswith("failure in #2 (softmax, H100 (sm_90), memory_bound, 0.85x)")
+    assert "bank conflicts on the staged row" in staging.warnings[0]
+    assert [m.entry.ref for m in result.avoid] == ["2"]
+    assert result.avoid[0].relevance == pytest.approx(1.0)
+    assert result.to_dict()["avoid"][0]["why"].startswith("same kernel softmax; same chip H100 (sm_90)")
+
+
+def test_a_strategy_whose_failures_outweigh_its_successes_is_not_recommended():
+    log = number(entries(
+        record(strategy="bigger_blocks", speedup=1.1, **A6000),
+        record(strategy="bigger_blocks", outcome="failure", speedup=0.8, **H100),
+    ))
+    result = recommend(log, QUERY)
+    assert result.recommendations == []
+    assert [m.entry.record.strategy for m in result.avoid] == ["bigger_blocks"]
+
+
+def test_irrelevant_records_are_left_out():
+    log = number(entries(
+        record(kernel="gemm", bottleneck="compute_bound", strategy="wgmma", speedup=3.0, **A6000),
+        record(kernel="layernorm", strategy="family_other_chip", speedup=1.5, **A6000),
+    ))
+    matches = [judge(entry, QUERY) for entry in log]
+    assert all(m.relevance < MIN_RELEVANCE for m in matches)
+    result = recommend(log, QUERY)
+    assert result.recommendations == [] and result.avoid == [] and result.considered == 2
+
+
+def test_independent_agreeing_records_add_up_but_copies_count_once():
+    one = record(strategy="vector_loads", speedup=1.3, dims={"N": 4096}, **H100)
+    copy_of_one = record(strategy="vector_loads", speedup=1.3, dims={"N": 4096}, **H100)
+    another_size = record(strategy="vector_loads", speedup=1.3, dims={"N": 8192}, **H100)
+    single = recommend(number(entries(one)), QUERY).recommendations[0]
+    copied = recommend(number(entries(record(**{**one.__dict__, "id": None}), copy_of_one)), QUERY).recommendations[0]
+    agreed = recommend(number(entries(record(**{**one.__dict__, "id": None}), another_size)), QUERY).recommendations[0]
+    assert copied.score == pytest.approx(single.score)
+    assert agreed.score == pytest.approx(2 * single.score)
+    assert len(agreed.support) == 2 and agreed.median_speedup == pytest.approx(1.3)
+
+
+def test_speedup_gain_saturates():
+    assert speedup_gain(None) == 1.0
+    assert speedup_gain(0.9) == 1.0
+    assert speedup_gain(2.0) == pytest.approx(1.5)
+    assert speedup_gain(4.0) == pytest.approx(2.0)
+    assert speedup_gain(700.0) == pytest.approx(2.0)
+
+
+def test_limit_and_deterministic_order():
+    log = number(entries(*[record(strategy=f"s{i}", speedup=1.2, **H100) for i in range(8)]))
+    result = recommend(log, QUERY, limit=3)
+    assert [r.strategy for r in result.recommendations] == ["s0", "s1", "s2"]  # equal scores: by name
+
+
+def test_unset_query_fields_do_not_filter():
+    log = number(entries(record(strategy="x", speedup=1.2, **A6000)))
+    result = recommend(log, Query(kernel="softmax"))
+    assert [r.strategy for r in result.recommendations] == ["x"]
+    assert result.recommendations[0].support[0].relevance == pytest.approx(1.0)
