@@ -22,10 +22,11 @@ import shlex
 import shutil
 from pathlib import Path
 
+from ..checking import BuildOptions, CheckOptions, check_correctness, exit_code_of, resolve_device
 from ..cli import make_parser, parse_args_with_dims, print_json, run_command
 from ..contract import detect_backend
-from ..correctness import CorrectnessReport, report_from_events, summarize_failures
-from ..errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
+from ..correctness import CorrectnessReport, summarize_failures
+from ..errors import UsageError
 from ..fileio import write_json_atomic, write_text_atomic
 from ..report import format_number, markdown_table, render
 
@@ -69,110 +70,26 @@ def _main(argv: list[str]) -> int:
     if not reference.is_file():
         raise UsageError(f"reference file not found: {args.ref}")
     backend = detect_backend(solution, args.backend)
-    device = _resolve_device(args.device)
-    report = CorrectnessReport(
-        verdict="fail",
-        solution=str(args.solution),
-        reference=str(args.ref),
-        backend=backend,
-        device={"type": device, "name": None, "compute_capability": None},
-        interpreter=backend == "triton" and device == "cpu",
+    device = resolve_device(args.device)
+    report = check_correctness(
+        solution,
+        reference,
+        backend,
+        device,
+        dims,
+        CheckOptions(args.seeds, args.atol, args.rtol, args.timeout, args.compile_only),
+        BuildOptions(args.arch, args.nvcc_flags),
+        build_dir=args.output_dir / "build",
         command="correctness_check.py " + shlex.join(argv),
-        dims=dims,
-        seeds=list(range(args.seeds)),
     )
-    if report.interpreter:
-        report.notes.append(
-            "no GPU: the Triton kernel ran under the Triton interpreter (TRITON_INTERPRET=1) on the CPU; "
-            "it checks the kernel's logic, not GPU-specific behaviour such as races, and it cannot run bfloat16"
-        )
-    try:
-        request = _prepare(args, backend, device, solution, reference, dims, report)
-        if request is not None:
-            from ..runner import run_worker
-
-            environment = {"TRITON_INTERPRET": "1"} if report.interpreter else {}
-            outcome = run_worker(request, timeout_s=args.timeout, env=environment)
-            report_from_events(report, outcome)
-    except KernelOptError as error:
-        report.error = error.to_dict()
-        report.verdict = {
-            ExitCode.USAGE: "usage_error",
-            ExitCode.ENVIRONMENT_FAULT: "environment_error",
-        }.get(error.exit_code, "solution_error")
+    report.solution, report.reference = str(args.solution), str(args.ref)
     _write_reports(report, args.output_dir)
-    exit_code = _exit_code(report)
+    exit_code = exit_code_of(report)
     if args.json:
         print_json({"ok": exit_code == 0, "exit_code": exit_code, "report": str(args.output_dir / "correctness.md"), **report.to_dict()})
     else:
         print(_summary(report, args.output_dir))
     return exit_code
-
-
-def _resolve_device(requested: str) -> str:
-    import torch
-
-    has_gpu = torch.cuda.is_available()
-    if requested == "cuda" and not has_gpu:
-        raise EnvironmentFault("--device cuda was requested but torch sees no CUDA GPU on this machine")
-    if requested == "auto":
-        return "cuda" if has_gpu else "cpu"
-    return requested
-
-
-def _prepare(args, backend, device, solution, reference, dims, report) -> dict | None:
-    """Build what must be built; return the worker request, or None when nothing should run."""
-    request = {
-        "mode": "correctness",
-        "backend": backend,
-        "solution": str(solution),
-        "reference": str(reference),
-        "device": device,
-        "cli_dims": dims,
-        "seeds": report.seeds,
-        "atol": args.atol,
-        "rtol": args.rtol,
-    }
-    if backend == "triton":
-        if args.compile_only:
-            raise UsageError("--compile-only applies to CUDA solutions; Triton kernels compile when they first run")
-        return request
-    from ..cuda_build import DEFAULT_ARCH_WITHOUT_GPU, build_shared_library
-    from ..signature import parse_solve_signature
-
-    signature = parse_solve_signature(solution.read_text(errors="replace"))
-    arch = args.arch
-    if arch == "auto":
-        arch = _gpu_arch() if device == "cuda" else DEFAULT_ARCH_WITHOUT_GPU
-        if device != "cuda":
-            report.notes.append(f"no GPU to read the architecture from: compiled for {arch} (choose with --arch)")
-    build = build_shared_library(solution, args.output_dir / "build", arch, shlex.split(args.nvcc_flags))
-    report.build = build.to_dict()
-    report.build["signature"] = [p.describe() for p in signature.parameters]
-    if args.compile_only:
-        report.verdict = "pass"
-        report.notes.append("--compile-only: the solution compiled; nothing was run, so correctness is not established")
-        return None
-    if device != "cuda":
-        raise EnvironmentFault(
-            f"{solution.name} compiled for {arch}, but running a CUDA kernel needs an NVIDIA GPU and this run is on "
-            "the CPU (no GPU, or --device cpu); run this command on a GPU machine to check correctness",
-            kind="no_gpu",
-        )
-    return {**request, "library": build.library.as_posix(), "signature": signature.to_dict()}
-
-
-def _gpu_arch() -> str:
-    import torch
-
-    major, minor = torch.cuda.get_device_capability(0)
-    return f"sm_{major}{minor}"
-
-
-def _exit_code(report: CorrectnessReport) -> int:
-    if report.error is not None:
-        return int(report.error.get("exit_code", ExitCode.SOLUTION_FAULT))
-    return int(ExitCode.OK if report.passed else ExitCode.CHECK_FAILED)
 
 
 def _write_reports(report: CorrectnessReport, output_dir: Path) -> None:
@@ -182,7 +99,7 @@ def _write_reports(report: CorrectnessReport, output_dir: Path) -> None:
         "correctness.md.j2",
         report=report,
         failures=failures,
-        exit_code=_exit_code(report),
+        exit_code=exit_code_of(report),
         tables=_tables(report),
         versions=", ".join(
             f"{key} {report.environment[key]}" for key in ("python", "torch", "triton", "cuda") if report.environment.get(key)
