@@ -96,6 +96,7 @@ class Reference:
     rtol: float | None
     flops: Callable | None = None
     bytes: Callable | None = None
+    allow_tf32: bool = False  # the reference permits TF32 matmuls: baselines and ceilings use TF32 too
 
 
 def load_reference(path: Path) -> Reference:
@@ -119,6 +120,7 @@ def load_reference(path: Path) -> Reference:
         rtol=_optional_float(module, "rtol", path),
         flops=getattr(module, "flops", None),
         bytes=getattr(module, "bytes", None),
+        allow_tf32=bool(getattr(module, "allow_tf32", False)),
     )
 
 

@@ -19,6 +19,7 @@ from typing import Sequence
 COMMANDS: dict[str, str] = {
     "env_check": "env_check",
     "correctness_check": "correctness_check",
+    "benchmark": "benchmark",
     "measure_ceilings": "measure_ceilings",
     "experience_log": "experience_log",
     "hypothesis_check": "hypothesis_check",

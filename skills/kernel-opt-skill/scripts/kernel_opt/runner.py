@@ -40,8 +40,12 @@ class ChildOutcome:
     returncode: int | None = None
     timed_out: bool = False
     timeout_s: float = 0.0
-    last_phase: dict[str, Any] | None = None
     stderr_tail: str = ""
+
+    @property
+    def last_phase(self) -> dict[str, Any] | None:
+        """The last phase the worker announced: where a crash or hang happened."""
+        return next((e for e in reversed(self.events) if e["event"] in ("phase", "case_start")), None)
 
     @property
     def error_event(self) -> dict[str, Any] | None:
@@ -94,10 +98,7 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
                     *lines, buffer = buffer.split(b"\n")
                     for line in lines:
                         if line.strip():
-                            event = json.loads(line)
-                            outcome.events.append(event)
-                            if event["event"] in ("phase", "case_start"):
-                                outcome.last_phase = event
+                            outcome.events.append(json.loads(line))
                     last_progress = time.monotonic()
                 returncode = process.poll()
                 if returncode is not None:

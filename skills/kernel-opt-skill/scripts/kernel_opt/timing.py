@@ -242,6 +242,18 @@ class _L2Flusher:
             self.torch.sum(self.buffer, dim=0, out=self.sink)
 
 
+def _preceded_by(before: Callable[[], Any] | None, flush: Callable[[], None]) -> Callable[[], None]:
+    """`before` then the flush: whatever `before` writes is evicted from the L2 again."""
+    if before is None:
+        return flush
+
+    def step() -> None:
+        before()
+        flush()
+
+    return step
+
+
 def _no_flush() -> None:
     return None
 
@@ -276,6 +288,7 @@ def time_callable(
     flush_l2: bool = True,
     flush_mode: FlushMode = "clean",
     device: Any = None,
+    before_each: Callable[[], Any] | None = None,
 ) -> TimingSamples:
     """Time `fn` with CUDA events, the L2 flushed before every call; samples in microseconds.
 
@@ -289,6 +302,9 @@ def time_callable(
         flush_l2: flush the L2 before every call (warm-up and timed calls alike).
         flush_mode: "clean" (default) or "write"; see FlushMode.
         device: the CUDA device (default: the current one).
+        before_each: enqueued before every call's flush, outside the timed region; the
+            benchmark poisons the outputs there, so the outputs left after timing are the
+            last timed call's own (a kernel that skips work on repeat calls shows up).
 
     Raises:
         EnvironmentFault: no CUDA GPU.
@@ -299,6 +315,7 @@ def time_callable(
     with torch.cuda.device(device):
         stream = torch.cuda.current_stream(device)
         flush, flush_bytes = _make_flush(torch, device, flush_l2, flush_mode)
+        flush = _preceded_by(before_each, flush)
         # The first call pays for lazy initialisation (module load, JIT, cuBLAS handles):
         # keep it out of both the estimate and the samples.
         fn()
@@ -432,6 +449,7 @@ def time_interleaved(
     flush_l2: bool = True,
     flush_mode: FlushMode = "clean",
     device: Any = None,
+    before_each: Callable[[], Any] | None = None,
 ) -> tuple[TimingSamples, TimingSamples]:
     """Time two callables alternately in this process: pairs A B, B A, A B, ...
 
@@ -450,6 +468,7 @@ def time_interleaved(
     with torch.cuda.device(device):
         stream = torch.cuda.current_stream(device)
         flush, flush_bytes = _make_flush(torch, device, flush_l2, flush_mode)
+        flush = _preceded_by(before_each, flush)
         fn_a()
         fn_b()
         torch.cuda.synchronize(device)

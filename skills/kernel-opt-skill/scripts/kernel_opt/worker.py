@@ -53,7 +53,7 @@ class EventLog:
         os.write(self._fd, line.encode())
 
 
-def _environment_info(device: str) -> dict[str, Any]:
+def environment_info(device: str) -> dict[str, Any]:
     import torch
 
     info: dict[str, Any] = {"torch": torch.__version__, "python": sys.version.split()[0]}
@@ -75,7 +75,7 @@ def _environment_info(device: str) -> dict[str, Any]:
     return info
 
 
-class _Solution:
+class LoadedSolution:
     """A uniform `call(values, dims, outputs)` over CUDA and Triton solutions."""
 
     def __init__(self, request: dict[str, Any]):
@@ -94,25 +94,33 @@ class _Solution:
             self.triton = load_triton_solution(Path(request["solution"]))
             self.setup = self.triton.setup
 
+    def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
+        """A no-argument call with everything bound up front, so timing it times only the launch."""
+        if self.backend == "cuda":
+            arguments = self.cuda.bind(values, dims, outputs)
+            return lambda: self.cuda(arguments)
+        from .contract import accepted_kwargs
+
+        kwargs = accepted_kwargs(self.triton.run_kernel, {**dims, **values})
+        run_kernel = self.triton.run_kernel
+        return lambda: run_kernel(**kwargs)
+
+    def raise_launch_error(self) -> None:
+        """Raise if a launch inside a CUDA solve failed (reading the error also clears it)."""
+        if self.backend == "cuda":
+            launch_error = self.cuda.last_launch_error()
+            if launch_error:
+                raise SolutionError(f"a kernel launch inside solve failed: {launch_error}", kind="launch_error")
+
     def call(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> None:
         import torch
 
-        if self.backend == "cuda":
-            arguments = self.cuda.bind(values, dims, outputs)
-            self.cuda(arguments)
-            launch_error = self.cuda.last_launch_error()
+        self.prepared(values, dims, outputs)()
+        self.raise_launch_error()
+        on_gpu = any(isinstance(v, torch.Tensor) and v.is_cuda for v in values.values())
+        if on_gpu:
             torch.cuda.synchronize()
-            launch_error = launch_error or self.cuda.last_launch_error()
-            if launch_error:
-                raise SolutionError(f"a kernel launch inside solve failed: {launch_error}", kind="launch_error")
-        else:
-            from .contract import call_with_accepted
-
-            call_with_accepted(self.triton.run_kernel, {**dims, **values})
-            if torch.cuda.is_available() and any(
-                isinstance(v, torch.Tensor) and v.is_cuda for v in values.values()
-            ):
-                torch.cuda.synchronize()
+        self.raise_launch_error()
 
 
 def run_correctness(request: dict[str, Any], events: EventLog) -> None:
@@ -127,29 +135,17 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
         resolve_tolerance,
         run_reference,
     )
-    from .inputs import build_instance, degenerate_input_warnings, fingerprint, infer_instance
+    from .inputs import degenerate_input_warnings, fingerprint
 
     device = request["device"]
     if device == "cuda" and not torch.cuda.is_available():
         raise EnvironmentFault("torch sees no CUDA GPU in the worker process")
-    events.emit("environment", info=_environment_info(device))
+    events.emit("environment", info=environment_info(device))
     reference = load_reference(Path(request["reference"]))
     events.emit("phase", phase="load_solution")
-    solution = _solution_or_fault(request)
+    solution = solution_or_fault(request)
 
-    if reference.setup is not None:
-        make = lambda dims, seed: build_instance(reference.setup, dims, seed, device)  # noqa: E731
-        events.emit("note", text="inputs from ref.py setup()")
-    elif solution.setup is not None:
-        make = lambda dims, seed: build_instance(solution.setup, dims, seed, device)  # noqa: E731
-        events.emit("note", text="inputs from the solution's setup() (ref.py has none)")
-    elif request["backend"] == "cuda":
-        make = lambda dims, seed: infer_instance(solution.signature, dims, seed, device)  # noqa: E731
-    else:
-        raise UsageError(
-            "no setup() in ref.py or in the Triton solution, so there are no inputs to run",
-            hint='define setup(seed=0, device="cuda", **dims) -> {"inputs": {...}, "outputs": [...]} in ref.py',
-        )
+    make = instance_maker(reference, solution, device, events)
 
     from .contract import problem_cases
 
@@ -202,11 +198,11 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
             except KernelOptError:
                 raise
             except Exception as error:
-                raise UsageError(f"the reference raised {_one_line(error)}", kind="reference_error") from error
+                raise UsageError(f"the reference raised {one_line(error)}", kind="reference_error") from error
             for name in outputs:
                 poison_(values[name])
             events.emit("phase", phase="solution", case=case_index, dims=dims, seed=seed)
-            _call_solution(solution, values, instance.dims, outputs)
+            call_solution(solution, values, instance.dims, outputs)
             events.emit("phase", phase="compare", case=case_index, dims=dims, seed=seed)
             comparisons = []
             for name in outputs:
@@ -243,22 +239,40 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     events.emit("done")
 
 
-def _solution_or_fault(request: dict[str, Any]) -> _Solution:
+def instance_maker(reference, solution: LoadedSolution, device: str, events: EventLog):
+    """(dims, seed) -> ProblemInstance, from ref.py's setup, else the solution's, else solve's signature."""
+    from .inputs import build_instance, infer_instance
+
+    if reference.setup is not None:
+        events.emit("note", text="inputs from ref.py setup()")
+        return lambda dims, seed: build_instance(reference.setup, dims, seed, device)
+    if solution.setup is not None:
+        events.emit("note", text="inputs from the solution's setup() (ref.py has none)")
+        return lambda dims, seed: build_instance(solution.setup, dims, seed, device)
+    if solution.backend == "cuda":
+        return lambda dims, seed: infer_instance(solution.signature, dims, seed, device)
+    raise UsageError(
+        "no setup() in ref.py or in the Triton solution, so there are no inputs to run",
+        hint='define setup(seed=0, device="cuda", **dims) -> {"inputs": {...}, "outputs": [...]} in ref.py',
+    )
+
+
+def solution_or_fault(request: dict[str, Any]) -> LoadedSolution:
     try:
-        return _Solution(request)
+        return LoadedSolution(request)
     except KernelOptError:
         raise
     except Exception as error:
-        raise SolutionError(f"loading the solution raised {_one_line(error)}", kind="load_error") from error
+        raise SolutionError(f"loading the solution raised {one_line(error)}", kind="load_error") from error
 
 
-def _call_solution(solution: _Solution, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> None:
+def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> None:
     try:
         solution.call(values, dims, outputs)
     except KernelOptError:
         raise
     except Exception as error:
-        message = _one_line(error)
+        message = one_line(error)
         kind = classify_exception_message(message)
         if type(error).__name__ == "CompilationError":
             kind = "compile_error"
@@ -266,7 +280,7 @@ def _call_solution(solution: _Solution, values: dict[str, Any], dims: dict[str, 
         raise SolutionError(f"the solution raised {message}", kind=kind, hint=detail.strip()[-1500:]) from error
 
 
-def _one_line(error: BaseException) -> str:
+def one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     first = text[0] if text else ""
     return f"{type(error).__name__}: {first}"
@@ -277,8 +291,13 @@ def main(argv: list[str] | None = None) -> int:
     request = json.loads(Path(argv[0]).read_text())
     events = EventLog(request["events"])
     try:
-        if request.get("mode", "correctness") == "correctness":
+        mode = request.get("mode", "correctness")
+        if mode == "correctness":
             run_correctness(request, events)
+        elif mode == "benchmark":
+            from .benchmark import run_benchmark
+
+            run_benchmark(request, events)
         else:
             raise UsageError(f"unknown worker mode {request.get('mode')!r}")
     except KernelOptError as error:
@@ -286,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(error.exit_code)
     except BaseException as error:  # anything else is a bug or a solution side effect: report it whole
         events.emit(
-            "error", kind="internal_error", message=_one_line(error), hint=traceback.format_exc()[-2000:], exit_code=3
+            "error", kind="internal_error", message=one_line(error), hint=traceback.format_exc()[-2000:], exit_code=3
         )
         return 3
     return 0

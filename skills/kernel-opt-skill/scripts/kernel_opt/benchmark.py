@@ -1,0 +1,481 @@
+"""Honest timing of a solution, its PyTorch baselines and another version, in the worker.
+
+What makes the numbers trustworthy (issue 3):
+- every timer flushes the L2 before each call and puts nothing but the call between its
+  events: inputs are built once, nothing is cloned, allocated or synchronised in between;
+- the solution is called once, its inputs are then refilled with fresh values, its outputs are
+  poisoned before every timed call (outside the timed region, before the L2 flush), and the
+  outputs of the last *timed* call are compared with the reference on the refilled inputs:
+  a kernel that is only right on its first call, skips work on repeat calls, or returns
+  results cached from earlier inputs fails here;
+- baselines are the reference itself, eager and under torch.compile, timed by the same timer
+  in the same precision (TF32 only where ref.py sets `allow_tf32 = True`), with compile and
+  autotune time reported apart;
+- two versions are compared interleaved (A B, B A, ...) in one process on the same inputs.
+
+`run_benchmark` runs in the child process (see worker.py) and reports through events;
+`BenchmarkReport` and `assemble_report` turn those events into the record the CLI writes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import SolutionError, UsageError
+
+DEFAULT_COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
+DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may stop there (issue 3)
+_SYNC_CALLS = re.compile(r"\bcuda(Device|Stream)Synchronize\s*\(")
+
+
+# --- records -------------------------------------------------------------------------------
+
+
+@dataclass
+class TimedEntry:
+    """One timed callable: the solution, another version, or a baseline."""
+
+    name: str
+    median_us: float | None = None
+    p20_us: float | None = None
+    p80_us: float | None = None
+    min_us: float | None = None
+    reps: int | None = None
+    relative_spread: float | None = None
+    compile_s: float | None = None  # torch.compile: first call, compile and autotune included
+    error: str | None = None
+    timing: dict[str, Any] | None = None  # TimingSamples.to_dict(): samples and method
+
+    @classmethod
+    def from_samples(cls, name: str, samples, **extra) -> "TimedEntry":
+        return cls(
+            name=name,
+            median_us=samples.median_us,
+            p20_us=samples.p20_us,
+            p80_us=samples.p80_us,
+            min_us=samples.min_us,
+            reps=samples.reps,
+            relative_spread=samples.relative_spread,
+            timing=samples.to_dict(),
+            **extra,
+        )
+
+
+@dataclass
+class Comparison:
+    """This solution against another version, timed interleaved."""
+
+    against: str
+    against_dir: str | None
+    speedup: float  # median(other) / median(this): > 1 means this solution is faster
+    ci_low: float
+    ci_high: float
+    confidence: float
+    pairs: int
+    this_median_us: float
+    other_median_us: float
+    verdict: str
+    other_correct_after_timing: bool
+
+
+@dataclass
+class BenchmarkReport:
+    solution: dict[str, Any]
+    reference: str
+    backend: str
+    command: str
+    dims: dict[str, Any] = field(default_factory=dict)
+    dtypes: dict[str, str] = field(default_factory=dict)
+    seed: int = 0
+    gpu: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, Any] = field(default_factory=dict)
+    clocks_start: list[dict[str, Any]] = field(default_factory=list)
+    clocks_end: list[dict[str, Any]] = field(default_factory=list)
+    precision: dict[str, Any] = field(default_factory=dict)
+    correctness: dict[str, Any] = field(default_factory=dict)
+    post_timing_check: dict[str, Any] = field(default_factory=dict)
+    cuda_graph: dict[str, Any] | None = None
+    baselines: list[TimedEntry] = field(default_factory=list)
+    best_baseline: str | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_best_baseline: float | None = None
+    comparison: Comparison | None = None
+    work: dict[str, Any] = field(default_factory=dict)
+    roofline: dict[str, Any] = field(default_factory=dict)
+    percent_of_ceiling: float | None = None
+    target_percent: float = DEFAULT_TARGET_PERCENT
+    target_reached: bool | None = None
+    verdict: str = "not_run"  # "measured", "incorrect", "solution_error", "environment_error", "usage_error"
+    error: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- the child side ------------------------------------------------------------------------
+
+
+def set_matmul_precision(allow_tf32: bool) -> dict[str, Any]:
+    """Make float32 matmuls strict unless the reference allows TF32; say which."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    torch.backends.cudnn.allow_tf32 = allow_tf32
+    torch.set_float32_matmul_precision("high" if allow_tf32 else "highest")
+    if allow_tf32:
+        note = "ref.py sets allow_tf32 = True: float32 matmuls and convolutions may use TF32 (solution, baselines, ceilings)"
+    else:
+        note = "float32 matmuls and convolutions are strict FP32 (TF32 off); set allow_tf32 = True in ref.py to allow it"
+    return {"allow_tf32": allow_tf32, "note": note}
+
+
+def _refill_inputs(values: dict[str, Any], outputs: list[str], fresh: dict[str, Any]) -> None:
+    """Copy fresh random values into the existing input buffers (same pointers, new contents)."""
+    import torch
+
+    for name, value in values.items():
+        if name in outputs or not isinstance(value, torch.Tensor):
+            continue
+        value.copy_(fresh[name])
+
+
+def _expected_outputs(reference, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
+    import torch
+
+    from .correctness import run_reference
+
+    kwargs = {**dims, **{n: (v.clone() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}}
+    run_reference(reference.reference, kwargs, outputs)
+    torch.cuda.synchronize()
+    return {name: kwargs[name] for name in outputs}
+
+
+def _compare_all(reference, values, expected, request) -> dict[str, Any]:
+    from .correctness import compare_tensors, resolve_tolerance
+
+    comparisons = []
+    for name, want in expected.items():
+        atol, rtol, _ = resolve_tolerance(values[name].dtype, reference.atol, reference.rtol, request.get("atol"), request.get("rtol"))
+        comparisons.append(compare_tensors(name, values[name], want, atol, rtol))
+    return {"passed": all(c.passed for c in comparisons), "outputs": [asdict(c) for c in comparisons]}
+
+
+def run_benchmark(request: dict[str, Any], events) -> None:
+    """Time the solution (and baselines, and another version) at the command-line shape."""
+    import torch
+
+    from . import timing
+    from .contract import accepted_kwargs, load_reference, problem_cases
+    from .correctness import poison_
+    from .worker import call_solution, environment_info, instance_maker, solution_or_fault
+
+    if not torch.cuda.is_available():
+        from .errors import EnvironmentFault
+
+        raise EnvironmentFault("the benchmark needs an NVIDIA GPU and torch sees none in the worker")
+    events.emit("environment", info=environment_info("cuda"))
+    reference = load_reference(Path(request["reference"]))
+    events.emit("precision", **set_matmul_precision(reference.allow_tf32))
+    events.emit("phase", phase="load_solution")
+    solution = solution_or_fault(request)
+    other = solution_or_fault(request["against"]) if request.get("against") else None
+    make = instance_maker(reference, solution, "cuda", events)
+    dims = problem_cases(request["cli_dims"], [], reference.setup or solution.setup)[0]
+    seed = int(request.get("seed", 0))
+    events.emit("phase", phase="setup", dims=dims, seed=seed)
+    instance = make(dict(dims), seed)
+    values, outputs, dims = instance.values, instance.outputs, instance.dims
+    events.emit(
+        "problem",
+        dims=dims,
+        seed=seed,
+        dtypes={n: str(v.dtype).removeprefix("torch.") for n, v in values.items() if isinstance(v, torch.Tensor)},
+    )
+    _emit_work(reference, values, outputs, dims, events)
+    _emit_ceilings(events)
+
+    # The solution: one untimed call, fresh inputs, poisoned outputs, then timing.
+    events.emit("phase", phase="solution", dims=dims, seed=seed)
+    call_solution(solution, values, dims, outputs)
+    fresh = make(dict(dims), seed + 1).values
+    _refill_inputs(values, outputs, fresh)
+    expected = _expected_outputs(reference, values, dims, outputs)
+    run = solution.prepared(values, dims, outputs)
+    other_values = other_run = None
+    if other is not None:
+        other_values = {n: (v.clone() if n in outputs else v) for n, v in values.items()}  # same inputs, own outputs
+        call_solution(other, other_values, dims, outputs)
+        other_run = other.prepared(other_values, dims, outputs)
+    def poison_outputs() -> None:
+        for name in outputs:
+            poison_(values[name])
+            if other_values is not None:
+                poison_(other_values[name])
+
+    torch.cuda.synchronize()
+    try:
+        samples = timing.time_callable(run, flush_l2=True, before_each=poison_outputs)
+        torch.cuda.synchronize()
+        solution.raise_launch_error()
+    except SolutionError:
+        raise
+    except Exception as error:
+        from .worker import classify_exception_message, one_line
+
+        raise SolutionError(f"the solution raised {one_line(error)} while being timed", kind=classify_exception_message(str(error))) from error
+    events.emit("timed", entry=asdict(TimedEntry.from_samples("solution", samples)))
+    events.emit("post_timing_check", name="solution", **_compare_all(reference, values, expected, request))
+
+    if timing.should_report_cuda_graph(samples.median_us):
+        events.emit("phase", phase="cuda_graph")
+        graph = timing.time_callable_cudagraph(run)
+        if solution.backend == "cuda":
+            solution.cuda.last_launch_error()  # a refused capture leaves its error behind: clear it
+        if isinstance(graph, timing.GraphCaptureFailure):
+            reason = graph.message
+            if solution.backend == "cuda" and not solution.signature.takes_stream:
+                reason += " (solve takes no cudaStream_t, so it launches on the legacy default stream, which cannot be captured)"
+            events.emit("cuda_graph", error=reason)
+        else:
+            events.emit("cuda_graph", entry=asdict(TimedEntry.from_samples("solution (CUDA graph)", graph)))
+
+    if other is not None:
+        events.emit("phase", phase="comparison")
+        samples_this, samples_other = timing.time_interleaved(run, other_run, before_each=poison_outputs)
+        torch.cuda.synchronize()
+        events.emit("post_timing_check", name="solution (interleaved)", **_compare_all(reference, values, expected, request))
+        events.emit("post_timing_check", name="against", **_compare_all(reference, other_values, expected, request))
+        events.emit("interleaved", this=samples_this.to_dict(), other=samples_other.to_dict())
+
+    _time_baselines(reference, values, dims, request, events, accepted_kwargs)
+    events.emit("done")
+
+
+def _emit_work(reference, values, outputs, dims, events) -> None:
+    """FLOPs and minimum bytes per call: ref.py's flops()/bytes() first, counted otherwise."""
+    import torch
+
+    from . import roofline
+    from .contract import call_with_accepted
+
+    work: dict[str, Any] = {}
+    if reference.flops is not None:
+        work.update(flops=float(call_with_accepted(reference.flops, dims)), flops_source="ref.py flops()")
+    else:
+        kwargs = {**dims, **{n: (v.clone() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}}
+        count = roofline.count_flops(reference.reference, kwargs)
+        work.update(flops=count.flops, flops_source="counted by torch FlopCounterMode" if count.flops is not None else None,
+                    flops_note=count.reason)
+    if reference.bytes is not None:
+        work.update(bytes=float(call_with_accepted(reference.bytes, dims)), bytes_source="ref.py bytes()")
+    else:
+        inputs = {n: v for n, v in values.items() if n not in outputs}
+        traffic = roofline.count_minimum_traffic(inputs, {n: values[n] for n in outputs})
+        work.update(bytes=float(traffic.total_bytes), bytes_source="inputs read once + outputs written once")
+    first_output = values[outputs[0]]
+    work["dtype"] = str(first_output.dtype).removeprefix("torch.")
+    events.emit("work", **work)
+
+
+def _emit_ceilings(events) -> None:
+    from . import ceilings
+
+    try:
+        measured = ceilings.load_cached()
+    except Exception as error:  # a broken cache must not stop a benchmark; the report says so
+        events.emit("ceilings", measured=None, error=str(error))
+        return
+    events.emit("ceilings", measured=None if measured is None else measured.to_dict())
+
+
+def _time_baselines(reference, values, dims, request, events, accepted_kwargs) -> None:
+    import torch
+
+    from . import timing
+
+    kinds = request.get("baselines", ["eager", "compile"])
+    kwargs = accepted_kwargs(
+        reference.reference, {**dims, **{n: (v.clone() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}}
+    )
+    function = reference.reference
+    if "eager" in kinds:
+        events.emit("phase", phase="baseline eager")
+        try:
+            samples = timing.time_callable(lambda: function(**kwargs))
+            events.emit("timed", entry=asdict(TimedEntry.from_samples("eager", samples)))
+        except Exception as error:
+            events.emit("timed", entry=asdict(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500])))
+    if "compile" not in kinds:
+        return
+    for mode in request.get("compile_modes", list(DEFAULT_COMPILE_MODES)):
+        name = f"torch.compile ({mode})"
+        events.emit("phase", phase=f"baseline {name}")
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(function, mode=mode, dynamic=False)
+            started = time.perf_counter()
+            compiled(**kwargs)
+            torch.cuda.synchronize()
+            compile_s = time.perf_counter() - started
+            samples = timing.time_callable(lambda: compiled(**kwargs))
+            events.emit("timed", entry=asdict(TimedEntry.from_samples(name, samples, compile_s=compile_s)))
+        except Exception as error:  # a baseline that fails to compile is reported; the others still run
+            message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            events.emit("timed", entry=asdict(TimedEntry(name, error=f"{type(error).__name__}: {message}"[:500])))
+
+
+def source_synchronizes(source_text: str) -> bool:
+    """Whether CUDA source calls cudaDeviceSynchronize/cudaStreamSynchronize (comments excluded)."""
+    from .signature import strip_comments
+
+    return bool(_SYNC_CALLS.search(strip_comments(source_text)))
+
+
+# --- the parent side -----------------------------------------------------------------------
+
+
+def assemble_report(report: BenchmarkReport, outcome, against_label: str | None, against_dir: str | None) -> BenchmarkReport:
+    """Fill the report from the worker's events; every derived number is computed here."""
+    from .correctness import _phase_description
+
+    for event in outcome.events:
+        kind = event["event"]
+        if kind == "environment":
+            info = event["info"]
+            report.gpu = {**report.gpu, **(info.get("gpu") or {})}
+            report.versions = {k: info.get(k) for k in ("python", "torch", "triton", "cuda")}
+        elif kind == "precision":
+            report.precision = {"allow_tf32": event["allow_tf32"], "note": event["note"]}
+        elif kind == "problem":
+            report.dims, report.dtypes, report.seed = event["dims"], event["dtypes"], event["seed"]
+        elif kind == "work":
+            report.work = {k: v for k, v in event.items() if k != "event"}
+        elif kind == "ceilings":
+            report.roofline["measured_ceilings"] = event.get("measured")
+            if event.get("error"):
+                report.warnings.append(f"the cached ceilings could not be read: {event['error']}")
+        elif kind == "timed":
+            entry = TimedEntry(**event["entry"])
+            if entry.name == "solution":
+                report.solution.update({k: v for k, v in asdict(entry).items() if k not in ("name", "compile_s", "error")})
+            else:
+                report.baselines.append(entry)
+        elif kind == "post_timing_check":
+            report.post_timing_check[event["name"]] = {"passed": event["passed"], "outputs": event["outputs"]}
+        elif kind == "cuda_graph":
+            report.cuda_graph = event.get("entry") or {"error": event.get("error")}
+        elif kind == "interleaved":
+            report.comparison = _comparison(event, report, against_label, against_dir)
+        elif kind == "warning":
+            report.warnings.append(event["text"])
+        elif kind == "note":
+            report.notes.append(event["text"])
+    error = outcome.error_event
+    where = _phase_description(outcome.last_phase)
+    if outcome.timed_out:
+        report.error = {"kind": "timeout", "exit_code": 3,
+                        "message": f"no progress for {outcome.timeout_s:g} s {where}; the worker was killed"}
+    elif error is not None:
+        report.error = {k: error.get(k) for k in ("kind", "message", "hint", "exit_code")}
+        report.error["message"] += f" ({where})" if where else ""
+    elif outcome.crash_description():
+        report.error = {"kind": "crash", "exit_code": 3, "message": f"{outcome.crash_description()} {where}".strip(),
+                        "hint": outcome.stderr_tail[-1500:] or None}
+    if report.error is not None:
+        report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
+        return report
+    if not all(check["passed"] for check in report.post_timing_check.values()):
+        report.verdict = "incorrect"
+        failed = [name for name, check in report.post_timing_check.items() if not check["passed"]]
+        report.warnings.append(
+            f"the outputs of the timed calls are wrong ({', '.join(failed)}): the kernel is right on its first call "
+            "only, or returns results cached from earlier inputs; its timing is not valid"
+        )
+        return report
+    report.verdict = "measured"
+    _summarize_baselines(report)
+    _place_on_roofline(report)
+    return report
+
+
+def _comparison(event, report: BenchmarkReport, against_label, against_dir) -> Comparison:
+    from .statistics import speedup_interval
+    from .verdicts import comparison_verdict
+
+    this, other = event["this"]["samples_us"], event["other"]["samples_us"]
+    interval = speedup_interval(other, this)  # baseline = the other version; > 1: this one is faster
+    this_ok = report.post_timing_check.get("solution (interleaved)", {}).get("passed", False)
+    other_ok = report.post_timing_check.get("against", {}).get("passed", False)
+    return Comparison(
+        against=against_label or "",
+        against_dir=against_dir,
+        speedup=interval.speedup,
+        ci_low=interval.ci_low,
+        ci_high=interval.ci_high,
+        confidence=interval.confidence,
+        pairs=len(this),
+        this_median_us=interval.candidate_median_us,
+        other_median_us=interval.baseline_median_us,
+        verdict=comparison_verdict(interval.speedup, interval.ci_low, interval.ci_high, this_ok),
+        other_correct_after_timing=other_ok,
+    )
+
+
+def _summarize_baselines(report: BenchmarkReport) -> None:
+    timed = [b for b in report.baselines if b.median_us]
+    median = report.solution.get("median_us")
+    if not timed or not median:
+        return
+    best = min(timed, key=lambda b: b.median_us)
+    report.best_baseline = best.name
+    report.speedup_vs_best_baseline = best.median_us / median
+    eager = next((b for b in timed if b.name == "eager"), None)
+    report.speedup_vs_eager = None if eager is None else eager.median_us / median
+
+
+def _place_on_roofline(report: BenchmarkReport) -> None:
+    """Achieved rates against the measured ceilings and the datasheet's, both shown."""
+    from . import roofline
+    from .datasheet import lookup_gpu
+
+    time_us = report.solution.get("median_us")
+    traffic, flops, dtype = report.work.get("bytes"), report.work.get("flops"), report.work.get("dtype", "float32")
+    if not time_us or not traffic:
+        return
+    allow_tf32 = bool(report.precision.get("allow_tf32"))
+    points: dict[str, Any] = {}
+    measured = report.roofline.get("measured_ceilings")
+    if measured:
+        from .ceilings import MeasuredCeilings
+
+        ceilings = MeasuredCeilings.from_dict(measured).roofline_ceilings(dtype, allow_tf32)
+        if ceilings is not None:
+            points["measured"] = roofline.roofline_point(flops, traffic, time_us, ceilings).to_dict()
+    else:
+        report.notes.append(
+            "no measured ceilings are cached for this GPU: run measure_ceilings.py once to compare against "
+            "what this GPU really achieves (the datasheet's peaks are higher than any kernel reaches)"
+        )
+    sheet = lookup_gpu(report.gpu.get("name"))
+    if sheet is not None and sheet.memory_bandwidth_gbps and sheet.peak_tflops(dtype, allow_tf32):
+        ceilings = roofline.Ceilings(sheet.memory_bandwidth_gbps, sheet.peak_tflops(dtype, allow_tf32),
+                                     source=f"datasheet: {sheet.display_name}", dtype=dtype)
+        points["datasheet"] = roofline.roofline_point(flops, traffic, time_us, ceilings).to_dict()
+    report.roofline["points"] = points
+    primary = points.get("measured") or points.get("datasheet")
+    if primary is None:
+        return
+    report.percent_of_ceiling = primary["percent_of_ceiling"]
+    report.target_reached = report.percent_of_ceiling >= report.target_percent
+    for source, point in points.items():
+        if point["faster_than_floor"]:
+            report.warnings.append(
+                f"SUSPICIOUS: {time_us:.2f} us is faster than the physical floor of {point['floor_time_us']:.2f} us "
+                f"({source} ceilings): the kernel skips work, the byte/FLOP count is wrong, or the timing is broken"
+            )

@@ -1,0 +1,148 @@
+"""benchmark.py without a GPU: the report assembled from worker events, and its exit codes.
+
+The worker's events are what a GPU run emits (see benchmark.run_benchmark); here they are
+written by hand, so every derived number (speedups, the comparison verdict, roofline
+percentages, the suspicious-floor flag) is checked against arithmetic done in the test.
+"""
+
+import json
+from dataclasses import asdict
+
+import pytest
+
+from kernel_opt.benchmark import BenchmarkReport, TimedEntry, assemble_report, source_synchronizes
+from kernel_opt.commands.benchmark import main
+from kernel_opt.runner import ChildOutcome
+
+N = 1 << 28
+BYTES = 3 * N * 4  # vector add, fp32
+
+
+def timed(name, samples, **extra):
+    timing = {"samples_us": samples}
+    ordered = sorted(samples)
+    median = ordered[len(ordered) // 2]
+    return {"event": "timed", "entry": asdict(TimedEntry(name, median_us=median, p20_us=ordered[1], p80_us=ordered[-2],
+                                                         min_us=ordered[0], reps=len(samples), timing=timing, **extra))}
+
+
+def measured_ceilings(bandwidth_gbps=3000.0):
+    return {
+        "schema_version": 1,
+        "measured_at": "2026-11-22T03:00:00+00:00",
+        "device": {"name": "NVIDIA H100 80GB HBM3", "driver_version": "580", "torch_version": "2.11", "cuda_version": "13.0",
+                   "compute_capability": "9.0", "sm_count": 132, "l2_cache_bytes": 52428800, "total_memory_bytes": 85e9},
+        "copy": {"buffer_bytes": 1 << 30, "bytes_moved": 1 << 31, "bandwidth_gbps": bandwidth_gbps, "median_us": 700.0,
+                 "p20_us": 699.0, "p80_us": 701.0, "method": "copy"},
+        "copy_error": None,
+        "matmul": {"float32": {"dtype": "float32", "size": 4096, "tflops": 50.0, "median_us": 1.0, "p20_us": 1.0,
+                               "p80_us": 1.0, "precision": "strict", "error": None}},
+    }
+
+
+def events(solution_us=1200.0, post_timing_passed=True, interleaved=None, bandwidth_gbps=3000.0):
+    sequence = [
+        {"event": "environment", "info": {"torch": "2.11", "python": "3.12", "triton": "3.6", "cuda": "13.0",
+                                          "gpu": {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "multiprocessors": 132}}},
+        {"event": "precision", "allow_tf32": False, "note": "strict"},
+        {"event": "problem", "dims": {"n": N}, "dtypes": {"x": "float32", "y": "float32", "out": "float32"}, "seed": 0},
+        {"event": "work", "flops": float(N), "flops_source": "ref.py flops()", "bytes": float(BYTES),
+         "bytes_source": "ref.py bytes()", "dtype": "float32"},
+        {"event": "ceilings", "measured": measured_ceilings(bandwidth_gbps)},
+        timed("solution", [solution_us - 2, solution_us - 1, solution_us, solution_us + 1, solution_us + 2]),
+        {"event": "post_timing_check", "name": "solution", "passed": post_timing_passed, "outputs": []},
+        timed("eager", [1500.0, 1501.0, 1502.0, 1503.0, 1504.0]),
+        {"event": "timed", "entry": asdict(TimedEntry("torch.compile (default)", error="BackendCompilerFailed: boom"))},
+    ]
+    if interleaved:
+        this, other = interleaved
+        sequence += [
+            {"event": "post_timing_check", "name": "solution (interleaved)", "passed": True, "outputs": []},
+            {"event": "post_timing_check", "name": "against", "passed": True, "outputs": []},
+            {"event": "interleaved", "this": {"samples_us": this}, "other": {"samples_us": other}},
+        ]
+    return sequence + [{"event": "done"}]
+
+
+def assemble(event_list, **kwargs):
+    report = BenchmarkReport(solution={"path": "v1.cu", "backend": "cuda"}, reference="ref.py", backend="cuda", command="benchmark.py v1.cu")
+    return assemble_report(report, ChildOutcome(events=event_list, returncode=0), kwargs.get("label"), kwargs.get("against_dir"))
+
+
+def test_measured_report_derives_speedups_and_roofline():
+    report = assemble(events())
+    assert report.verdict == "measured"
+    assert report.solution["median_us"] == 1200.0 and report.solution["reps"] == 5
+    assert report.best_baseline == "eager" and report.speedup_vs_eager == pytest.approx(1502.0 / 1200.0)
+    assert report.baselines[1].error.startswith("BackendCompilerFailed")  # reported, the others still count
+    measured = report.roofline["points"]["measured"]
+    assert measured["achieved_bandwidth_gbps"] == pytest.approx(BYTES / 1200e-6 / 1e9)
+    assert measured["floor_time_us"] == pytest.approx(BYTES / 3000e9 * 1e6)
+    assert report.percent_of_ceiling == pytest.approx(100 * measured["floor_time_us"] / 1200.0)
+    assert report.target_reached is (report.percent_of_ceiling >= 90)
+    assert "datasheet" in report.roofline["points"]  # H100 SXM peaks shown beside the measured ones
+    assert not any("SUSPICIOUS" in w for w in report.warnings)
+    json.dumps(report.to_dict())  # the whole record is JSON
+
+
+def test_time_below_the_physical_floor_is_flagged():
+    floor_us = BYTES / 3000e9 * 1e6
+    report = assemble(events(solution_us=floor_us * 0.5))
+    assert any(w.startswith("SUSPICIOUS") for w in report.warnings)
+
+
+def test_wrong_outputs_after_timing_invalidate_the_timing():
+    report = assemble(events(post_timing_passed=False))
+    assert report.verdict == "incorrect"
+    assert report.percent_of_ceiling is None and report.best_baseline is None
+    assert any("outputs of the timed calls are wrong" in w for w in report.warnings)
+
+
+def test_interleaved_comparison_gets_a_verdict():
+    this = [100.0 + (i % 3) * 0.1 for i in range(60)]
+    other = [130.0 + (i % 3) * 0.1 for i in range(60)]
+    report = assemble(events(interleaved=(this, other)), label="v1/v1.cu", against_dir="out/v1")
+    comparison = report.comparison
+    assert comparison.speedup == pytest.approx(130.1 / 100.1, rel=1e-3)
+    assert comparison.ci_low > 1.25 and comparison.verdict == "success"
+    assert (comparison.against, comparison.against_dir, comparison.pairs) == ("v1/v1.cu", "out/v1", 60)
+
+
+def test_worker_error_becomes_the_report_verdict():
+    failing = events()[:5] + [{"event": "phase", "phase": "solution", "dims": {"n": N}, "seed": 0},
+                              {"event": "error", "kind": "illegal_memory_access", "message": "boom", "hint": None, "exit_code": 3}]
+    report = assemble(failing)
+    assert report.verdict == "solution_error" and report.error["kind"] == "illegal_memory_access"
+    assert "in the solution's call" in report.error["message"]
+
+
+def test_source_synchronizes_ignores_comments():
+    assert source_synchronizes("void f() { cudaDeviceSynchronize(); }")
+    assert source_synchronizes("cudaStreamSynchronize (s);")
+    assert not source_synchronizes("// cudaDeviceSynchronize();\n/* cudaStreamSynchronize(s); */ int x;")
+
+
+def _has_gpu():
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(_has_gpu(), reason="checks the no-GPU path")
+def test_without_a_gpu_exit_4_with_a_sentence(reference_dir, tmp_path, capsys):
+    code = main([str(reference_dir / "softmax/good/softmax.py"), "--ref", str(reference_dir / "softmax/ref.py"),
+                 "--output-dir", str(tmp_path)])
+    assert code == 4
+    assert "needs" not in capsys.readouterr().out
+    assert not (tmp_path / "benchmark.json").exists()
+
+
+@pytest.mark.parametrize(
+    "arguments, fragment",
+    [(["--baseline", "numpy"], "unknown --baseline"), (["--target-percent", "0"], "--target-percent"),
+     (["--against", "missing.cu"], "--against file not found")],
+)
+def test_bad_arguments_exit_2(reference_dir, tmp_path, capsys, arguments, fragment):
+    code = main([str(reference_dir / "softmax/good/softmax.py"), "--ref", str(reference_dir / "softmax/ref.py"),
+                 "--output-dir", str(tmp_path), *arguments])
+    assert code == 2 and fragment in capsys.readouterr().err
