@@ -133,11 +133,18 @@ def test_graph_capture_failure_is_a_result_not_an_exception(fake, monkeypatch):
 
 
 def test_interleaved_pairs_alternate_and_keep_their_own_times(fake):
-    a, b = timing.time_interleaved(fake.kernel("A", 0.003), fake.kernel("B", 0.004), rep_ms=0.1, warmup_ms=0.01, min_pairs=6)
+    a, b = timing.time_interleaved(
+        fake.kernel("A", 0.003), fake.kernel("B", 0.004), rep_ms=0.1, warmup_ms=0.01, min_pairs=6,
+        before_a=lambda: fake.log.append("poison A"), before_b=lambda: fake.log.append("poison B"),
+    )
     assert a.reps == b.reps >= 6
     assert a.samples_us == pytest.approx([3.0] * a.reps) and b.samples_us == pytest.approx([4.0] * b.reps)
     order = [entry for entry in fake.log if entry in ("A", "B")][-2 * a.reps:]
     assert [tuple(order[i:i + 2]) for i in range(0, 6, 2)] == [("A", "B"), ("B", "A"), ("A", "B")]
+    # each call is preceded by its own hook only: poisoning the other's outputs would erase them
+    calls = [i for i, entry in enumerate(fake.log) if entry in ("A", "B")]
+    for index in calls[-2 * a.reps:]:
+        assert fake.log[index - 3: index] == [f"poison {fake.log[index]}", "flush", "record"]
 
 
 def test_cuda_graph_is_reported_for_short_kernels_only():

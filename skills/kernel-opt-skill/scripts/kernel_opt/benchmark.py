@@ -215,8 +215,10 @@ def run_benchmark(request: dict[str, Any], events) -> None:
     def poison_outputs() -> None:
         for name in outputs:
             poison_(values[name])
-            if other_values is not None:
-                poison_(other_values[name])
+
+    def poison_other_outputs() -> None:
+        for name in outputs:
+            poison_(other_values[name])
 
     torch.cuda.synchronize()
     try:
@@ -247,7 +249,9 @@ def run_benchmark(request: dict[str, Any], events) -> None:
 
     if other is not None:
         events.emit("phase", phase="comparison")
-        samples_this, samples_other = timing.time_interleaved(run, other_run, before_each=poison_outputs)
+        samples_this, samples_other = timing.time_interleaved(
+            run, other_run, before_a=poison_outputs, before_b=poison_other_outputs
+        )
         torch.cuda.synchronize()
         events.emit("post_timing_check", name="solution (interleaved)", **_compare_all(reference, values, expected, request))
         events.emit("post_timing_check", name="against", **_compare_all(reference, other_values, expected, request))

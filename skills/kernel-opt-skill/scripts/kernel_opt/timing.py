@@ -449,7 +449,8 @@ def time_interleaved(
     flush_l2: bool = True,
     flush_mode: FlushMode = "clean",
     device: Any = None,
-    before_each: Callable[[], Any] | None = None,
+    before_a: Callable[[], Any] | None = None,
+    before_b: Callable[[], Any] | None = None,
 ) -> tuple[TimingSamples, TimingSamples]:
     """Time two callables alternately in this process: pairs A B, B A, A B, ...
 
@@ -468,12 +469,14 @@ def time_interleaved(
     with torch.cuda.device(device):
         stream = torch.cuda.current_stream(device)
         flush, flush_bytes = _make_flush(torch, device, flush_l2, flush_mode)
-        flush = _preceded_by(before_each, flush)
+        # Each callable's own hook (the benchmark poisons that version's outputs) runs before
+        # its flush only: poisoning the other's outputs would erase the result of its call.
+        steps = {id(fn_a): _preceded_by(before_a, flush), id(fn_b): _preceded_by(before_b, flush)}
         fn_a()
         fn_b()
         torch.cuda.synchronize(device)
-        estimate_a = _estimate_call_us(torch, fn_a, flush, stream, ESTIMATE_CALLS)
-        estimate_b = _estimate_call_us(torch, fn_b, flush, stream, ESTIMATE_CALLS)
+        estimate_a = _estimate_call_us(torch, fn_a, steps[id(fn_a)], stream, ESTIMATE_CALLS)
+        estimate_b = _estimate_call_us(torch, fn_b, steps[id(fn_b)], stream, ESTIMATE_CALLS)
         warmup_pairs = _count_for(warmup_ms, estimate_a + estimate_b, 1, max_pairs)
         pairs = _count_for(rep_ms, estimate_a + estimate_b, min_pairs, max_pairs)
 
@@ -483,13 +486,13 @@ def time_interleaved(
         ends_b = [torch.cuda.Event(enable_timing=True) for _ in range(pairs)]
         for index in range(warmup_pairs):
             for fn in (fn_a, fn_b) if index % 2 == 0 else (fn_b, fn_a):
-                flush()
+                steps[id(fn)]()
                 fn()
         for index in range(pairs):
             slot_a = (fn_a, starts_a[index], ends_a[index])
             slot_b = (fn_b, starts_b[index], ends_b[index])
             for fn, start, end in (slot_a, slot_b) if index % 2 == 0 else (slot_b, slot_a):
-                flush()
+                steps[id(fn)]()
                 start.record(stream)
                 fn()
                 end.record(stream)
