@@ -72,7 +72,7 @@ def ncu_median_us(case: str, out_dir: Path) -> tuple[float, list[float]]:
         profiled = context.range_by_idx(range_index)
         for action_index in range(profiled.num_actions()):
             metric = profiled.action_by_idx(action_index).metric_by_name("gpu__time_duration.sum")
-            scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[metric.unit()]
+            scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}[metric.unit()]
             durations.append(metric.as_double() * scale)
     return statistics.median(durations), durations
 
@@ -98,12 +98,15 @@ def main() -> int:
     import torch
     import triton.testing
 
+    import tempfile
+
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="kernel-opt-targets-"))  # run folders and builds stay out of out-dir
     results: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
     lines = []
     for case in CASES:
-        medians = [benchmark_json(case, args.out_dir, run, "--baseline", "none")["solution"]["median_us"] for run in range(RUNS)]
-        ncu_median, ncu_all = ncu_median_us(case, args.out_dir)
+        medians = [benchmark_json(case, scratch, run, "--baseline", "none")["solution"]["median_us"] for run in range(RUNS)]
+        ncu_median, ncu_all = ncu_median_us(case, scratch)
         tool_median = statistics.median(medians)
         spread = (max(medians) - min(medians)) / min(medians)
         gap = abs(tool_median - ncu_median) / ncu_median
@@ -111,7 +114,7 @@ def main() -> int:
                          "tool_vs_ncu": gap, "run_to_run_spread": spread}
         lines.append(f"{case:<11} tool {tool_median:9.2f} us  ncu {ncu_median:9.2f} us  gap {100 * gap:5.2f}% (target <5)  "
                      f"5-run spread {100 * spread:5.2f}% (target <2)")
-    eager = benchmark_json("softmax", args.out_dir, 99, "--baseline", "eager")
+    eager = benchmark_json("softmax", scratch, 99, "--baseline", "eager")
     eager_us = next(b["median_us"] for b in eager["baselines"] if b["name"] == "eager")
     x = torch.randn(4096, 4096, device="cuda")
     do_bench_us = statistics.median(triton.testing.do_bench(lambda: torch.softmax(x, -1), return_mode="median") * 1000
@@ -122,6 +125,7 @@ def main() -> int:
     print(f"GPU: {results['gpu']}, torch {results['torch']}")
     print("\n".join(lines))
     (args.out_dir / "targets.json").write_text(json.dumps(results, indent=2))
+    (args.out_dir / "targets.txt").write_text("\n".join([f"GPU: {results['gpu']}, torch {results['torch']}", *lines]) + "\n")
     return 0
 
 
