@@ -14,6 +14,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import glob
 import json
 import statistics
@@ -63,10 +64,21 @@ def ncu_median_us(case: str, out_dir: Path) -> tuple[float, list[float]]:
                "--metrics", "gpu__time_duration.sum", "--export", str(report), "--force-overwrite",
                sys.executable, str(Path(__file__).resolve()), "--ncu-target", case, "--build-dir", str(out_dir / "build")]
     subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
+    # ncu_report is read in its own process: loaded beside torch it has crashed the process.
+    reader = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--read-ncu", str(report) + ".ncu-rep"],
+                            capture_output=True, text=True, timeout=120)
+    if reader.returncode != 0:
+        raise RuntimeError(f"reading {report}.ncu-rep failed ({reader.returncode}): {reader.stderr[-1500:]}")
+    durations = json.loads(reader.stdout)
+    return statistics.median(durations), durations
+
+
+def read_ncu_durations_us(path: str) -> list[float]:
+    """gpu__time_duration.sum of every profiled kernel, in microseconds (run without torch loaded)."""
     sys.path.insert(0, sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"))[-1])
     import ncu_report
 
-    context = ncu_report.load_report(str(report) + ".ncu-rep")
+    context = ncu_report.load_report(path)
     durations = []
     for range_index in range(context.num_ranges()):
         profiled = context.range_by_idx(range_index)
@@ -74,7 +86,7 @@ def ncu_median_us(case: str, out_dir: Path) -> tuple[float, list[float]]:
             metric = profiled.action_by_idx(action_index).metric_by_name("gpu__time_duration.sum")
             scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}[metric.unit()]
             durations.append(metric.as_double() * scale)
-    return statistics.median(durations), durations
+    return durations
 
 
 def benchmark_json(case: str, out_dir: Path, run: int, *extra: str) -> dict:
@@ -87,11 +99,16 @@ def benchmark_json(case: str, out_dir: Path, run: int, *extra: str) -> dict:
 
 
 def main() -> int:
+    faulthandler.enable()
     parser = argparse.ArgumentParser()
     parser.add_argument("--out-dir", type=Path, default=REPO / "out" / "targets")
     parser.add_argument("--ncu-target")
     parser.add_argument("--build-dir", type=Path)
+    parser.add_argument("--read-ncu")
     args = parser.parse_args()
+    if args.read_ncu:
+        print(json.dumps(read_ncu_durations_us(args.read_ncu)))
+        return 0
     if args.ncu_target:
         ncu_target(args.ncu_target, args.build_dir)
         return 0
