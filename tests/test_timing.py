@@ -43,10 +43,11 @@ class FakeCuda:
         class Graph:
             def __init__(self):
                 self.calls = 0
+                self.durations_ms: list[float] = []  # what was captured, replayed in order
 
             def replay(self):
                 fake.log.append("replay")
-                fake.clock_ms += 0.002 * self.calls
+                fake.clock_ms += sum(self.durations_ms)
 
             def reset(self):
                 fake.log.append("reset")
@@ -70,6 +71,7 @@ class FakeCuda:
         def call():
             if self.capturing is not None:
                 self.capturing.calls += 1
+                self.capturing.durations_ms.append(duration_ms)
                 self.log.append(f"captured {label}")
                 return
             self.log.append(label)
@@ -89,6 +91,10 @@ def fake(monkeypatch):
             self.nbytes = 100 << 20
 
         def __call__(self):
+            if cuda.capturing is not None:
+                cuda.capturing.durations_ms.append(0.05)
+                cuda.log.append("captured flush")
+                return
             cuda.log.append("flush")
             cuda.clock_ms += 0.05
 
@@ -118,6 +124,15 @@ def test_cuda_graph_timing_divides_replays_by_captured_calls(fake):
     assert graph.samples_us == pytest.approx([2.0] * len(graph.samples_us))
     assert fake.log.count("captured fn") == graph.calls_per_sample
     assert "flush" not in fake.log
+
+
+def test_kernel_only_time_subtracts_the_flush_graph(fake):
+    """(k x [flush, call]) - (k x [flush]) over k: the call's own time, flushes and launches cancel."""
+    samples = timing.time_kernel_only(fake.kernel("fn", 0.04), rep_ms=1.0, replays=6)
+    assert samples.method == "cuda_graph_differential" and samples.flush_l2
+    assert samples.samples_us == pytest.approx([40.0] * 6)
+    assert fake.log.count("captured flush") == 2 * samples.calls_per_sample  # one flush per call in each graph
+    assert fake.log.count("captured fn") == samples.calls_per_sample
 
 
 def test_graph_capture_failure_is_a_result_not_an_exception(fake, monkeypatch):

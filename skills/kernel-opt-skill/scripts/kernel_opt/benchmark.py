@@ -99,6 +99,7 @@ class BenchmarkReport:
     correctness: dict[str, Any] = field(default_factory=dict)
     post_timing_check: dict[str, Any] = field(default_factory=dict)
     cuda_graph: dict[str, Any] | None = None
+    kernel_time: dict[str, Any] | None = None  # launch overhead removed, L2 flushed: comparable with ncu
     baselines: list[TimedEntry] = field(default_factory=list)
     best_baseline: str | None = None
     speedup_vs_eager: float | None = None
@@ -234,16 +235,23 @@ def run_benchmark(request: dict[str, Any], events) -> None:
     events.emit("timed", entry=asdict(TimedEntry.from_samples("solution", samples)))
     events.emit("post_timing_check", name="solution", **_compare_all(reference, values, expected, request))
 
+    events.emit("phase", phase="kernel_time")
+    kernel_only = timing.time_kernel_only(run, before_each=poison_outputs)
+    if solution.backend == "cuda":
+        solution.cuda.last_launch_error()  # a refused capture leaves its error behind: clear it
+    if isinstance(kernel_only, timing.GraphCaptureFailure):
+        events.emit("kernel_time", error=_capture_failure_reason(kernel_only, solution))
+    else:
+        events.emit("kernel_time", entry=asdict(TimedEntry.from_samples("solution kernel time", kernel_only)))
+    events.emit("post_timing_check", name="solution (kernel time)", **_compare_all(reference, values, expected, request))
+
     if timing.should_report_cuda_graph(samples.median_us):
         events.emit("phase", phase="cuda_graph")
         graph = timing.time_callable_cudagraph(run)
         if solution.backend == "cuda":
             solution.cuda.last_launch_error()  # a refused capture leaves its error behind: clear it
         if isinstance(graph, timing.GraphCaptureFailure):
-            reason = graph.message
-            if solution.backend == "cuda" and not solution.signature.takes_stream:
-                reason += " (solve takes no cudaStream_t, so it launches on the legacy default stream, which cannot be captured)"
-            events.emit("cuda_graph", error=reason)
+            events.emit("cuda_graph", error=_capture_failure_reason(graph, solution))
         else:
             events.emit("cuda_graph", entry=asdict(TimedEntry.from_samples("solution (CUDA graph)", graph)))
 
@@ -259,6 +267,13 @@ def run_benchmark(request: dict[str, Any], events) -> None:
 
     _time_baselines(reference, values, dims, request, events, accepted_kwargs)
     events.emit("done")
+
+
+def _capture_failure_reason(failure, solution) -> str:
+    reason = failure.message
+    if solution.backend == "cuda" and not solution.signature.takes_stream:
+        reason += " (solve takes no cudaStream_t, so it launches on the legacy default stream, which cannot be captured)"
+    return reason
 
 
 def _emit_work(reference, values, outputs, dims, events) -> None:
@@ -374,6 +389,8 @@ def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
             report.post_timing_check[event["name"]] = {"passed": event["passed"], "outputs": event["outputs"]}
         elif kind == "cuda_graph":
             report.cuda_graph = event.get("entry") or {"error": event.get("error")}
+        elif kind == "kernel_time":
+            report.kernel_time = event.get("entry") or {"error": event.get("error")}
         elif kind == "interleaved":
             report.comparison = _comparison(event, report, against_label, against_dir)
         elif kind == "warning":

@@ -40,7 +40,7 @@ from typing import Any, Callable, Literal
 from . import statistics
 from .errors import EnvironmentFault, UsageError
 
-TimingMethod = Literal["events", "cuda_graph"]
+TimingMethod = Literal["events", "cuda_graph", "cuda_graph_differential"]
 # "clean": write a buffer of 2x L2 then read it back. The write evicts everything (including
 # the previous call's dirty outputs, whose write-back then happens outside the timed region);
 # the read-back replaces the flush's own dirty lines with clean ones, so the timed call does
@@ -427,6 +427,92 @@ def time_callable_cudagraph(
         estimate_us=estimate_us,
         device_name=name,
         notes=["L2 not flushed between calls inside the graph (warm cache for inputs that fit in L2)"],
+    )
+
+
+def time_kernel_only(
+    fn: Callable[[], Any],
+    *,
+    before_each: Callable[[], Any] | None = None,
+    flush_mode: FlushMode = "clean",
+    rep_ms: float = GRAPH_REP_MS,
+    replays: int = GRAPH_REPLAYS,
+    max_calls_per_graph: int = MAX_CALLS_PER_GRAPH,
+    device: Any = None,
+) -> TimingSamples | GraphCaptureFailure:
+    """The kernel's own GPU time on a flushed L2, without launch overhead (what ncu reports).
+
+    Events around each call also count the GPU's launch latency, a few microseconds that
+    Nsight Compute's gpu__time_duration leaves out: 6% of a 40 us kernel on an H200
+    (tools/timing_gap_probe.py). Here two graphs are captured on one stream: k times
+    [before_each, L2 flush, fn], and k times [before_each, L2 flush] alone. Each sample is the
+    difference of one replay of each, divided by k, so the flushes and the launch gaps cancel
+    and what remains is the kernel's duration after a cold L2.
+
+    Returns:
+        TimingSamples (method "cuda_graph_differential"), or GraphCaptureFailure when `fn`
+        cannot be captured (e.g. a CUDA solve launching on the legacy default stream).
+    """
+    if replays < 1 or max_calls_per_graph < 1:
+        raise UsageError("replays and max_calls_per_graph must be at least 1")
+    torch = _torch()
+    device = cuda_device(device)
+    with torch.cuda.device(device):
+        current = torch.cuda.current_stream(device)
+        flush, flush_bytes = _make_flush(torch, device, True, flush_mode)
+        step = _preceded_by(before_each, flush)
+        side = torch.cuda.Stream(device)
+        side.wait_stream(current)
+        with torch.cuda.stream(side):
+            for _ in range(GRAPH_WARMUP_CALLS):
+                step()
+                fn()
+        current.wait_stream(side)
+        torch.cuda.synchronize(device)
+        estimate_us = _estimate_call_us(torch, fn, step, current, ESTIMATE_CALLS)
+        calls = _count_for(rep_ms, estimate_us, 1, max_calls_per_graph)
+        with_kernel, flush_only = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(with_kernel, stream=side):
+                for _ in range(calls):
+                    step()
+                    fn()
+            with torch.cuda.graph(flush_only, stream=side):
+                for _ in range(calls):
+                    step()
+        except Exception as error:  # capture failure is a result, reported by the caller
+            _settle_after_failed_capture(torch, device)
+            return GraphCaptureFailure(reason=f"{type(error).__name__}: {error}".strip())
+        with_kernel.replay()  # first replays upload the graphs: keep them untimed
+        flush_only.replay()
+        torch.cuda.synchronize(device)
+        events = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(replays)]
+        for index, (start_a, end_a, start_b, end_b) in enumerate(events):
+            order = ((with_kernel, start_a, end_a), (flush_only, start_b, end_b))
+            for graph, start, end in order if index % 2 == 0 else order[::-1]:
+                start.record(current)
+                graph.replay()
+                end.record(current)
+        torch.cuda.synchronize(device)
+        samples_us = [
+            (start_a.elapsed_time(end_a) - start_b.elapsed_time(end_b)) * 1000.0 / calls
+            for start_a, end_a, start_b, end_b in events
+        ]
+        with_kernel.reset()
+        flush_only.reset()
+        name = torch.cuda.get_device_name(device)
+    return TimingSamples(
+        samples_us=samples_us,
+        warmup=GRAPH_WARMUP_CALLS + ESTIMATE_CALLS + calls,
+        reps=replays,
+        flush_l2=True,
+        method="cuda_graph_differential",
+        calls_per_sample=calls,
+        flush_mode=flush_mode,
+        flush_bytes=flush_bytes,
+        estimate_us=estimate_us,
+        device_name=name,
+        notes=["(graph of k x [flush, call]) - (graph of k x [flush]), over k: launch overhead removed, L2 cold"],
     )
 
 

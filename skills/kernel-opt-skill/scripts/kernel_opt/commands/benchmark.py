@@ -150,9 +150,9 @@ def _tables(report: BenchmarkReport) -> dict:
     if report.solution.get("median_us"):
         s = report.solution
         rows.append(["solution", _us(s["median_us"]), _us(s["p20_us"]), _us(s["p80_us"]), s["reps"], "—", "1.00x"])
-    if report.cuda_graph and report.cuda_graph.get("median_us"):
-        g = report.cuda_graph
-        rows.append([g["name"], _us(g["median_us"]), _us(g["p20_us"]), _us(g["p80_us"]), g["reps"], "—", "—"])
+    for extra in (report.kernel_time, report.cuda_graph):
+        if extra and extra.get("median_us"):
+            rows.append([extra["name"], _us(extra["median_us"]), _us(extra["p20_us"]), _us(extra["p80_us"]), extra["reps"], "—", "—"])
     median = report.solution.get("median_us")
     for b in report.baselines:
         relative = f"{b.median_us / median:.2f}x" if b.median_us and median else "—"
@@ -194,6 +194,8 @@ def _summary(report: BenchmarkReport, output_dir: Path) -> str:
     s = report.solution
     lines = [f"MEASURED on {report.gpu.get('name')}: solution median {s['median_us']:.2f} us "
              f"(p20 {s['p20_us']:.2f}, p80 {s['p80_us']:.2f}; {s['reps']} reps, L2 flushed before each)"]
+    if report.kernel_time and report.kernel_time.get("median_us"):
+        lines.append(f"  kernel time without launch overhead: {report.kernel_time['median_us']:.2f} us (CUDA graph, L2 flushed)")
     for b in report.baselines:
         lines.append(f"  {b.name}: " + (f"failed: {b.error}" if b.error else f"{b.median_us:.2f} us"))
     if report.best_baseline:
