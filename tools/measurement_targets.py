@@ -94,8 +94,12 @@ def benchmark_json(case: str, out_dir: Path, run: int, *extra: str) -> dict:
     target = out_dir / f"{case}_run{run}"
     command = [sys.executable, str(SCRIPTS / "benchmark.py"), str(REPO / solution), "--ref", str(REPO / ref),
                "--output-dir", str(target), *extra, *(f"--{k}={v}" for k, v in dims.items())]
-    subprocess.run(command, capture_output=True, text=True, timeout=900)
-    return json.loads((target / "benchmark.json").read_text())
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    report = json.loads((target / "benchmark.json").read_text())
+    if report["verdict"] != "measured" or not (report.get("kernel_time") or {}).get("median_us"):
+        print(completed.stdout[-3000:], completed.stderr[-3000:], file=sys.stderr)
+        print(json.dumps(report.get("kernel_time")), file=sys.stderr)
+    return report
 
 
 def main() -> int:

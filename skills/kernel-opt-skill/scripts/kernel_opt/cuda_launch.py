@@ -65,7 +65,7 @@ class CudaSolution:
         bound_names = set()
         for parameter in self.signature.parameters:
             if parameter.is_stream:
-                arguments.append(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+                arguments.append(None)  # resolved at each call: the stream current then (graph capture uses its own)
                 continue
             found, value = _lookup(values, dims, parameter.name)
             if not found:
@@ -87,6 +87,8 @@ class CudaSolution:
         return arguments
 
     def __call__(self, arguments: list[Any]) -> None:
+        if self.signature.takes_stream:
+            arguments = arguments[:-1] + [ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)]
         self.function(*arguments)
 
     def last_launch_error(self) -> str | None:
