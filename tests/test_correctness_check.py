@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -146,34 +147,11 @@ def _has_gpu():
 
 
 @pytest.mark.skipif(_has_gpu(), reason="with a GPU present, setup's CUDA tensors are simply moved to the CPU")
-def test_original_template_with_cuda_only_setup_says_how_to_fix_it(reference_dir, tmp_path):
+def test_original_template_with_cuda_only_setup_says_how_to_fix_it(tmp_path):
     """The original skill's Triton template hard-codes device='cuda' in its setup()."""
-    solution = write(
-        tmp_path / "kernel.py",
-        '''
-        import torch, triton, triton.language as tl
-
-        @triton.jit
-        def _kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            offs = tl.program_id(axis=0) * BLOCK + tl.arange(0, BLOCK)
-            mask = offs < n
-            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
-        def setup(n=1024, seed=42, **kwargs):
-            torch.manual_seed(seed)
-            x = torch.randn((n,), device="cuda", dtype=torch.float32)
-            y = torch.randn((n,), device="cuda", dtype=torch.float32)
-            out = torch.empty((n,), device="cuda", dtype=torch.float32)
-            return {"inputs": {"x": x, "y": y, "out": out, "n": n}, "outputs": ["out"]}
-
-        def run_kernel(**kwargs):
-            x, y, out = kwargs["x"], kwargs["y"], kwargs["out"]
-            n = int(kwargs["n"])
-            _kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
-        ''',
-    )
-    ref = write(tmp_path / "ref.py", 'def reference(**kwargs):\n    kwargs["out"].copy_(kwargs["x"] + kwargs["y"])\n')
-    code = main([str(solution), "--ref", str(ref), "--output-dir", str(tmp_path / "o"), "--device", "cpu"])
+    original = Path(__file__).resolve().parent / "fixtures" / "original_templates"
+    code = main([str(original / "kernel.py"), "--ref", str(original / "ref_triton.py"), "--output-dir", str(tmp_path / "o"),
+                 "--device", "cpu"])
     report = json.loads((tmp_path / "o" / "correctness.json").read_text())
     assert code == 2 and report["verdict"] == "usage_error"
     assert "setup() tried to use CUDA" in report["error"]["message"]

@@ -5,7 +5,7 @@ Run on the GPU machine with tools/gpu_suite.sh (or `python -m pytest -m gpu test
 """
 
 import json
-import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -92,76 +92,19 @@ def test_dtype_of_tensor_and_pointer_must_agree(reference_dir, tmp_path):
     assert "expects float32 but tensor 'x' is float16" in report["error"]["message"]
 
 
+ORIGINAL = Path(__file__).resolve().parents[1] / "fixtures" / "original_templates"
+
+
 def test_original_cuda_template_without_setup_infers_inputs(tmp_path):
     """The original skill's CUDA template and ref.py, unchanged: sizes come from the signature."""
-    (tmp_path / "kernel.cu").write_text(textwrap.dedent("""\
-        #include <cuda_runtime.h>
-
-        __global__ void kernel(
-            const float* in0, const float* in1, float* out, int n) {
-            int i = blockIdx.x * blockDim.x + threadIdx.x;
-            if (i < n) {
-                out[i] = in0[i] + in1[i];
-            }
-        }
-
-        extern "C" void solve(
-            float* in0, float* in1, float* out, int n) {
-            int threads = 256;
-            int blocks = (n + threads - 1) / threads;
-            kernel<<<blocks, threads>>>(in0, in1, out, n);
-            cudaDeviceSynchronize();
-        }
-        """))
-    (tmp_path / "ref.py").write_text(textwrap.dedent("""\
-        def reference(**kwargs):
-            x = kwargs["in0"]
-            y = kwargs["in1"]
-            out = kwargs["out"]
-            out.copy_(x + y)
-        """))
-    code = main([str(tmp_path / "kernel.cu"), "--ref", str(tmp_path / "ref.py"), "--output-dir", str(tmp_path / "o"), "--n=100003"])
-    report = json.loads((tmp_path / "o" / "correctness.json").read_text())
+    code = main([str(ORIGINAL / "kernel.cu"), "--ref", str(ORIGINAL / "ref_cuda.py"), "--output-dir", str(tmp_path), "--n=100003"])
+    report = json.loads((tmp_path / "correctness.json").read_text())
     assert code == 0, report.get("error")
     assert any("inferred from solve's signature" in w for w in report["warnings"])
 
 
 def test_original_triton_template_with_its_own_setup(tmp_path):
-    (tmp_path / "kernel.py").write_text(textwrap.dedent('''\
-        import torch
-        import triton
-        import triton.language as tl
-
-        @triton.jit
-        def _kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-            pid = tl.program_id(axis=0)
-            offs = pid * BLOCK + tl.arange(0, BLOCK)
-            mask = offs < n
-            x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-            y = tl.load(y_ptr + offs, mask=mask, other=0.0)
-            tl.store(out_ptr + offs, x + y, mask=mask)
-
-        def setup(n=1024, seed=42, **kwargs):
-            torch.manual_seed(seed)
-            x = torch.randn((n,), device="cuda", dtype=torch.float32)
-            y = torch.randn((n,), device="cuda", dtype=torch.float32)
-            out = torch.empty((n,), device="cuda", dtype=torch.float32)
-            return {"inputs": {"x": x, "y": y, "out": out, "n": n}, "outputs": ["out"]}
-
-        def run_kernel(**kwargs):
-            x, y, out = kwargs["x"], kwargs["y"], kwargs["out"]
-            n = int(kwargs["n"])
-            grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
-            _kernel[grid](x, y, out, n, BLOCK=256)
-        '''))
-    (tmp_path / "ref.py").write_text(textwrap.dedent("""\
-        def reference(**kwargs):
-            x = kwargs["x"]
-            y = kwargs["y"]
-            out = kwargs["out"]
-            out.copy_(x + y)
-        """))
-    code = main([str(tmp_path / "kernel.py"), "--ref", str(tmp_path / "ref.py"), "--output-dir", str(tmp_path / "o"), "--n=5000"])
-    report = json.loads((tmp_path / "o" / "correctness.json").read_text())
+    code = main([str(ORIGINAL / "kernel.py"), "--ref", str(ORIGINAL / "ref_triton.py"), "--output-dir", str(tmp_path), "--n=5000"])
+    report = json.loads((tmp_path / "correctness.json").read_text())
     assert code == 0, report.get("error")
     assert "inputs from the solution's setup() (ref.py has none)" in report["notes"]

@@ -378,16 +378,7 @@ def time_callable_cudagraph(
     device = cuda_device(device)
     with torch.cuda.device(device):
         current = torch.cuda.current_stream(device)
-        # torch's CUDA-graph recipe: warm up on a side stream before capture, so lazy
-        # initialisation (cuBLAS workspaces, autotuning, allocator growth) is not captured,
-        # and capture on a non-default stream. The same side stream is used for capture.
-        side = torch.cuda.Stream(device)
-        side.wait_stream(current)
-        with torch.cuda.stream(side):
-            for _ in range(GRAPH_WARMUP_CALLS):
-                fn()
-        current.wait_stream(side)
-        torch.cuda.synchronize(device)
+        side = _warm_up_for_capture(torch, device, current, fn)
 
         if calls_per_graph is None:
             estimate_us = _estimate_call_us(torch, fn, _no_flush, current, ESTIMATE_CALLS)
@@ -461,14 +452,7 @@ def time_kernel_only(
         current = torch.cuda.current_stream(device)
         flush, flush_bytes = _make_flush(torch, device, True, flush_mode)
         step = _preceded_by(before_each, flush)
-        side = torch.cuda.Stream(device)
-        side.wait_stream(current)
-        with torch.cuda.stream(side):
-            for _ in range(GRAPH_WARMUP_CALLS):
-                step()
-                fn()
-        current.wait_stream(side)
-        torch.cuda.synchronize(device)
+        side = _warm_up_for_capture(torch, device, current, lambda: (step(), fn()))
         estimate_us = _estimate_call_us(torch, fn, step, current, ESTIMATE_CALLS)
         calls = _count_for(rep_ms, estimate_us, 1, max_calls_per_graph)
         with_kernel, flush_only = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
@@ -514,6 +498,19 @@ def time_kernel_only(
         device_name=name,
         notes=["(graph of k x [flush, call]) - (graph of k x [flush]), over k: launch overhead removed, L2 cold"],
     )
+
+
+def _warm_up_for_capture(torch, device, current, calls: Callable[[], Any]):
+    """torch's CUDA-graph recipe: warm up on a side stream, then capture on that same stream,
+    so lazy initialisation (cuBLAS workspaces, autotuning, allocator growth) is not captured."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(current)
+    with torch.cuda.stream(side):
+        for _ in range(GRAPH_WARMUP_CALLS):
+            calls()
+    current.wait_stream(side)
+    torch.cuda.synchronize(device)
+    return side
 
 
 def _settle_after_failed_capture(torch, device) -> None:
