@@ -23,6 +23,8 @@ COMMANDS: dict[str, str] = {
     "measure_ceilings": "measure_ceilings",
     "experience_log": "experience_log",
     "hypothesis_check": "hypothesis_check",
+    "static_analysis": "static_analysis",
+    "ncu_profile": "ncu_profile",
 }
 
 

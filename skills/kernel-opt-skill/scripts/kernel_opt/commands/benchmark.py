@@ -55,7 +55,7 @@ def build_parser():
                         help="percent of the roofline ceiling at which the loop may stop (default 90)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds without progress before the run counts as hung")
     parser.add_argument("--arch", default="auto")
-    parser.add_argument("--nvcc-flags", default="")
+    parser.add_argument("--nvcc-flags", default="", help='extra nvcc flags, written with "=" since they start with "-": --nvcc-flags="-lcublas --use_fast_math"')
     parser.add_argument("--json", action="store_true")
     return parser
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Summarise what the compiler produced for a solution's kernels: resources and SASS (see --help)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_opt.commands.static_analysis import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())

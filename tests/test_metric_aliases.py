@@ -1,0 +1,211 @@
+"""Metric names across ncu versions resolve in one table; units and labels stay right."""
+
+import dataclasses
+
+import pytest
+
+from kernel_opt import ncu
+from kernel_opt.ncu import KernelMetrics, RawMetric, metrics_from_raw
+
+
+def raw(values: dict, units: dict | None = None) -> dict:
+    units = units or {}
+    return {name: RawMetric(name, value, units.get(name, "")) for name, value in values.items()}
+
+
+@pytest.mark.parametrize("name", ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                                  "dram__throughput.avg.pct_of_peak_sustained_elapsed"])
+def test_dram_throughput_resolves_under_either_name(name):
+    metrics = metrics_from_raw(raw({name: 85.0}))
+    assert metrics.dram_throughput_pct == 85.0 and metrics.sources["dram_throughput_pct"] == name
+
+
+def test_the_preferred_name_wins_when_both_are_present():
+    metrics = metrics_from_raw(raw({"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": 70.0,
+                                    "dram__throughput.avg.pct_of_peak_sustained_elapsed": 71.0}))
+    assert metrics.dram_throughput_pct == 70.0
+
+
+def test_issue_slots_fall_back_to_the_scheduler_metric():
+    metrics = metrics_from_raw(raw({"smsp__issue_active.avg.pct_of_peak_sustained_active": 33.0}))
+    assert metrics.issue_slots_busy_pct == 33.0
+    assert metrics.sources["issue_slots_busy_pct"] == "smsp__issue_active.avg.pct_of_peak_sustained_active"
+
+
+def test_tensor_pipe_takes_the_busiest_instruction_kind():
+    metrics = metrics_from_raw(raw({
+        "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": 3.0,
+        "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active": 91.0,
+    }))
+    assert metrics.tensor_pipe_pct == 91.0
+    assert metrics.sources["tensor_pipe_pct"] == "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
+
+
+def test_an_unlisted_tensor_pipe_name_is_found_by_pattern():
+    metrics = metrics_from_raw(raw({
+        "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active": 12.0,
+        "sm__inst_executed_pipe_tensor_op_dmma.avg.pct_of_peak_sustained_active": 64.0,
+        "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_elapsed": 99.0,  # another base: ignored
+    }))
+    assert metrics.tensor_pipe_pct == 64.0
+    assert metrics.sources["tensor_pipe_pct"] == "sm__inst_executed_pipe_tensor_op_dmma.avg.pct_of_peak_sustained_active"
+
+
+@pytest.mark.parametrize("value, unit, expected_us", [(2500.0, "nsecond", 2.5), (2.5, "usecond", 2.5),
+                                                       (1.5, "msecond", 1500.0), (0.001, "second", 1000.0)])
+def test_duration_is_converted_to_microseconds(value, unit, expected_us):
+    metrics = metrics_from_raw(raw({"gpu__time_duration.sum": value}, {"gpu__time_duration.sum": unit}))
+    assert metrics.duration_us == pytest.approx(expected_us)
+
+
+def test_bytes_are_converted_whatever_the_prefix_and_denominator():
+    metrics = metrics_from_raw(raw(
+        {"launch__shared_mem_per_block_dynamic": 48.0, "launch__shared_mem_per_block_static": 1024,
+         "dram__bytes_read.sum": 2.0},
+        {"launch__shared_mem_per_block_dynamic": "Kbyte/block", "launch__shared_mem_per_block_static": "byte/block",
+         "dram__bytes_read.sum": "Mbyte"}))
+    assert metrics.dynamic_shared_memory_per_block_bytes == 48_000.0
+    assert metrics.static_shared_memory_per_block_bytes == 1024.0
+    assert metrics.shared_memory_per_block_bytes == 49_024.0
+    assert metrics.dram_read_bytes == 2_000_000.0
+
+
+def test_sectors_per_request_prefers_the_ratio_and_derives_it_from_sums_otherwise():
+    sums = {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3200, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100}
+    derived = metrics_from_raw(raw(sums))
+    assert derived.global_load_sectors_per_request == 32.0
+    assert derived.sources["global_load_sectors_per_request"] == (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+    ratio = metrics_from_raw(raw({**sums, "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio": 4.0}))
+    assert ratio.global_load_sectors_per_request == 4.0
+    assert metrics_from_raw(raw({"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 5,
+                                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 0})).global_load_sectors_per_request is None
+
+
+def test_missing_string_and_non_finite_values_count_as_absent():
+    metrics = metrics_from_raw(raw({"sm__throughput.avg.pct_of_peak_sustained_elapsed": "n/a",
+                                    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": None,
+                                    "lts__throughput.avg.pct_of_peak_sustained_elapsed": float("nan"),
+                                    "launch__grid_size": True}))
+    assert metrics.sm_throughput_pct is None and metrics.memory_throughput_pct is None
+    assert metrics.l2_throughput_pct is None and metrics.grid_size_blocks is None
+    assert metrics.sources == {}
+
+
+def test_stalls_come_from_one_scheme_and_share_the_total():
+    values = {
+        "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": 6.0,
+        "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": 2.0,
+        "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio": 1.0,
+        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio": 1.0,
+        "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio": 0.0,
+        "smsp__pcsamp_warps_issue_stalled_barrier": 999,  # another scheme: must not mix in
+        "smsp__average_warp_latency_per_inst_issued.ratio": 10.0,  # the total, not a reason
+    }
+    metrics = metrics_from_raw(raw(values))
+    assert metrics.stall_unit == "cycles per issued instruction"
+    assert metrics.stalls == {"long_scoreboard": 6.0, "barrier": 2.0, "selected": 1.0, "wait": 1.0, "mio_throttle": 0.0}
+    shares = {share.reason: share.share_pct for share in metrics.stall_shares()}
+    assert shares == {"long_scoreboard": 60.0, "barrier": 20.0, "selected": 10.0, "wait": 10.0}
+    assert [share.reason for share in metrics.top_stalls(3)] == ["long_scoreboard", "barrier", "wait"]  # never "selected"
+    assert metrics.warp_cycles_per_issued_instruction == 10.0
+
+
+def test_pc_sampling_stalls_are_used_when_nothing_else_is_there():
+    metrics = metrics_from_raw(raw({"smsp__pcsamp_warps_issue_stalled_long_scoreboard": 300,
+                                    "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued": 290,
+                                    "smsp__pcsamp_warps_issue_stalled_barrier": 100}))
+    assert metrics.stalls == {"long_scoreboard": 300.0, "barrier": 100.0} and metrics.stall_unit == "samples"
+    assert metrics.sources["stalls"] == "smsp__pcsamp_warps_issue_stalled_<reason>"
+
+
+def test_the_alias_table_and_the_record_agree():
+    names = [alias.canonical for alias in ncu.METRIC_ALIASES]
+    assert len(names) == len(set(names))
+    record_fields = [f.name for f in dataclasses.fields(KernelMetrics) if f.name not in ("stalls", "stall_unit", "sources")]
+    assert names == record_fields
+    every_candidate = [name for alias in ncu.METRIC_ALIASES for name in alias.candidates]
+    assert len(every_candidate) == len(set(every_candidate)), "an ncu metric feeds two canonical names"
+
+
+def test_units_and_labels_say_what_the_number_is():
+    by_name = ncu.ALIASES_BY_CANONICAL
+    for alias in ncu.METRIC_ALIASES:
+        assert alias.canonical.endswith("_pct") == (alias.unit == "%"), alias.canonical
+    threads = by_name["threads_per_warp_instruction"]
+    assert threads.unit == "threads of 32" and "not a percentage" in threads.label
+    assert by_name["eligible_warps_per_scheduler"].unit == "warps"
+    assert by_name["duration_us"].unit == "us" and by_name["waves_per_sm"].unit == "waves"
+
+
+def test_derived_values_and_the_json_form():
+    metrics = KernelMetrics(shared_load_bank_conflicts=30, shared_store_bank_conflicts=10, shared_load_wavefronts=150,
+                            shared_store_wavefronts=50, local_load_sectors=4, stalls={"wait": 1.0, "barrier": 3.0},
+                            stall_unit="cycles per issued instruction")
+    assert metrics.shared_bank_conflict_pct == 20.0 and metrics.local_memory_sectors == 4
+    data = metrics.to_dict()
+    assert data["shared_bank_conflict_pct"] == 20.0 and data["local_memory_sectors"] == 4
+    assert data["stalls"] == [{"reason": "barrier", "value": 3.0, "share_pct": 75.0},
+                              {"reason": "wait", "value": 1.0, "share_pct": 25.0}]
+    assert KernelMetrics(shared_load_bank_conflicts=3).shared_bank_conflict_pct is None  # no wavefronts: no ratio
+
+
+def test_mean_over_launches_keeps_absent_fields_absent():
+    first = KernelMetrics(duration_us=10.0, sm_throughput_pct=40.0, stalls={"wait": 2.0})
+    second = KernelMetrics(duration_us=30.0, sm_throughput_pct=None, stalls={"barrier": 4.0})
+    mean = ncu.mean_metrics([first, second])
+    assert mean.duration_us == 20.0 and mean.sm_throughput_pct == 40.0 and mean.dram_throughput_pct is None
+    assert mean.stalls == {"barrier": 2.0, "wait": 1.0}
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("See the @url:CUDA Best Practices Guide:https://docs.nvidia.com/cuda/x.html#y@ for details.",
+         "See the CUDA Best Practices Guide for details."),
+        ("Look at @section:MemoryWorkloadAnalysis:Memory Workload Analysis@ and @sass:0x1a0:this load@.",
+         "Look at Memory Workload Analysis and this load."),
+        ("Line @source:/src/k.cu:42:k.cu:42@ is hot.", "Line k.cu:42 is hot."),
+        ("<b>Low</b>   occupancy<br/>here", "Low occupancy here"),
+    ],
+)
+def test_rule_markup_is_reduced_to_its_text(text, expected):
+    assert ncu.strip_rule_markup(text) == expected
+
+
+def test_rule_results_keep_kind_speedup_and_short_text():
+    entry = {"rule_identifier": "SOLBottleneck", "name": "Bottleneck", "section_identifier": "SpeedOfLight",
+             "rule_message": {"title": "High Memory", "message": "x" * 2000, "type": 2},
+             "speedup_estimation": {"type": 1, "speedup": 37.5}}
+    rule = ncu.rule_from_dict(entry, {2: "optimization"})
+    assert (rule.rule, rule.section, rule.kind, rule.estimated_speedup_pct) == ("SOLBottleneck", "SpeedOfLight",
+                                                                                "optimization", 37.5)
+    assert len(rule.message) == ncu.RULE_MESSAGE_MAX_CHARS and rule.message.endswith("…")
+
+
+def launch(name, grid, duration_ns, ranges=("kernel_opt_solution",)):
+    values = {"launch__grid_size": grid, "launch__block_size": 256, "gpu__time_duration.sum": duration_ns,
+              "sm__throughput.avg.pct_of_peak_sustained_elapsed": 50.0}
+    return ncu.LaunchRecord(name, name + "(float*)", raw(values, {"gpu__time_duration.sum": "nsecond"}), [], list(ranges))
+
+
+def test_launches_group_by_kernel_and_configuration_longest_first():
+    launches = [launch("a", 10, 1000), launch("b", 5, 9000), launch("a", 10, 3000), launch("a", 20, 500, ranges=())]
+    kernels = ncu.group_launches(launches)
+    assert [(k.name, k.launches, k.total_duration_us) for k in kernels] == [("b", 1, 9.0), ("a", 2, 4.0), ("a", 1, 0.5)]
+    assert kernels[1].metrics.duration_us == 2.0 and kernels[1].launch_configuration == "10 blocks x 256 threads"
+    assert kernels[2].inside_range is False and kernels[0].inside_range is True
+    report = ncu.profile_from_launches(launches, "r.ncu-rep", "fake reader")
+    assert report.launches == 4 and report.total_duration_us == pytest.approx(13.5)
+    assert report.launches_outside_range == 0  # a launch with no NVTX data is not counted as outside
+
+
+def test_ncu_md_lists_every_alias_with_its_candidates():
+    from kernel_opt.classify import SKILL_ROOT
+
+    text = (SKILL_ROOT / "profiling" / "NCU.md").read_text()
+    for alias in ncu.METRIC_ALIASES:
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{alias.canonical}` |")), None)
+        assert row is not None, f"NCU.md has no row for {alias.canonical}"
+        assert all(f"`{name}`" in row for name in alias.candidates), alias.canonical
+        assert f"| {alias.unit} |" in row
