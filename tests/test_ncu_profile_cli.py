@@ -458,6 +458,7 @@ def test_the_script_wrapper_and_the_console_entry_know_the_command(scripts_dir):
 
 
 @pytest.mark.gpu
+@pytest.mark.timing  # asserts hardware counters: other GPU work running beside it distorts them
 @pytest.mark.parametrize("solution", ["vector_add.cu", "vector_add.py"])
 def test_only_the_solutions_kernel_is_profiled(reference_dir, tmp_path, solution):
     """Warm-up calls, setup's random kernels and the reference stay out: 2 calls, 2 launches of one kernel."""
