@@ -571,7 +571,11 @@ def _cuda_specific(classification, metrics, keys, compute_capability, add) -> No
 def _triton_specific(classification, metrics, keys, add) -> None:
     label = classification.label
     if label == "memory_bound" and "memory_at_peak" in keys:
-        add("single_pass", "DRAM is at its peak: only fewer bytes help")
+        unit = classification.memory_limiter or "memory"
+        if unit == "DRAM":
+            add("single_pass", "DRAM is at its peak: only fewer bytes help")
+        else:  # L1/shared or L2 saturated: the same data is fetched again and again
+            add("block_size", f"{unit} is at its peak: larger tiles reuse each loaded value more")
     if label == "latency_bound":
         top = classification.top_stall
         if top in ("long_scoreboard", "barrier"):
