@@ -122,20 +122,6 @@ class BenchmarkReport:
 # --- the child side ------------------------------------------------------------------------
 
 
-def set_matmul_precision(allow_tf32: bool) -> dict[str, Any]:
-    """Make float32 matmuls strict unless the reference allows TF32; say which."""
-    import torch
-
-    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
-    torch.backends.cudnn.allow_tf32 = allow_tf32
-    torch.set_float32_matmul_precision("high" if allow_tf32 else "highest")
-    if allow_tf32:
-        note = "ref.py sets allow_tf32 = True: float32 matmuls and convolutions may use TF32 (solution, baselines, ceilings)"
-    else:
-        note = "float32 matmuls and convolutions are strict FP32 (TF32 off); set allow_tf32 = True in ref.py to allow it"
-    return {"allow_tf32": allow_tf32, "note": note}
-
-
 def _refill_inputs(values: dict[str, Any], outputs: list[str], fresh: dict[str, Any]) -> None:
     """Copy fresh random values into the existing input buffers (same pointers, new contents)."""
     import torch
@@ -172,7 +158,7 @@ def run_benchmark(request: dict[str, Any], events) -> None:
     import torch
 
     from . import timing
-    from .contract import accepted_kwargs, load_reference, problem_cases
+    from .contract import accepted_kwargs, load_reference, problem_cases, set_matmul_precision
     from .correctness import poison_
     from .worker import call_solution, environment_info, instance_maker, solution_or_fault
 
@@ -182,7 +168,7 @@ def run_benchmark(request: dict[str, Any], events) -> None:
         raise EnvironmentFault("the benchmark needs an NVIDIA GPU and torch sees none in the worker")
     events.emit("environment", info=environment_info("cuda"))
     reference = load_reference(Path(request["reference"]))
-    events.emit("precision", **set_matmul_precision(reference.allow_tf32))
+    events.emit("precision", **set_matmul_precision(reference.allow_tf32))  # same policy as the correctness check
     events.emit("phase", phase="load_solution")
     solution = solution_or_fault(request)
     other = solution_or_fault(request["against"]) if request.get("against") else None
@@ -368,8 +354,6 @@ def source_synchronizes(source_text: str) -> bool:
 
 def assemble_report(report: BenchmarkReport, outcome, against_label: str | None, against_dir: str | None) -> BenchmarkReport:
     """Fill the report from the worker's events; every derived number is computed here."""
-    from .correctness import _phase_description
-
     for event in outcome.events:
         kind = event["event"]
         if kind == "environment":
@@ -404,17 +388,7 @@ def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
             report.warnings.append(event["text"])
         elif kind == "note":
             report.notes.append(event["text"])
-    error = outcome.error_event
-    where = _phase_description(outcome.last_phase)
-    if outcome.timed_out:
-        report.error = {"kind": "timeout", "exit_code": 3,
-                        "message": f"no progress for {outcome.timeout_s:g} s {where}; the worker was killed"}
-    elif error is not None:
-        report.error = {k: error.get(k) for k in ("kind", "message", "hint", "exit_code")}
-        report.error["message"] += f" ({where})" if where else ""
-    elif outcome.crash_description():
-        report.error = {"kind": "crash", "exit_code": 3, "message": f"{outcome.crash_description()} {where}".strip(),
-                        "hint": outcome.stderr_tail[-1500:] or None}
+    report.error = outcome.failure()
     if report.error is not None:
         report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
         return report

@@ -171,3 +171,17 @@ class ProblemInstance:
     outputs: list[str]
     dims: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+
+
+def set_matmul_precision(allow_tf32: bool) -> dict[str, Any]:
+    """Make float32 matmuls strict unless the reference allows TF32; say which."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    torch.backends.cudnn.allow_tf32 = allow_tf32
+    torch.set_float32_matmul_precision("high" if allow_tf32 else "highest")
+    if allow_tf32:
+        note = "ref.py sets allow_tf32 = True: float32 matmuls and convolutions may use TF32 (solution, baselines, ceilings)"
+    else:
+        note = "float32 matmuls and convolutions are strict FP32 (TF32 off); set allow_tf32 = True in ref.py to allow it"
+    return {"allow_tf32": allow_tf32, "note": note}

@@ -329,30 +329,7 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
                     modified_inputs=event["modified_inputs"],
                 )
             )
-    where = _phase_description(outcome.last_phase)
-    error = outcome.error_event
-    if outcome.timed_out:
-        report.error = {
-            "kind": "timeout",
-            "exit_code": 3,
-            "message": f"no progress for {outcome.timeout_s:g} s {where}: the solution hangs or is far slower than "
-            "expected, so its process was killed",
-            "hint": "look for a loop that never ends or a barrier not every thread reaches; raise --timeout if it is only slow",
-        }
-    elif error is not None:
-        report.error = {
-            "kind": error["kind"],
-            "exit_code": error["exit_code"],
-            "message": error["message"] + (f" ({where})" if where and error["exit_code"] == 3 else ""),
-            "hint": error.get("hint"),
-        }
-    elif outcome.crash_description():
-        report.error = {
-            "kind": "crash",
-            "exit_code": 3,
-            "message": f"{outcome.crash_description()} {where}".strip(),
-            "hint": outcome.stderr_tail[-1500:] or None,
-        }
+    report.error = outcome.failure()
     if report.error is not None:
         report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
     elif report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases:
@@ -360,20 +337,3 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     else:
         report.verdict = "fail"
     return report
-
-
-def _phase_description(phase: dict | None) -> str:
-    if not phase:
-        return "while the worker process was starting"
-    names = {
-        "setup": "while creating inputs",
-        "reference": "in the reference",
-        "solution": "in the solution's call",
-        "compare": "while comparing outputs",
-        "load_solution": "while loading the solution",
-    }
-    text = names.get(phase.get("phase", ""), "")
-    if "dims" in phase:
-        shape = ", ".join(f"{key}={value}" for key, value in phase["dims"].items())
-        text = (text + " " if text else "") + f"({shape}, seed {phase.get('seed')})"
-    return text

@@ -51,6 +51,35 @@ class ChildOutcome:
     def error_event(self) -> dict[str, Any] | None:
         return next((e for e in self.events if e["event"] == "error"), None)
 
+    def where(self) -> str:
+        """Where the worker was when it stopped, e.g. "in the solution's call (n=127, seed 0)"."""
+        return phase_description(self.last_phase)
+
+    def failure(self) -> dict[str, Any] | None:
+        """The error record for a worker that hung, reported an error or died; None if it finished."""
+        where = self.where()
+        if self.timed_out:
+            return {
+                "kind": "timeout",
+                "exit_code": 3,
+                "message": f"no progress for {self.timeout_s:g} s {where}: the solution hangs or is far slower than "
+                "expected, so its process was killed",
+                "hint": "look for a loop that never ends or a barrier not every thread reaches; raise --timeout if it is only slow",
+            }
+        error = self.error_event
+        if error is not None:
+            located = error["exit_code"] == 3 and bool(self.last_phase)
+            return {
+                "kind": error["kind"],
+                "exit_code": error["exit_code"],
+                "message": error["message"] + (f" ({where})" if located else ""),
+                "hint": error.get("hint"),
+            }
+        if self.crash_description():
+            return {"kind": "crash", "exit_code": 3, "message": f"{self.crash_description()} {where}".strip(),
+                    "hint": self.stderr_tail[-1500:] or None}
+        return None
+
     def crash_description(self) -> str | None:
         """A sentence for a child that died without reporting an error itself."""
         if self.timed_out or self.error_event is not None or self.returncode in (0, None):
@@ -64,6 +93,25 @@ class ChildOutcome:
             meaning = SIGNAL_MEANINGS.get(number, "killed by a signal")
             return f"the solution process died: {name}, {meaning}"
         return f"the solution process exited with code {self.returncode} without reporting a result"
+
+
+_PHASE_NAMES = {
+    "setup": "while creating inputs",
+    "reference": "in the reference",
+    "solution": "in the solution's call",
+    "compare": "while comparing outputs",
+    "load_solution": "while loading the solution",
+}
+
+
+def phase_description(phase: dict[str, Any] | None) -> str:
+    if not phase:
+        return "while the worker process was starting"
+    text = _PHASE_NAMES.get(phase.get("phase", ""), f"during {phase['phase']}" if phase.get("phase") else "")
+    if "dims" in phase:
+        shape = ", ".join(f"{key}={value}" for key, value in phase["dims"].items())
+        text = (text + " " if text else "") + f"({shape}, seed {phase.get('seed')})"
+    return text
 
 
 def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None) -> ChildOutcome:

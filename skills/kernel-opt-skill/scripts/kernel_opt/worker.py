@@ -142,6 +142,10 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
         raise EnvironmentFault("torch sees no CUDA GPU in the worker process")
     events.emit("environment", info=environment_info(device))
     reference = load_reference(Path(request["reference"]))
+    if device == "cuda":
+        from .contract import set_matmul_precision
+
+        events.emit("note", text=set_matmul_precision(reference.allow_tf32)["note"])
     events.emit("phase", phase="load_solution")
     solution = solution_or_fault(request)
 
