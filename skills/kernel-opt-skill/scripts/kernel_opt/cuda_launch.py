@@ -14,19 +14,8 @@ from typing import Any
 import torch
 
 from .errors import SolutionError
-from .inputs import DTYPES
+from .inputs import DTYPES, lookup_by_name
 from .signature import SCALAR_TYPES, Parameter, SolveSignature
-
-
-def _lookup(values: dict[str, Any], dims: dict[str, Any], name: str) -> tuple[bool, Any]:
-    for mapping in (values, dims):
-        if name in mapping:
-            return True, mapping[name]
-    folded = [(key, mapping[key]) for mapping in (values, dims) for key in mapping if key.lower() == name.lower()]
-    unique = {key for key, _ in folded}
-    if len(unique) == 1:
-        return True, folded[0][1]
-    return False, None
 
 
 class CudaSolution:
@@ -67,7 +56,7 @@ class CudaSolution:
             if parameter.is_stream:
                 arguments.append(None)  # resolved at each call: the stream current then (graph capture uses its own)
                 continue
-            found, value = _lookup(values, dims, parameter.name)
+            found, value = lookup_by_name({**dims, **values}, parameter.name)  # inputs win over dims
             if not found:
                 available = sorted(set(values) | set(dims))
                 raise SolutionError(

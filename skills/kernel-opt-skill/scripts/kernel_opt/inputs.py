@@ -63,8 +63,8 @@ def infer_instance(signature: SolveSignature, dims: dict[str, Any], seed: int, d
     """
     sizes = {}
     for parameter in signature.scalars:
-        value = _lookup(dims, parameter.name)
-        if value is None:
+        found, value = lookup_by_name(dims, parameter.name)
+        if not found:
             raise UsageError(
                 f"solve parameter {parameter.name!r} has no value: pass it as --{parameter.name}=VALUE "
                 "or define setup() in ref.py"
@@ -116,11 +116,13 @@ def _looks_like_output(name: str) -> bool:
     return lowered in _OUTPUT_NAMES or lowered.startswith(("out", "dst", "result"))
 
 
-def _lookup(mapping: dict[str, Any], name: str) -> Any:
+def lookup_by_name(mapping: dict[str, Any], name: str) -> tuple[bool, Any]:
+    """(found, value) for a parameter name: the exact key, else the one key equal ignoring case
+    (solve(..., int N) binds to --n=...); an ambiguous or missing name is not found."""
     if name in mapping:
-        return mapping[name]
+        return True, mapping[name]
     matches = [key for key in mapping if key.lower() == name.lower()]
-    return mapping[matches[0]] if len(matches) == 1 else None
+    return (True, mapping[matches[0]]) if len(matches) == 1 else (False, None)
 
 
 def degenerate_input_warnings(instance: ProblemInstance) -> list[str]:
