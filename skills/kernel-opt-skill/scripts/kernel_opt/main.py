@@ -25,6 +25,10 @@ COMMANDS: dict[str, str] = {
     "hypothesis_check": "hypothesis_check",
     "static_analysis": "static_analysis",
     "ncu_profile": "ncu_profile",
+    "workspace": "workspace",
+    "final_report": "final_report",
+    "install": "install",
+    "uninstall": "uninstall",
 }
 
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Write OUT/final_report.md and its charts from what the run recorded (see --help)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_opt.commands.final_report import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,11 @@
+"""Remove what install.py put in place, exactly that (see --help)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # so `import kernel_opt` works from any copy of the skill
+
+from kernel_opt.commands.uninstall import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""final_report.py writes the report from the records alone: its numbers equal the records, what
+is missing says "not measured", both charts are drawn, and the same records give the same
+report (apart from the date line).
+
+The run is synthetic but built from the tools' own record classes and real ncu summaries
+(see test_workspace.write_version): v0 and v1 timed and profiled, v1 a success against v0;
+v2 incorrect, never timed."""
+
+import json
+import re
+
+import pytest
+
+from kernel_opt.commands import env_check
+from kernel_opt.commands import final_report as final_report_command
+
+from test_workspace import VALID_HYPOTHESIS, make_run, write_version
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+BASELINES = {"eager": 95.0, "torch.compile (default)": 88.0}
+
+
+@pytest.fixture
+def run(tmp_path, capsys):
+    out = tmp_path / "run"
+    make_run(out, iterations=2)
+    assert env_check.main(["--output-dir", str(out)]) in (0, 4)  # 4: no GPU here, still a record
+    write_version(out, 0, median_us=100.0, ncu_fixture="naive_gemm_l1", registers=40, baselines=BASELINES)
+    write_version(out, 1, median_us=80.0, ncu_fixture="memory_streaming", against="v0", speedup=1.25, ci=(1.22, 1.28),
+                  verdict="success", parent="v0", hypothesis=VALID_HYPOTHESIS, registers=32, baselines=BASELINES)
+    write_version(out, 2, correct=False, state="failed", parent="v1",
+                  hypothesis=VALID_HYPOTHESIS.replace("float4", "shared-memory staging of"))
+    capsys.readouterr()
+    return out
+
+
+def table_row(markdown: str, version: str) -> list[str]:
+    line = next(line for line in markdown.splitlines() if re.match(rf"^\| {version}\b", line))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def records(out, version):
+    folder = out / version
+    return (json.loads((folder / "benchmark.json").read_text()), json.loads((folder / "ncu_summary.json").read_text()))
+
+
+def generate(out, capsys) -> str:
+    assert final_report_command.main([str(out)]) == 0
+    capsys.readouterr()
+    return (out / "final_report.md").read_text()
+
+
+def test_the_version_table_repeats_the_records(run, capsys):
+    text = generate(run, capsys)
+    for version, registers in (("v0", "40"), ("v1", "32")):
+        benchmark, profile = records(run, version)
+        solution = benchmark["solution"]
+        row = table_row(text, version)
+        assert row[1] == f"{solution['median_us']:.2f} ({solution['p20_us']:.2f}–{solution['p80_us']:.2f})"
+        assert row[2] == f"{100.0 / solution['median_us']:.2f}x"
+        assert row[4] == f"{benchmark['percent_of_ceiling']:.1f}% (measured)"
+        assert row[5] == f"{profile['bottleneck']} ({profile['memory_limiter']})"
+        assert row[6] == f"{profile['metrics']['achieved_occupancy_pct']:.1f}%"
+        assert row[7] == registers
+        share = profile["kernels"][0]["top_stalls"][0]["share_pct"]
+        assert row[8] == f"{profile['top_stall']} ({share:.0f}%)"
+    assert table_row(text, "v1")[0] == "v1 (best)"
+    assert table_row(text, "v1")[3] == "1.250x vs v0 [1.220, 1.280] success"
+    assert table_row(text, "v0")[3] == "n/a: v0 is the starting point"
+
+
+def test_a_version_without_a_benchmark_is_not_measured(run, capsys):
+    text = generate(run, capsys)
+    row = table_row(text, "v2")
+    assert row[1] == "not measured: no benchmark.json (evaluation stopped: failed)"
+    assert row[2].startswith("not measured:") and row[4].startswith("not measured:")
+    assert row[5] == "not measured: no ncu_summary.json"
+    assert row[7] == "30"  # the build record of its correctness check still says so
+    section = text.split("### v2")[1].split("###")[0]
+    assert "shared-memory staging" in section and "did not hold: the version is not correct" in section
+    assert "v2: not timed" in text
+
+
+def test_stop_reason_best_version_and_pytorch_comparison(run, capsys):
+    text = generate(run, capsys)
+    benchmark, profile = records(run, "v1")
+    assert "budget spent: 2 of 2 iteration(s) used; target 90% not reached (v1 at " \
+           f"{benchmark['percent_of_ceiling']:.1f}%)" in text
+    assert f"| best version | v1: 80.00 µs, 1.25x faster than v0, {benchmark['percent_of_ceiling']:.1f}% of the ceiling |" in text
+    assert "From v1/benchmark.json" in text
+    assert "| eager                   | 95.00       | —           | 1.19x" in text
+    assert "| torch.compile (default) | 88.00       | 12.5        | 1.10x" in text
+    assert "Against eager PyTorch: 1.19x." in text
+    assert "Against the fastest PyTorch baseline (torch.compile (default)): 1.10x." in text
+    remaining = text.split("## Remaining opportunities")[1].split("## Against PyTorch")[0]
+    assert "From v1's profile" in remaining
+    assert all(finding["text"] in remaining for finding in profile["findings"])
+    assert f"`{profile['read_next'][0]['link']}`" in remaining
+    assert "held: faster beyond noise" in text.split("### v1")[1]
+    environment = json.loads((run / "env_check.json").read_text())
+    assert f"| environment check       | {environment['verdict']}: " in text
+    assert "NVIDIA H200 (compute capability 9.0), from v1/benchmark.json" in text
+
+
+def test_both_charts_are_drawn_and_linked(run, capsys):
+    pytest.importorskip("matplotlib")
+    text = generate(run, capsys)
+    for name in ("time_per_version.png", "roofline.png"):
+        data = (run / name).read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 5000
+        assert f"]({name})" in text
+
+
+def test_the_report_depends_on_the_records_only(run, capsys):
+    def without_date(markdown: str) -> str:
+        return re.sub(r"^Generated .* by", "Generated <date> by", markdown, flags=re.MULTILINE)
+
+    pytest.importorskip("matplotlib")
+    first = generate(run, capsys)
+    charts = {name: (run / name).read_bytes() for name in ("time_per_version.png", "roofline.png")}
+    second = generate(run, capsys)
+    assert without_date(first) == without_date(second)
+    assert {name: (run / name).read_bytes() for name in charts} == charts
+    assert str(run) not in first  # relative paths only: the folder can be moved or committed
+
+
+def test_the_final_benchmark_is_preferred_when_it_timed_the_best(run, capsys):
+    # SKILL.md's Finish step: benchmark.py OUT/v1/v1.cu --output-dir OUT --against OUT/v0/v0.cu
+    final = json.loads((run / "v1" / "benchmark.json").read_text())
+    final["comparison"] = {**final["comparison"], "speedup": 1.262, "ci_low": 1.25, "ci_high": 1.27}
+    final["baselines"][0]["median_us"] = 96.0
+    (run / "benchmark.json").write_text(json.dumps(final))
+    (run / "benchmark.md").write_text("# Benchmark\n")
+    text = generate(run, capsys)
+    assert "From benchmark.json (one run" in text and "| eager                   | 96.00" in text
+    assert "Against v0, timed interleaved in the final benchmark: 1.262x [1.250, 1.270], success." in text
+    assert "| final benchmark | [benchmark.md](benchmark.md) |" in text
+
+
+def test_a_run_with_nothing_timed_says_so(tmp_path, capsys):
+    out = tmp_path / "run"
+    make_run(out, iterations=1)
+    text = generate(out, capsys)
+    assert "| best version | not measured: no version was timed correct |" in text
+    assert "Time chart: not measured: no version was timed." in text
+    assert "not measured: no version was profiled" in text
+    assert not (out / "time_per_version.png").exists()

@@ -1,0 +1,430 @@
+"""The versioned workspace: init's layout and run record, the budget and overwrite rules, `next`
+starting from the best version, `status` values, and `evaluate`'s order of steps.
+
+Synthetic runs are built from the real record classes (CorrectnessReport, BenchmarkReport,
+Comparison, EvaluationRecord) and real ncu_summary.json files read from the recorded
+.ncu-rep fixtures, so the workspace reads exactly what the tools write."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kernel_opt.benchmark import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.commands import hypothesis_check, ncu_profile
+from kernel_opt.commands import workspace as workspace_command
+from kernel_opt.correctness import CorrectnessReport
+from kernel_opt.roofline import Ceilings, roofline_point
+from kernel_opt.workspace import (
+    EvaluationRecord,
+    RunRecord,
+    StepResult,
+    conclude_evaluation,
+    run_status,
+)
+
+from conftest import REFERENCE_DIR, REPO_ROOT
+
+NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
+SOFTMAX = REFERENCE_DIR / "softmax"
+GPU = {"name": "NVIDIA H200", "compute_capability": "9.0"}
+# Softmax at N=D=4096 in float32: 5 FLOP and 8 bytes per element (reference/softmax/ref.py).
+WORK = {"flops": 5.0 * 4096 * 4096, "bytes": 8.0 * 4096 * 4096, "dtype": "float32"}
+CEILINGS = {"measured": Ceilings(4000.0, 55.0, "measured", "float32"),
+            "datasheet": Ceilings(4800.0, 67.0, "datasheet: H200 SXM", "float32")}
+
+
+def make_run(out: Path, iterations: int = 3, target_percent: float = 90.0) -> RunRecord:
+    """A run folder as `workspace.py init` leaves it, for a CUDA softmax."""
+    code = workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.cu"),
+                                   "--ref", str(SOFTMAX / "ref.py"), "--iterations", str(iterations),
+                                   "--target-percent", str(target_percent), "--N=4096", "--D=4096"])
+    assert code == 0
+    return RunRecord.from_dict(json.loads((out / "run.json").read_text()))
+
+
+def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, against=None, speedup=None,
+                  ci=None, verdict=None, correct=True, state="measured", registers=30, parent=None, hypothesis=None,
+                  baselines=None, target_percent=90.0):
+    """Records of one evaluated version, written with the tools' own record classes."""
+    folder = out / f"v{number}"
+    folder.mkdir(exist_ok=True)
+    source = folder / f"v{number}.cu"
+    if not source.exists():
+        source.write_text(f"// version {number}\n" + (SOFTMAX / "good" / "softmax.cu").read_text())
+    if parent is not None or not (folder / "version.json").exists():
+        (folder / "version.json").write_text(json.dumps({"version": f"v{number}", "parent": parent}))
+    if hypothesis is not None:
+        (folder / "hypothesis.txt").write_text(hypothesis)
+    correctness = CorrectnessReport(verdict="pass" if correct else "fail", solution=str(source), reference="ref.py",
+                                    backend="cuda", device={"type": "cuda", **GPU}, interpreter=False,
+                                    command="correctness_check.py", dims={"N": 4096, "D": 4096}, seeds=[0, 1, 2],
+                                    build={"arch": "sm_90", "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
+                                                                         "registers": registers}]})
+    (folder / "correctness.json").write_text(json.dumps(correctness.to_dict()))
+    if median_us is not None:
+        comparison = None
+        if against is not None:
+            low, high = ci
+            comparison = Comparison(against=f"{out}/{against}/{against}.cu", against_dir=f"{out}/{against}",
+                                    speedup=speedup, ci_low=low, ci_high=high, confidence=0.95, pairs=60,
+                                    this_median_us=median_us, other_median_us=median_us * speedup, verdict=verdict,
+                                    other_correct_after_timing=True)
+        points = {source_name: roofline_point(WORK["flops"], WORK["bytes"], median_us, ceilings).to_dict()
+                  for source_name, ceilings in CEILINGS.items()}
+        percent = points["measured"]["percent_of_ceiling"]
+        report = BenchmarkReport(
+            solution={"path": str(source), "backend": "cuda", "median_us": median_us, "p20_us": median_us * 0.98,
+                      "p80_us": median_us * 1.03, "reps": 200,
+                      "build": {"arch": "sm_90", "signature": [],
+                                "kernels": [{"name": "softmax_kernel(float const*, float*, int)", "registers": registers}]}},
+            reference="ref.py", backend="cuda", command="benchmark.py", verdict="measured", gpu=dict(GPU),
+            versions={"python": "3.11.7", "torch": "2.9.0", "triton": "3.5.0", "cuda": "12.8"},
+            dims={"N": 4096, "D": 4096}, work=dict(WORK), roofline={"points": points}, percent_of_ceiling=percent,
+            target_percent=target_percent, target_reached=percent >= target_percent, comparison=comparison,
+        )
+        for name, baseline_us in (baselines or {}).items():
+            report.baselines.append(TimedEntry(name, median_us=baseline_us, p20_us=baseline_us, p80_us=baseline_us,
+                                               reps=100, compile_s=12.5 if "compile" in name else None))
+        if report.baselines:
+            fastest = min(report.baselines, key=lambda b: b.median_us)
+            report.best_baseline, report.speedup_vs_best_baseline = fastest.name, fastest.median_us / median_us
+            eager = next((b for b in report.baselines if b.name == "eager"), None)
+            report.speedup_vs_eager = eager.median_us / median_us if eager else None
+        (folder / "benchmark.json").write_text(json.dumps(report.to_dict()))
+    if ncu_fixture is not None:
+        argv = ["--from-report", str(NCU_FIXTURES / f"{ncu_fixture}.ncu-rep"), "--output-dir", str(folder)]
+        if against is not None and (out / against / "ncu_summary.json").exists():
+            argv += ["--baseline", str(out / against)]
+        assert ncu_profile.main(argv) == 0
+    if state is not None:
+        record = EvaluationRecord(version=f"v{number}", state=state, exit_code=0, started_at="2025-01-01T00:00:00+00:00",
+                                  wall_s=42.0, gpu_available=True, against=against)
+        (folder / "evaluation.json").write_text(json.dumps(record.to_dict()))
+    return folder
+
+
+VALID_HYPOTHESIS = (
+    "Hypothesis: load each row with float4 accesses instead of 32-bit loads\n"
+    "Rationale: v0 is memory_bound, DRAM at 41% of peak, LDG.E 32-bit loads in SASS\n"
+    "Expected: DRAM throughput rises from ~41% to >70% and time drops ~1.3x\n"
+)
+
+
+def synthetic_run(out: Path, iterations: int = 3) -> None:
+    """v0 100 us; v1 80 us (success vs v0); v2 90 us (failure vs v1): v1 is the best."""
+    make_run(out, iterations)
+    write_version(out, 0, median_us=100.0, ncu_fixture="naive_gemm_l1")
+    write_version(out, 1, median_us=80.0, ncu_fixture="memory_streaming", against="v0", speedup=1.25,
+                  ci=(1.22, 1.28), verdict="success", parent="v0", hypothesis=VALID_HYPOTHESIS)
+    write_version(out, 2, median_us=90.0, ncu_fixture="memory_streaming", against="v1", speedup=0.889,
+                  ci=(0.87, 0.90), verdict="failure", parent="v1", hypothesis=VALID_HYPOTHESIS)
+
+
+# --- init ----------------------------------------------------------------------------------------
+
+
+def test_init_creates_the_layout_and_the_run_record(tmp_path):
+    out = tmp_path / "run"
+    code = workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.py"),
+                                   "--ref", str(SOFTMAX / "ref.py"), "--iterations", "3", "--name", "softmax",
+                                   "--target-percent", "85", "--N=64", "--D=1000", "--scale=2.5"])
+    assert code == 0
+    assert (out / "ref.py").read_text() == (SOFTMAX / "ref.py").read_text()
+    assert (out / "v0" / "v0.py").read_text() == (SOFTMAX / "good" / "softmax.py").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["ref.py", "run.json", "v0"]
+    record = json.loads((out / "run.json").read_text())
+    assert record["kernel_name"] == "softmax" and record["backend"] == "triton"
+    assert record["solution_pattern"] == "v{n}/v{n}.py" and record["reference_file"] == "ref.py"
+    assert record["dims"] == {"N": 64, "D": 1000, "scale": 2.5}
+    assert record["iterations_budget"] == 3 and record["target_percent"] == 85.0
+    assert record["created_at"].endswith("+00:00") and record["schema"] == "kernel_opt.run/1"
+    assert json.loads((out / "v0" / "version.json").read_text())["parent"] is None
+    run = RunRecord.from_dict(record)
+    assert run.dim_arguments() == ["--N=64", "--D=1000", "--scale=2.5"]
+
+
+def test_init_names_the_run_after_the_kernel_and_accepts_an_empty_folder(tmp_path):
+    out = tmp_path / "empty"
+    out.mkdir()
+    run = make_run(out, iterations=2)
+    assert (run.kernel_name, run.backend, run.solution_pattern) == ("softmax", "cuda", "v{n}/v{n}.cu")
+
+
+def test_init_refuses_a_folder_that_holds_anything(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("an earlier run")
+    code = workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.cu"),
+                                   "--ref", str(SOFTMAX / "ref.py"), "--iterations", "3"])
+    assert code == 2
+    assert "not empty" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_dims_after_init_are_refused(tmp_path, capsys):
+    make_run(tmp_path / "run")
+    assert workspace_command.main(["status", str(tmp_path / "run"), "--N=8"]) == 2
+    assert "fixed by init" in capsys.readouterr().err
+
+
+# --- next: budget, best version, refusals ------------------------------------------------------------
+
+
+def test_next_refuses_until_v0_is_evaluated(tmp_path, capsys):
+    make_run(tmp_path / "run")
+    assert workspace_command.main(["next", str(tmp_path / "run")]) == 1
+    assert "v0 has not been evaluated yet" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "v1").exists()
+
+
+def test_next_starts_from_the_best_version_not_the_newest(tmp_path):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    assert workspace_command.main(["next", str(out)]) == 0
+    assert (out / "v3" / "v3.cu").read_text() == (out / "v1" / "v1.cu").read_text()
+    assert json.loads((out / "v3" / "version.json").read_text())["parent"] == "v1"
+    template = (out / "v3" / "hypothesis.txt").read_text()
+    assert "copy of v1" in template and "80.00 us" in template and "memory_bound (DRAM)" in template
+    # The untouched template is not a hypothesis: every slot is reported.
+    assert hypothesis_check.main([str(out / "v3"), "--json"]) == 1
+
+
+def test_unfilled_template_names_each_slot(tmp_path, capsys):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    capsys.readouterr()
+    hypothesis_check.main([str(out / "v3"), "--json"])
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    slots = [p.split(":")[0] for p in problems if "still holds a template slot" in p]
+    assert slots == ["Hypothesis", "Rationale", "Expected"]
+
+
+def test_next_refuses_while_the_newest_version_is_not_evaluated(tmp_path, capsys):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    write_version(out, 3, state=None, parent="v1")
+    assert workspace_command.main(["next", str(out)]) == 1
+    assert "v3 has not been evaluated yet" in capsys.readouterr().err
+    assert not (out / "v4").exists()
+
+
+def test_next_refuses_beyond_the_budget(tmp_path, capsys):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=2)
+    assert workspace_command.main(["next", str(out)]) == 1
+    assert "budget spent: all 2 iteration(s)" in capsys.readouterr().err
+    assert not (out / "v3").exists()
+    assert run_status(out).stop_reason == "budget_spent"
+
+
+def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
+    out = tmp_path / "run"
+    make_run(out, iterations=3, target_percent=50.0)
+    # 40 us at 4000 GB/s for 134 MB: the floor is 33.6 us, so 83.9% of the measured ceiling.
+    write_version(out, 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0)
+    status = run_status(out)
+    assert status.target_reached is True and status.stop_reason == "target_reached"
+    assert workspace_command.main(["next", str(out)]) == 1
+    assert "target reached: v0 runs at 83.9%" in capsys.readouterr().err
+    assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
+    assert (out / "v1" / "v1.cu").exists()
+
+
+def test_next_refuses_when_v0_is_wrong(tmp_path, capsys):
+    out = tmp_path / "run"
+    make_run(out)
+    write_version(out, 0, correct=False, state="failed")
+    assert workspace_command.main(["next", str(out)]) == 1
+    assert "v0 has not passed its correctness check" in capsys.readouterr().err
+
+
+# --- status ---------------------------------------------------------------------------------------
+
+
+def test_status_reports_versions_best_budget_and_target(tmp_path, capsys):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=3)
+    capsys.readouterr()
+    assert workspace_command.main(["status", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    versions = {v["name"]: v for v in payload["versions"]}
+    assert [versions[name]["speedup_vs_v0"] for name in ("v0", "v1", "v2")] == [1.0, 100.0 / 80.0, 100.0 / 90.0]
+    assert versions["v1"]["comparison_verdict"] == "success" and versions["v1"]["compared_with"] == "v0"
+    assert versions["v2"]["comparison_verdict"] == "failure" and versions["v2"]["compared_with"] == "v1"
+    assert versions["v1"]["bottleneck"] == "memory_bound" and versions["v0"]["bottleneck"] == "memory_bound"
+    assert payload["best"] == "v1"
+    assert payload["budget"] == {"iterations_total": 3, "iterations_used": 2, "iterations_left": 1, "spent": False}
+    assert payload["target_reached"] is False and payload["stop_reason"] is None
+    assert workspace_command.main(["status", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| v1 (best)" in text and "1.25x" in text and "1.250x vs v0: success" in text
+    assert "2 of 3 iteration(s) used, 1 left" in text and "next:" in text and "workspace.py next" in text
+
+
+def test_status_needs_a_run_folder(tmp_path, capsys):
+    assert workspace_command.main(["status", str(tmp_path)]) == 2
+    assert "no run.json" in capsys.readouterr().err
+
+
+# --- evaluate ------------------------------------------------------------------------------------------
+
+
+def test_conclusions_of_an_evaluation():
+    ok = lambda name: StepResult(name, "ok", 1.0, 0)  # noqa: E731
+    no_gpu = lambda name: StepResult(name, "cannot_run_here", 0.0, 4)  # noqa: E731
+    assert conclude_evaluation([ok("correctness"), ok("benchmark"), ok("profile"), ok("recommend")]) == ("measured", 0)
+    assert conclude_evaluation([ok("correctness"), ok("benchmark"), no_gpu("profile")]) == ("measured", 4)
+    assert conclude_evaluation([StepResult("correctness", "failed", 1.0, 1)]) == ("failed", 1)
+    assert conclude_evaluation([ok("correctness"), StepResult("benchmark", "solution_error", 1.0, 3)]) == ("failed", 3)
+    assert conclude_evaluation([ok("correctness"), StepResult("hypothesis", "failed", 0.0, 1)]) == ("invalid_hypothesis", 1)
+    assert conclude_evaluation([ok("correctness"), no_gpu("benchmark"), no_gpu("profile"), ok("static_analysis")]) == ("needs_gpu", 4)
+    assert conclude_evaluation([StepResult("correctness", "usage_error", 0.1, 2)]) == ("error", 2)
+    # Without a GPU a CUDA kernel is only compiled: a compile error is still the solution's fault.
+    assert conclude_evaluation([no_gpu("correctness"), StepResult("compile_check", "solution_error", 2.0, 3)]) == ("failed", 3)
+
+
+class FakeTools:
+    """Stands in for the GPU tools: records each call and writes what the real tool would."""
+
+    def __init__(self, out: Path, median_us: float):
+        self.out, self.median_us, self.calls = out, median_us, []
+
+    def __call__(self, command: str, argv: list[str]):
+        self.calls.append((command, argv))
+        option = lambda flag: argv[argv.index(flag) + 1] if flag in argv else None  # noqa: E731
+        folder = Path(option("--output-dir") or self.out)
+        number = int(folder.name[1:]) if folder.name.startswith("v") else None
+        if command == "correctness_check":
+            write_version(self.out, number, state=None)
+        elif command == "benchmark":
+            against = Path(option("--against")).parent.name if option("--against") else None
+            write_version(self.out, number, median_us=self.median_us, against=against,
+                          speedup=(self.median_us * 1.2) / self.median_us if against else None,
+                          ci=(1.15, 1.25), verdict="success", state=None)
+        elif command == "ncu_profile":
+            argv = ["--from-report", str(NCU_FIXTURES / "memory_streaming.ncu-rep"), "--output-dir", str(folder)]
+            if option("--baseline"):
+                argv += ["--baseline", option("--baseline")]
+            return ncu_profile.main(argv), "profiled"
+        elif command == "experience_log":
+            return 0, json.dumps({"ok": True, "recommendations": [{"strategy": "vector_loads", "successes": 2}], "avoid": []})
+        return 0, f"{command} ok"
+
+
+def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])  # v3 from v1
+    (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    (out / "v3" / "v3.cu").write_text((out / "v3" / "v3.cu").read_text() + "// one change\n")
+    tools = FakeTools(out, median_us=70.0)
+    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
+    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    capsys.readouterr()
+    assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
+    assert [command for command, _ in tools.calls] == ["correctness_check", "benchmark", "ncu_profile", "experience_log"]
+    benchmark_argv = tools.calls[1][1]
+    assert benchmark_argv[benchmark_argv.index("--against") + 1] == str(out / "v1" / "v1.cu")  # the best, not v2
+    assert benchmark_argv[benchmark_argv.index("--target-percent") + 1] == "90"
+    assert benchmark_argv[benchmark_argv.index("--compile-modes") + 1] == "default"
+    assert benchmark_argv[benchmark_argv.index("--seeds") + 1] == "1"  # the full check ran a moment before
+    assert benchmark_argv[-2:] == ["--N=4096", "--D=4096"]
+    profile_argv = tools.calls[2][1]
+    assert profile_argv[profile_argv.index("--baseline") + 1] == str(out / "v1")
+    recommend_argv = tools.calls[3][1]
+    assert recommend_argv[recommend_argv.index("--bottleneck") + 1] == "memory_bound"
+    assert recommend_argv[recommend_argv.index("--chip") + 1] == "NVIDIA H200"
+    record = json.loads((out / "v3" / "evaluation.json").read_text())
+    assert (record["state"], record["exit_code"], record["against"]) == ("measured", 0, "v1")
+    assert [s["name"] for s in record["steps"]] == ["correctness", "hypothesis", "benchmark", "profile", "recommend"]
+    assert all(s["status"] == "ok" and s["wall_s"] >= 0 for s in record["steps"])
+    assert record["recommendations"]["for_version"] == "v3"
+    assert record["recommendations"]["strategies"][0]["strategy"] == "vector_loads"
+    summary = capsys.readouterr().out
+    assert "v3: MEASURED" in summary and "| benchmark" in summary and "70.00 us; vs v1 1.200x" in summary
+    assert "experience_log.py add --from" in summary
+    assert run_status(out).best.name == "v3"
+    # Measured numbers are not replaced by a re-run, unless asked.
+    assert workspace_command.main(["evaluate", str(out), "v3"]) == 2
+    assert "already evaluated" in capsys.readouterr().err
+    assert workspace_command.main(["evaluate", str(out), "v3", "--force"]) == 0
+
+
+def test_evaluate_stops_at_an_unfilled_hypothesis(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    tools = FakeTools(out, median_us=70.0)
+    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
+    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    assert workspace_command.main(["evaluate", str(out), "v3"]) == 1
+    assert [command for command, _ in tools.calls] == ["correctness_check"]
+    record = json.loads((out / "v3" / "evaluation.json").read_text())
+    assert record["state"] == "invalid_hypothesis"
+    assert [(s["name"], s["status"]) for s in record["steps"]][1:] == [
+        ("hypothesis", "failed"), ("benchmark", "skipped"), ("profile", "skipped"), ("recommend", "skipped")]
+    assert "identical to v1" in record["warnings"][0]
+    # Nothing was timed, so it may be evaluated again once the hypothesis is written.
+    assert workspace_command.main(["next", str(out)]) == 1
+
+
+def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    assert workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.py"),
+                                   "--ref", str(SOFTMAX / "ref.py"), "--iterations", "1", "--N=8", "--D=129"]) == 0
+    monkeypatch.setattr(workspace_command, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    capsys.readouterr()
+    assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
+    payload = json.loads(capsys.readouterr().out)
+    steps = {s["name"]: s["status"] for s in payload["steps"]}
+    assert steps == {"correctness": "ok", "benchmark": "cannot_run_here", "profile": "cannot_run_here",
+                     "static_analysis": "ok", "recommend": "ok"}
+    assert payload["state"] == "needs_gpu" and [item.split(":")[0] for item in payload["needs_gpu"]] == ["benchmark", "profile"]
+    correctness = json.loads((out / "v0" / "correctness.json").read_text())
+    assert correctness["passed"] is True and correctness["interpreter"] is True
+    assert json.loads((out / "v0" / "static_analysis.json").read_text())["kernels"][0]["registers_per_thread"] > 0
+    assert "$ correctness_check.py" in (out / "v0" / "evaluate.log").read_text()
+    # Not timed: neither locked against a re-run nor a starting point for v1.
+    assert workspace_command.main(["next", str(out)]) == 1
+    assert "has not been timed yet" in capsys.readouterr().err
+
+
+def test_evaluate_names_a_missing_version(tmp_path, capsys):
+    make_run(tmp_path / "run")
+    assert workspace_command.main(["evaluate", str(tmp_path / "run"), "v7"]) == 2
+    assert "v7 does not exist" in capsys.readouterr().err
+    assert workspace_command.main(["evaluate", str(tmp_path / "run"), "seven"]) == 2
+
+
+@pytest.mark.nvcc
+def test_evaluate_without_a_gpu_compiles_a_cuda_kernel_and_claims_no_correctness(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    make_run(out, iterations=1)
+    monkeypatch.setattr(workspace_command, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    capsys.readouterr()
+    assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
+    payload = json.loads(capsys.readouterr().out)
+    assert [(s["name"], s["status"]) for s in payload["steps"]] == [
+        ("correctness", "cannot_run_here"), ("compile_check", "ok"), ("benchmark", "cannot_run_here"),
+        ("profile", "cannot_run_here"), ("static_analysis", "ok"), ("recommend", "ok")]
+    assert re.match(r"compiled for sm_\d+a?; softmax_kernel: \d+ registers", payload["steps"][1]["summary"])
+    # A kernel that has not run has no correctness verdict in its folder.
+    assert not (out / "v0" / "correctness.json").exists()
+    assert json.loads((out / "v0" / "compile_check" / "correctness.json").read_text())["build"]["kernels"]
+
+
+@pytest.mark.nvcc
+def test_evaluate_reports_a_compile_error_as_the_solutions_fault(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    make_run(out, iterations=1)
+    (out / "v0" / "v0.cu").write_text((out / "v0" / "v0.cu").read_text() + "\nthis is not CUDA;\n")
+    monkeypatch.setattr(workspace_command, "gpu_available", lambda: False)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 3
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    assert record["state"] == "failed"
+    assert [s["status"] for s in record["steps"]][-2:] == ["skipped", "skipped"]
