@@ -168,6 +168,17 @@ class InstructionMix:
         return sum(self.global_stores_by_width_bits.values())
 
 
+# SASS opcode (before the first ".") -> the InstructionMix counter it increments.
+COUNTED_OPCODES = {
+    "LDL": "local_loads", "STL": "local_stores",  # local memory: spills or run-time-indexed arrays
+    "LDS": "shared_loads", "STS": "shared_stores",
+    "LDSM": "shared_matrix_loads", "STSM": "shared_matrix_stores",
+    "LDGSTS": "async_copies",  # cp.async (sm_80+)
+    "UTMALDG": "tma_loads", "UTMASTG": "tma_stores", "UBLKCP": "bulk_copies",  # Hopper copy engine
+    "FFMA": "ffma",
+}
+
+
 def instruction_mix(opcodes: Sequence[str]) -> InstructionMix:
     mix = InstructionMix(total_instructions=len(opcodes))
     loads: Counter = Counter()
@@ -182,28 +193,9 @@ def instruction_mix(opcodes: Sequence[str]) -> InstructionMix:
             loads[access_width_bits(opcode)] += 1
         elif base == "STG":
             stores[access_width_bits(opcode)] += 1
-        elif base == "LDL":
-            mix.local_loads += 1
-        elif base == "STL":
-            mix.local_stores += 1
-        elif base == "LDS":
-            mix.shared_loads += 1
-        elif base == "STS":
-            mix.shared_stores += 1
-        elif base == "LDSM":
-            mix.shared_matrix_loads += 1
-        elif base == "STSM":
-            mix.shared_matrix_stores += 1
-        elif base == "LDGSTS":
-            mix.async_copies += 1
-        elif base == "UTMALDG":
-            mix.tma_loads += 1
-        elif base == "UTMASTG":
-            mix.tma_stores += 1
-        elif base == "UBLKCP":
-            mix.bulk_copies += 1
-        elif base == "FFMA":
-            mix.ffma += 1
+        elif base in COUNTED_OPCODES:
+            field_name = COUNTED_OPCODES[base]
+            setattr(mix, field_name, getattr(mix, field_name) + 1)
         if base.endswith(TENSOR_SUFFIX):
             tensor[base] += 1
         if base in BARRIER_OPCODES:
