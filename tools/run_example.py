@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Run the skill's tooling on the bundled examples and say what ran, what passed, what needs a GPU.
+"""The README's main job: the loop's tooling on the bundled examples, and what needs a GPU.
 
-This is the README's main job: an environment check, then correctness checks of the bundled
-Triton and CUDA solutions (reference/softmax, reference/vector_add). On a machine without a
-GPU, Triton kernels run under the Triton interpreter and CUDA kernels are compiled only.
+For a Triton softmax and a CUDA softmax (reference/softmax): an environment check, then for
+each a run folder (`workspace.py init`), one evaluation of v0 (correctness, benchmark against
+PyTorch, Nsight Compute profile and bottleneck, static analysis, experience recommendation) and
+the generated final report. On a machine without a GPU every step that can run does (Triton
+correctness under the interpreter, the CUDA compile check, static analysis, the report) and
+each step that needs a GPU is listed.
 
 Usage:
   python3 tools/run_example.py --output-dir out/example
@@ -12,6 +15,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,14 +23,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 
-# (label, solution, ref, extra arguments on a GPU, extra arguments on the CPU)
+# (label, run folder, kernel, dims on a GPU, dims on the CPU: the interpreter needs a small problem)
 EXAMPLES = [
-    ("softmax, Triton", "reference/softmax/good/softmax.py", "reference/softmax/ref.py", [], ["--N=64", "--D=1000"]),
-    ("softmax, CUDA", "reference/softmax/good/softmax.cu", "reference/softmax/ref.py", [], []),
-    ("vector add, Triton", "reference/vector_add/good/vector_add.py", "reference/vector_add/ref.py", [], []),
-    ("vector add, CUDA", "reference/vector_add/good/vector_add.cu", "reference/vector_add/ref.py", [], []),
+    ("softmax, Triton", "softmax_triton", "reference/softmax/good/softmax.py", ["--N=4096", "--D=4096"], ["--N=64", "--D=1000"]),
+    ("softmax, CUDA", "softmax_cuda", "reference/softmax/good/softmax.cu", ["--N=4096", "--D=4096"], ["--N=4096", "--D=4096"]),
 ]
-OUTCOMES = {0: "pass", 1: "FAIL", 2: "usage error", 3: "solution error", 4: "needs a GPU"}
+REFERENCE = "reference/softmax/ref.py"
+OUTCOMES = {0: "evaluated", 1: "FAILED", 2: "usage error", 3: "solution error", 4: "partial: needs a GPU"}
+
+
+def run(*arguments: str) -> int:
+    print("$", " ".join(arguments))
+    code = subprocess.call([sys.executable, *arguments])
+    print()
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,25 +44,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-dir", type=Path, default=REPO / "out" / "example")
     args = parser.parse_args(argv)
     out = args.output_dir
-    env_code = subprocess.call([sys.executable, str(SCRIPTS / "env_check.py"), "--output-dir", str(out)])
-    has_gpu = env_code == 0
-    print()
-    rows, worst = [], 0
-    for index, (label, solution, ref, gpu_args, cpu_args) in enumerate(EXAMPLES):
-        target = out / f"example{index}_{Path(solution).stem}_{Path(solution).suffix[1:]}"
-        command = [sys.executable, str(SCRIPTS / "correctness_check.py"), str(REPO / solution), "--ref", str(REPO / ref),
-                   "--output-dir", str(target), *(gpu_args if has_gpu else cpu_args)]
-        print(f"$ correctness_check.py {solution} --ref {ref} --output-dir {target}")
-        code = subprocess.call(command)
-        print()
-        rows.append((label, OUTCOMES.get(code, f"exit {code}"), target / "correctness.md"))
+    has_gpu = run(str(SCRIPTS / "env_check.py"), "--output-dir", str(out)) == 0
+    rows, worst, missing = [], 0, set()
+    for label, folder, kernel, gpu_dims, cpu_dims in EXAMPLES:
+        target = out / folder
+        code = run(str(SCRIPTS / "workspace.py"), "init", str(target), "--kernel", str(REPO / kernel), "--ref",
+                   str(REPO / REFERENCE), "--iterations", "0", "--name", "softmax", *(gpu_dims if has_gpu else cpu_dims))
+        if code == 0:
+            code = run(str(SCRIPTS / "workspace.py"), "evaluate", str(target), "v0")
+            report_code = run(str(SCRIPTS / "final_report.py"), str(target))
+            if report_code != 0:
+                code = max(code, report_code)
+        evaluation = target / "v0" / "evaluation.json"
+        if evaluation.exists():
+            missing.update(step.split(":")[0] for step in json.loads(evaluation.read_text()).get("needs_gpu", []))
+        rows.append((label, OUTCOMES.get(code, f"exit {code}"), target / "final_report.md"))
         if code not in (0, 4):
             worst = max(worst, code)
     print("summary:")
     for label, outcome, report in rows:
-        print(f"  {label:<20} {outcome:<15} {report}")
-    if not has_gpu:
-        print("needs a GPU (not run here): CUDA correctness, benchmark, ncu profile; see", out / "env_check.md")
+        print(f"  {label:<16} {outcome:<22} {report}")
+    if missing:
+        print(f"needs a GPU (not run here): {', '.join(sorted(missing))}; see {out / 'env_check.md'}")
     return worst
 
 
