@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 import pytest
 
-from kernel_opt.benchmark import BenchmarkReport, TimedEntry, assemble_report, source_synchronizes
+from kernel_opt.benchmark import BenchmarkReport, TimedEntry, assemble_report, phase_durations, source_synchronizes
 from kernel_opt.commands.benchmark import main
 from kernel_opt.runner import ChildOutcome
 
@@ -83,6 +83,46 @@ def test_measured_report_derives_speedups_and_roofline():
     assert "datasheet" in report.roofline["points"]  # H100 SXM peaks shown beside the measured ones
     assert not any("SUSPICIOUS" in w for w in report.warnings)
     json.dumps(report.to_dict())  # the whole record is JSON
+
+
+def with_same_size_copy(event_list, copy_us):
+    """Insert the worker's same-size copy event (it follows the solution's timing)."""
+    copy = timed("copy of the same bytes", [copy_us - 1, copy_us, copy_us, copy_us + 1, copy_us + 2])
+    event = {"event": "copy_same_bytes", "entry": copy["entry"], "bytes_moved": BYTES}
+    return event_list[:6] + [event] + event_list[6:]
+
+
+def test_a_faster_same_size_copy_sets_the_ceiling():
+    # The 2 GiB copy reads 3000 GB/s (floor 1073.7 us); a copy of these very bytes took 1000 us,
+    # 3221 GB/s: the stricter roof, so the % of ceiling comes from it.
+    report = assemble(with_same_size_copy(events(solution_us=1100.0), copy_us=1000.0))
+    points = report.roofline["points"]
+    assert list(points) == ["measured", "same-size copy", "datasheet"]
+    assert points["same-size copy"]["ceilings"]["memory_bandwidth_gbps"] == pytest.approx(BYTES / 1000e-6 / 1e9)
+    assert points["same-size copy"]["floor_time_us"] == pytest.approx(1000.0)
+    assert report.roofline["primary"] == "same-size copy"
+    assert report.percent_of_ceiling == pytest.approx(100 * 1000.0 / 1100.0)
+    assert points["measured"]["percent_of_ceiling"] == pytest.approx(100 * BYTES / 3000e9 * 1e6 / 1100.0)
+
+
+def test_a_slower_same_size_copy_leaves_the_cached_ceiling_in_charge():
+    report = assemble(with_same_size_copy(events(solution_us=1200.0), copy_us=1150.0))
+    assert report.roofline["primary"] == "measured"
+    assert report.percent_of_ceiling == pytest.approx(100 * BYTES / 3000e9 * 1e6 / 1200.0)
+
+
+def test_phase_durations_follow_the_event_timestamps():
+    stamped = [
+        {"event": "environment", "t": 102.0},
+        {"event": "phase", "phase": "load_solution", "t": 103.0},
+        {"event": "phase", "phase": "solution", "t": 104.5},
+        {"event": "timed", "t": 106.0},
+        {"event": "phase", "phase": "baseline eager", "t": 107.0},
+        {"event": "done", "t": 109.0},
+    ]
+    assert phase_durations(stamped, spawned=100.0, ended=109.5) == {
+        "worker start": 2.0, "load_solution": 1.5, "solution": 2.5, "baseline eager": 2.5}
+    assert phase_durations([{"event": "done"}], 0.0, 1.0) == {}  # records from before timestamps
 
 
 def test_time_below_the_physical_floor_is_flagged():

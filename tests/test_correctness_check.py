@@ -83,6 +83,51 @@ def test_crash_is_a_solution_fault_and_the_checker_survives(reference_dir, tmp_p
     assert "SIGSEGV" in report["error"]["message"] and "in the solution's call" in report["error"]["message"]
 
 
+CHUNKED_LOOP_SOFTMAX = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def softmax_kernel(x_ptr, out_ptr, D, BLOCK: tl.constexpr):
+        row_start = tl.program_id(0).to(tl.int64) * D
+        columns = tl.arange(0, BLOCK)
+        lane_max = tl.full([BLOCK], -float("inf"), tl.float32)
+        for start in range(0, D, BLOCK):  # a runtime loop bound
+            x = tl.load(x_ptr + row_start + start + columns, mask=start + columns < D, other=-float("inf"))
+            lane_max = tl.maximum(lane_max, x)
+        row_max = tl.max(lane_max, axis=0)
+        lane_sum = tl.zeros([BLOCK], tl.float32)
+        for start in range(0, D, BLOCK):
+            x = tl.load(x_ptr + row_start + start + columns, mask=start + columns < D, other=-float("inf"))
+            lane_sum += tl.exp(x - row_max)
+        row_sum = tl.sum(lane_sum, axis=0)
+        for start in range(0, D, BLOCK):
+            mask = start + columns < D
+            x = tl.load(x_ptr + row_start + start + columns, mask=mask, other=-float("inf"))
+            tl.store(out_ptr + row_start + start + columns, tl.exp(x - row_max) / row_sum, mask=mask)
+
+
+    def run_kernel(x, out, N, D, **_):
+        softmax_kernel[(N,)](x, out, D, BLOCK=64)
+""")
+
+
+def test_a_runtime_loop_bound_under_the_interpreter_is_checked_or_blamed_on_numpy(reference_dir, tmp_path):
+    import numpy
+
+    solution = tmp_path / "chunked.py"
+    solution.write_text(CHUNKED_LOOP_SOFTMAX)
+    code, report = check(reference_dir, solution, tmp_path / "out", "--N=3", "--D=100", "--seeds", "1",
+                         "--device", "cpu", problem="softmax")
+    if tuple(int(part) for part in numpy.__version__.split(".")[:2]) >= (2, 4):
+        # triton-lang/triton#9171: Triton 3.6's interpreter calls int() on a 1-element array.
+        assert code == 4 and report["error"]["kind"] == "interpreter_numpy", report["error"]
+        assert "numpy<2.4" in report["error"]["hint"]
+    else:
+        assert code == 0 and report["verdict"] == "pass"
+
+
 def test_hang_is_killed_at_the_timeout(reference_dir, tmp_path):
     started = time.monotonic()
     code, report = check(reference_dir, "wrong/hang.py", tmp_path, *FAST, "--timeout", "3")

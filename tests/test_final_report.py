@@ -8,6 +8,8 @@ v2 incorrect, never timed."""
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +147,46 @@ def test_a_run_with_nothing_timed_says_so(tmp_path, capsys):
     assert "Time chart: not measured: no version was timed." in text
     assert "not measured: no version was profiled" in text
     assert not (out / "time_per_version.png").exists()
+
+
+# --- a real run: tests/fixtures/runs/softmax_cuda_h100 (H100, see its README) --------------------
+
+REAL_RUN = Path(__file__).parent / "fixtures" / "runs" / "softmax_cuda_h100"
+
+
+@pytest.fixture
+def real_run(tmp_path):
+    out = tmp_path / "softmax_cuda_h100"
+    shutil.copytree(REAL_RUN, out)
+    return out
+
+
+def test_the_report_of_a_real_h100_run_repeats_its_records(real_run, capsys):
+    assert final_report_command.main([str(real_run)]) == 0
+    text = (real_run / "final_report.md").read_text()
+    rows = {}
+    for line in text.splitlines():  # the versions table comes first; the PyTorch table repeats "v1 (best)"
+        if re.match(r"\| v\d", line):
+            rows.setdefault(line.split("|")[1].strip(), line)
+    assert "50.72 (49.92–51.49)" in rows["v0"] and "85.8% (same-size copy)" in rows["v0"]
+    assert "47.33 (46.46–48.22)" in rows["v1 (best)"] and "1.07x" in rows["v1 (best)"]
+    assert "1.085x vs v0 [1.083, 1.087] success" in rows["v1 (best)"]
+    assert "long_scoreboard (55%)" in rows["v1 (best)"] and "| 31 " in rows["v1 (best)"]
+    assert "target reached: v1 at 92.1% of the roofline ceiling (target 90%)" in text
+    # The PyTorch table comes from the final benchmark, the best version's median from that same run.
+    assert re.search(r"\| v1 \(best\)\s+\| 47\.10 ", text)
+    assert re.search(r"\| torch\.compile \(max-autotune-no-cudagraphs\) \| 46\.69 ", text)
+    assert "Against the fastest PyTorch baseline (torch.compile (max-autotune-no-cudagraphs)): 0.99x." in text
+    assert "Against v0, timed interleaved in the final benchmark: 1.065x [1.064, 1.068], success." in text
+    assert "1980 MHz after (max 1980 MHz)" in text
+    for chart in ("time_per_version.png", "roofline.png"):
+        assert (real_run / chart).read_bytes().startswith(PNG_MAGIC)
+
+
+def test_the_real_runs_evaluations_fit_the_loops_time_budget():
+    # workspace.py evaluate is run every iteration: at most 60 s, the profile at most 15 s (issue 6).
+    for version in ("v0", "v1"):
+        record = json.loads((REAL_RUN / version / "evaluation.json").read_text())
+        steps = {step["name"]: step["wall_s"] for step in record["steps"]}
+        assert record["state"] == "measured" and record["wall_s"] <= 60.0
+        assert steps["profile"] <= 15.0

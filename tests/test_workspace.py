@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kernel_opt.benchmark import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt import final_report
 from kernel_opt.commands import hypothesis_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
 from kernel_opt.correctness import CorrectnessReport
@@ -21,6 +22,7 @@ from kernel_opt.workspace import (
     RunRecord,
     StepResult,
     conclude_evaluation,
+    read_run,
     run_status,
 )
 
@@ -231,6 +233,28 @@ def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     assert "target reached: v0 runs at 83.9%" in capsys.readouterr().err
     assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
     assert (out / "v1" / "v1.cu").exists()
+    assert json.loads((out / "v1" / "version.json").read_text())["continued_past_target"] is True
+    assert run_status(out).versions[1].continued_past_target is True
+
+
+def test_going_past_the_target_is_named_in_the_final_reports_stop_reason(tmp_path):
+    out = tmp_path / "run"
+    make_run(out, iterations=1, target_percent=50.0)
+    write_version(out, 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0)
+    assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
+    write_version(out, 1, median_us=38.0, ncu_fixture="memory_streaming", against="v0", speedup=40 / 38,
+                  ci=(1.04, 1.06), verdict="success", target_percent=50.0)
+    reason = final_report._stop_reason(out, read_run(out), run_status(out).best)
+    assert reason.startswith("budget spent: 1 of 1 iteration(s) used; the target 50% was reached earlier")
+    assert "(--ignore-target from v1)" in reason and "best: v1 at" in reason
+
+
+def test_a_version_made_within_the_target_is_not_marked(tmp_path):
+    out = tmp_path / "run"
+    make_run(out, iterations=2)
+    write_version(out, 0, median_us=100.0, ncu_fixture="memory_streaming")
+    assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
+    assert json.loads((out / "v1" / "version.json").read_text())["continued_past_target"] is False
 
 
 def test_next_refuses_when_v0_is_wrong(tmp_path, capsys):

@@ -31,6 +31,8 @@ from .workspace import (
 NOT_MEASURED = "not measured"
 TIME_CHART = "time_per_version.png"
 ROOFLINE_CHART = "roofline.png"
+# Roof sets a benchmark records, in the order the chart draws them (benchmark._place_on_roofline).
+ROOF_SOURCES = ("measured", "same-size copy", "datasheet")
 FINDINGS_SHOWN = 6
 READ_NEXT_SHOWN = 6
 
@@ -66,7 +68,7 @@ class VersionRow:
     comparison_verdict: str | None = None
     expectation: str | None = None
     percent_of_ceiling: float | None = None
-    ceiling_source: str | None = None  # "measured" or "datasheet" ceilings
+    ceiling_source: str | None = None  # "measured", "same-size copy" or "datasheet" ceilings
     arithmetic_intensity_flop_per_byte: float | None = None
     achieved_tflops: float | None = None
     achieved_bandwidth_gbps: float | None = None
@@ -102,7 +104,7 @@ class BaselineRow:
 
 @dataclass
 class RooflineCeilings:
-    source: str  # "measured" or "datasheet"
+    source: str  # one of ROOF_SOURCES
     memory_bandwidth_gbps: float
     compute_tflops: float
     dtype: str | None
@@ -129,6 +131,7 @@ class FinalReport:
     remaining_missing: str | None
     final_source: str | None  # the benchmark.json the final comparison comes from
     final_baselines: list[BaselineRow]
+    final_median_us: float | None  # the best version's median in that same run (the speedups divide by it)
     final_missing: str | None
     final_vs_v0: dict[str, Any] | None  # OUT/benchmark.json's interleaved comparison with v0
     speedup_vs_eager: float | None
@@ -182,6 +185,7 @@ def build_report(out: Path) -> FinalReport:
         remaining_missing=remaining["missing"],
         final_source=final["source"],
         final_baselines=final["baselines"],
+        final_median_us=final["median_us"],
         final_missing=final["missing"],
         final_vs_v0=final["vs_v0"],
         speedup_vs_eager=final["speedup_vs_eager"],
@@ -195,8 +199,11 @@ def build_report(out: Path) -> FinalReport:
 
 
 def _primary_point(benchmark: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-    """The roofline point benchmark.json's percent_of_ceiling came from: measured ceilings first."""
-    points = (benchmark.get("roofline") or {}).get("points") or {}
+    """The roofline point benchmark.json's percent_of_ceiling came from (older records: measured first)."""
+    roofline = benchmark.get("roofline") or {}
+    points = roofline.get("points") or {}
+    if roofline.get("primary") in points:
+        return roofline["primary"], points[roofline["primary"]]
     for source in ("measured", "datasheet"):
         if points.get(source):
             return source, points[source]
@@ -366,6 +373,15 @@ def _stop_reason(out: Path, run: RunRecord | None, best: VersionState | None) ->
     target = f"{run.target_percent:g}%"
     reached = (f"{best.name} at {best.percent_of_ceiling:.1f}%" if best is not None and best.percent_of_ceiling is not None
                else "no version placed on the roofline")
+    past = [state.name for state in status.versions if state.continued_past_target]
+    if past:
+        # The agent chose to go on past the target (next --ignore-target): say so, then why it ended.
+        budget = status.budget
+        ended = (f"budget spent: {budget.iterations_used} of {budget.iterations_total} iteration(s) used"
+                 if budget.iterations_left <= 0 else
+                 f"not finished: {budget.iterations_left} of {budget.iterations_total} iteration(s) left")
+        return (f"{ended}; the target {target} was reached earlier and the run went on past it by choice "
+                f"(--ignore-target from {past[0]}); best: {reached} of the roofline ceiling")
     if status.stop_reason == "target_reached":
         return f"target reached: {reached} of the roofline ceiling (target {target})"
     if status.stop_reason == "budget_spent":
@@ -402,7 +418,7 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     OUT/benchmark.json (SKILL.md's Finish step: the best version against v0) is preferred when
     it timed the best version; otherwise the best version's own benchmark.json.
     """
-    empty = {"source": None, "baselines": [], "missing": None, "vs_v0": None, "speedup_vs_eager": None,
+    empty = {"source": None, "baselines": [], "median_us": None, "missing": None, "vs_v0": None, "speedup_vs_eager": None,
              "best_baseline": None, "speedup_vs_best_baseline": None}
     if best is None:
         return {**empty, "missing": "no version was timed correct, so there is nothing to compare with PyTorch"}
@@ -419,7 +435,7 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
         baselines.append(BaselineRow(entry.get("name"), timed, entry.get("compile_s"),
                                      timed / median if timed and median else None, entry.get("error")))
     comparison = record.get("comparison") if source == "benchmark.json" else None
-    result = {**empty, "source": source, "baselines": baselines,
+    result = {**empty, "source": source, "baselines": baselines, "median_us": median,
               "speedup_vs_eager": record.get("speedup_vs_eager"), "best_baseline": record.get("best_baseline"),
               "speedup_vs_best_baseline": record.get("speedup_vs_best_baseline"), "vs_v0": comparison}
     if not baselines:
@@ -453,10 +469,14 @@ def _environment(out: Path, best: VersionState | None) -> list[tuple[str, str]]:
         described = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
         if described:
             rows.append(("versions of the timings", described))
-        clocks = benchmark.get("clocks_start") or []
-        if clocks and clocks[0].get("sm_clock_mhz") is not None:
-            rows.append(("SM clock at the start of the timing", f"{clocks[0]['sm_clock_mhz']} MHz "
-                                                                f"(max {clocks[0].get('max_sm_clock_mhz')} MHz)"))
+        # nvidia-smi's readings around the benchmark: before it, an idle GPU reads its idle clock.
+        readings = [(when, (benchmark.get(key) or [{}])[0].get("sm_clock_mhz"), (benchmark.get(key) or [{}])[0])
+                    for when, key in (("before", "clocks_start"), ("after", "clocks_end"))]
+        shown = [f"{mhz} MHz {when}" for when, mhz, _ in readings if mhz is not None]
+        if shown:
+            maximum = next((gpu.get("max_sm_clock_mhz") for _, mhz, gpu in readings if mhz is not None), None)
+            rows.append(("SM clock around the timing (nvidia-smi, not locked)",
+                         ", ".join(shown) + (f" (max {maximum} MHz)" if maximum else "")))
     return rows
 
 
@@ -482,7 +502,7 @@ def _ceilings(out: Path, states: list[VersionState], best: VersionState | None) 
             unplaced.append(f"{state.name}: no roofline point in its benchmark.json")
         elif point.get("arithmetic_intensity_flop_per_byte") is None or point.get("achieved_tflops") is None:
             unplaced.append(f"{state.name}: its FLOP count is unknown (ref.py has no flops() and torch could not count it)")
-    return [ceilings[s] for s in ("measured", "datasheet") if s in ceilings], unplaced
+    return [ceilings[s] for s in ROOF_SOURCES if s in ceilings], unplaced
 
 
 # --- charts (they draw the records; every number was read above) ----------------------------------
@@ -531,8 +551,8 @@ def draw_time_chart(report: FinalReport, path: Path) -> Path:
     axes.set_ylim(0, tallest * 1.15)
     title = f"{report.kernel_name or 'kernel'}: time per version"
     axes.set_title(title + (" (green: best)" if report.best else ""))
-    if report.final_baselines:
-        axes.legend(fontsize=8, loc="upper right")
+    if report.final_baselines:  # below the axes: inside, it covered the bars' labels
+        axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
     _save(figure, path)
     pyplot.close(figure)
     return path
@@ -549,7 +569,7 @@ def draw_roofline_chart(report: FinalReport, path: Path) -> Path:
     low = min(intensities + ridges + [1.0]) / 10
     high = max(intensities + ridges + [1.0]) * 10
     xs = [low * (high / low) ** (i / 199) for i in range(200)]
-    for ceilings, style in zip(report.ceilings, ("-", "--")):
+    for ceilings, style in zip(report.ceilings, ("-", ":", "--")):
         ys = [min(ceilings.compute_tflops, x * ceilings.memory_bandwidth_gbps / 1e3) for x in xs]
         axes.plot(xs, ys, style, color="black", linewidth=1.2,
                   label=f"{ceilings.source} roofs: {ceilings.memory_bandwidth_gbps:.0f} GB/s, "

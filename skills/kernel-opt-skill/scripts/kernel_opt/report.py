@@ -23,6 +23,19 @@ def markdown_table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str
     return tabulate(cleaned, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
+def compact_markdown_table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str:
+    """A GitHub Markdown table without column padding, for long listings (hundreds of ncu metrics).
+
+    Padding every row to the widest cell made a profile's metric listing megabytes long;
+    renderers align the columns anyway. Like markdown_table, it leaves escaping pipes inside
+    cells to the caller.
+    """
+    def line(cells: Sequence[Any]) -> str:
+        return "| " + " | ".join("—" if cell is None else str(cell) for cell in cells) + " |"
+
+    return "\n".join([line(headers), "| " + " | ".join("---" for _ in headers) + " |", *(line(row) for row in rows)])
+
+
 def format_number(value: Any, digits: int = 4) -> str:
     """Significant-digit formatting for report cells: 0.000123 -> '1.23e-04', 12.5 -> '12.5'."""
     if value is None:

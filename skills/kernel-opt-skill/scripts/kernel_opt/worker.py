@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
@@ -49,7 +50,8 @@ class EventLog:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def emit(self, event: str, **fields: Any) -> None:
-        line = json.dumps({"event": event, **fields}, default=str) + "\n"
+        # "t" (wall clock, s) lets the parent say where a step's time went (phase durations).
+        line = json.dumps({"event": event, **fields, "t": round(time.time(), 3)}, default=str) + "\n"
         os.write(self._fd, line.encode())
 
 
@@ -277,11 +279,29 @@ def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[s
         raise
     except Exception as error:
         message = one_line(error)
+        if interpreter_numpy_fault(type(error).__name__, message):
+            raise EnvironmentFault(
+                "the Triton interpreter of this triton version fails under NumPy 2.4 or newer when a loop bound "
+                "or index is a runtime value ('only 0-dimensional arrays can be converted to Python scalars', "
+                "triton-lang/triton#9171): not the kernel's fault",
+                kind="interpreter_numpy",
+                hint="for interpreter runs install numpy<2.4 (python -m pip install 'numpy<2.4'), or check on a GPU",
+            ) from error
         kind = classify_exception_message(message)
         if type(error).__name__ == "CompilationError":
             kind = "compile_error"
         detail = "".join(traceback.format_exception(type(error), error, error.__traceback__)[-6:])
         raise SolutionError(f"the solution raised {message}", kind=kind, hint=detail.strip()[-1500:]) from error
+
+
+def interpreter_numpy_fault(error_type: str, message: str) -> bool:
+    """Triton's interpreter calling int() on a 1-element array, which NumPy 2.4 made an error."""
+    if error_type != "InterpreterError" or "only 0-dimensional arrays can be converted to Python scalars" not in message:
+        return False
+    import numpy
+
+    major, minor = (int(part) for part in numpy.__version__.split(".")[:2])
+    return (major, minor) >= (2, 4)
 
 
 def one_line(error: BaseException) -> str:

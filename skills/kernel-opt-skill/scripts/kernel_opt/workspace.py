@@ -186,6 +186,7 @@ class VersionState:
     solution: str
     has_solution: bool
     parent: str | None = None
+    continued_past_target: bool = False  # made by `next --ignore-target` after the target was reached
     evaluation_state: str | None = None  # None: `evaluate` never ran on it
     evaluation_wall_s: float | None = None
     correct: bool | None = None  # correctness.json "passed"
@@ -242,6 +243,7 @@ def read_version(out: Path, number: int, run: RunRecord | None = None) -> Versio
     state = VersionState(number=number, directory=str(folder), solution=str(solution), has_solution=solution.is_file())
     version = read_json(folder / VERSION_FILE) or {}
     state.parent = version.get("parent")
+    state.continued_past_target = bool(version.get("continued_past_target"))
     evaluation = read_json(folder / EVALUATION_FILE) or {}
     state.evaluation_state = evaluation.get("state")
     state.evaluation_wall_s = evaluation.get("wall_s")
@@ -444,6 +446,8 @@ def create_next_version(out: Path, ignore_target: bool = False) -> NextVersion:
     write_json_atomic(solution.parent / VERSION_FILE, {
         "version": f"v{number}", "parent": parent.name, "copied_from": parent.solution,
         "parent_median_us": parent.median_us, "created_at": now_iso(),
+        # Past the roofline target only by the agent's choice (--ignore-target): the report says so.
+        "continued_past_target": bool(status.target_reached and ignore_target),
     })
     hypothesis = solution.parent / HYPOTHESIS_FILE
     write_text_atomic(hypothesis, hypothesis_template(parent, number, solution.name))

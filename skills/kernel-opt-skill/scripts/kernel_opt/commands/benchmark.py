@@ -19,10 +19,18 @@ Run measure_ceilings.py once per GPU so "% of ceiling" uses what this GPU really
 from __future__ import annotations
 
 import shlex
+import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..benchmark import DEFAULT_COMPILE_MODES, DEFAULT_TARGET_PERCENT, BenchmarkReport, assemble_report, source_synchronizes
+from ..benchmark import (
+    DEFAULT_COMPILE_MODES,
+    DEFAULT_TARGET_PERCENT,
+    BenchmarkReport,
+    assemble_report,
+    phase_durations,
+    source_synchronizes,
+)
 from ..checking import BuildOptions, CheckOptions, check_correctness, exit_code_of, resolve_device, solution_spec
 from ..cli import make_parser, parse_args_with_dims, print_json, run_command
 from ..contract import detect_backend
@@ -83,6 +91,7 @@ def _main(argv: list[str]) -> int:
                              backend=backend, command=command, target_percent=args.target_percent)
     build = BuildOptions(args.arch, args.nvcc_flags)
     build_dir = args.output_dir / "build"
+    started = time.time()
     correctness = check_correctness(solution, reference, backend, "cuda", dims,
                                     CheckOptions(args.seeds, args.atol, args.rtol, min(args.timeout, 300.0)),
                                     build, build_dir, command)
@@ -94,6 +103,7 @@ def _main(argv: list[str]) -> int:
         "error": correctness.error,
     }
     report.warnings += correctness.warnings
+    report.phases_s["correctness check"] = round(time.time() - started, 2)
     if not correctness.passed:
         report.verdict = "incorrect" if correctness.verdict == "fail" else correctness.verdict
         report.error = correctness.error
@@ -118,7 +128,9 @@ def _main(argv: list[str]) -> int:
         request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda", "cli_dims": dims,
                    "seed": args.seed, "baselines": baselines, "atol": args.atol, "rtol": args.rtol, "against": against_spec,
                    "compile_modes": [m.strip() for m in args.compile_modes.split(",") if m.strip()]}
+        spawned = time.time()
         outcome = run_worker(request, timeout_s=args.timeout)
+        report.phases_s.update(phase_durations(outcome.events, spawned, time.time()))
         report.clocks_end = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
         against_dir = str(args.against.parent) if args.against is not None else None
         assemble_report(report, outcome, str(args.against) if args.against else None, against_dir)
@@ -183,7 +195,8 @@ def _tables(report: BenchmarkReport) -> dict:
          for name, c in report.post_timing_check.items()],
         ["outputs of the timed calls", "result", "mismatches"],
     )
-    return {"timings": timings, "roofline": roofline, "clocks": clocks, "checks": checks}
+    phases = markdown_table([[name, f"{seconds:.1f}"] for name, seconds in report.phases_s.items()], ["step", "wall s"])
+    return {"timings": timings, "roofline": roofline, "clocks": clocks, "checks": checks, "phases": phases}
 
 
 def _summary(report: BenchmarkReport, output_dir: Path) -> str:

@@ -26,7 +26,7 @@ once. A corrupt line is reported with its line number and skipped.
 `add --from DIR/vN` copies correctness, speedup (with its confidence interval), times and
 profile metrics from vN/*.json and the baseline's ncu_summary.json; the outcome is the measured
 verdict (success: more than 5% faster with the interval above 1; failure: incorrect, or slower
-beyond noise with the whole interval below 1; else neutral). A typed --outcome that contradicts the
+beyond noise: more than 2% slower with the whole interval below 1; else neutral). A typed --outcome that contradicts the
 measurement is refused unless --force is given with --notes. Group strategies by passing a
 --strategy name from the guides (e.g. vector_loads, smem_tiling, cp_async_pipeline).
 

@@ -154,8 +154,9 @@ def _moved_text(change: dict) -> str:
 def baseline_table(report: FinalReport) -> str:
     best = next((row for row in report.versions if row.is_best), None)
     rows = []
-    if best is not None:
-        rows.append([f"{best.name} (best)", f"{best.median_us:.2f}", "—", "1.00x"])
+    if best is not None:  # its median from the same run as the baselines
+        median = report.final_median_us if report.final_median_us is not None else best.median_us
+        rows.append([f"{best.name} (best)", f"{median:.2f}", "—", "1.00x"])
     for baseline in report.final_baselines:
         if baseline.error:
             rows.append([baseline.name, f"failed: {baseline.error}", "—", "—"])

@@ -485,7 +485,7 @@ def _canonical_rows(metrics) -> list[list[str]]:
 
 def _render_context(payload: dict, profile, verdict, collection: Collection, notes: list[str]) -> dict[str, Any]:
     from ..classify import STALL_MEANINGS
-    from ..report import format_number, markdown_table
+    from ..report import compact_markdown_table, format_number, markdown_table
 
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     classification = dominant.classification
@@ -530,7 +530,7 @@ def _render_context(payload: dict, profile, verdict, collection: Collection, not
                 [[rule.section, rule.rule, rule.kind, _cell(rule.estimated_speedup_pct), _cell(rule.message)]
                  for rule in kernel_profile.rules], ["section", "rule", "kind", "est. speedup %", "message"],
             ) if kernel_profile.rules else "",
-            "raw_table": markdown_table(
+            "raw_table": compact_markdown_table(
                 [[metric.name, _cell(metric.value), _cell(metric.unit or ""), _cell(metric.description)]
                  for metric in kernel_profile.raw_metrics], ["ncu metric", "value", "unit", "description"],
             ),

@@ -564,8 +564,10 @@ def _continue_lines(status: RunStatus, out: Path) -> list[str]:
     best = status.best
     finish = [f"finish ({status.stop_reason.replace('_', ' ')}):"]
     if best is not None and status.best_is_measured:
+        # Against v0 unless the best is v0: a kernel timed against itself measures only the method's bias.
+        against = f"--against {status.run.solution_path(out, 0)} " if best.number != 0 else ""
         finish.append(f"  {_script('benchmark.py')} {best.solution} --ref {out / status.run.reference_file} "
-                      f"--output-dir {out} --against {status.run.solution_path(out, 0)} {' '.join(status.run.dim_arguments())}".rstrip())
+                      f"--output-dir {out} {against}{' '.join(status.run.dim_arguments())}".rstrip())
     finish.append(f"  {_script('final_report.py')} {out}")
     return finish
 
