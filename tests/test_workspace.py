@@ -193,6 +193,21 @@ def test_next_starts_from_the_best_version_not_the_newest(tmp_path):
     assert hypothesis_check.main([str(out / "v3"), "--json"]) == 1
 
 
+def test_a_neutral_version_does_not_replace_the_best_whatever_its_median(tmp_path):
+    # The H100 softmax case: v3 read 42.27 us in its own run against v2's 42.82 us, but timed
+    # interleaved against v2 it was 0.981x [0.980, 0.983], neutral. v2 stays the best.
+    out = tmp_path / "run"
+    make_run(out, iterations=3)
+    write_version(out, 0, median_us=50.0, ncu_fixture="memory_streaming")
+    write_version(out, 1, median_us=42.82, ncu_fixture="memory_streaming", against="v0", speedup=1.17,
+                  ci=(1.16, 1.18), verdict="success", parent="v0")
+    write_version(out, 2, median_us=42.27, ncu_fixture="memory_streaming", against="v1", speedup=0.981,
+                  ci=(0.980, 0.983), verdict="neutral", parent="v1")
+    assert run_status(out).best.name == "v1"
+    assert workspace_command.main(["next", str(out)]) == 0
+    assert json.loads((out / "v3" / "version.json").read_text())["parent"] == "v1"
+
+
 def test_unfilled_template_names_each_slot(tmp_path, capsys):
     out = tmp_path / "run"
     synthetic_run(out, iterations=4)
@@ -354,6 +369,7 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert benchmark_argv[benchmark_argv.index("--against") + 1] == str(out / "v1" / "v1.cu")  # the best, not v2
     assert benchmark_argv[benchmark_argv.index("--target-percent") + 1] == "90"
     assert benchmark_argv[benchmark_argv.index("--compile-modes") + 1] == "default"
+    assert benchmark_argv[benchmark_argv.index("--baseline") + 1] == "eager"  # torch.compile was timed at v0
     assert benchmark_argv[benchmark_argv.index("--seeds") + 1] == "1"  # the full check ran a moment before
     assert benchmark_argv[-2:] == ["--N=4096", "--D=4096"]
     profile_argv = tools.calls[2][1]
@@ -375,6 +391,23 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 2
     assert "already evaluated" in capsys.readouterr().err
     assert workspace_command.main(["evaluate", str(out), "v3", "--force"]) == 0
+
+
+def test_evaluate_times_torch_compile_at_v0_only_unless_asked(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    make_run(out)
+    tools = FakeTools(out, median_us=100.0)
+    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
+    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
+    benchmark_argv = dict(tools.calls)["benchmark"]
+    assert benchmark_argv[benchmark_argv.index("--baseline") + 1] == "eager,compile"
+    assert workspace_command.main(["next", str(out)]) == 0
+    (out / "v1" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    tools.calls.clear()
+    assert workspace_command.main(["evaluate", str(out), "v1", "--baseline", "eager,compile"]) == 0
+    benchmark_argv = dict(tools.calls)["benchmark"]
+    assert benchmark_argv[benchmark_argv.index("--baseline") + 1] == "eager,compile"  # asked for it
 
 
 def test_evaluate_stops_at_an_unfilled_hypothesis(tmp_path, monkeypatch):

@@ -283,16 +283,27 @@ def list_versions(out: Path, run: RunRecord | None = None) -> list[VersionState]
 
 
 def best_measured(versions: list[VersionState], below: int | None = None) -> VersionState | None:
-    """The fastest measured-and-correct version (optionally among those numbered below `below`).
+    """The best measured-and-correct version (optionally among those numbered below `below`).
 
-    Ranked by the benchmark's median, each from its own run; a tie goes to the older version,
-    which needs no new evidence. The interleaved comparison (with its confidence interval) is
-    what judges each step; this ranking only picks the starting point of the next one.
+    The interleaved comparisons decide, in version order: a version replaces the best so far
+    only when it was compared with that very version and the verdict was a success. A neutral
+    result keeps the older version, which needs no new evidence; medians from separate runs
+    differ by a few percent between processes, so they must not promote a version that its
+    own interleaved comparison found no faster. A version with no comparison against the
+    best so far (records from older runs) falls back to its median.
     """
-    candidates = [v for v in versions if v.measured and (below is None or v.number < below)]
-    if not candidates:
-        return None
-    return min(candidates, key=lambda v: (v.median_us, v.number))
+    candidates = sorted((v for v in versions if v.measured and (below is None or v.number < below)),
+                        key=lambda v: v.number)
+    best: VersionState | None = None
+    for version in candidates:
+        if best is None:
+            best = version
+        elif version.compared_with == best.name:
+            if version.comparison_verdict == "success":
+                best = version
+        elif version.median_us < best.median_us:
+            best = version
+    return best
 
 
 def best_so_far(versions: list[VersionState]) -> VersionState | None:
