@@ -11,6 +11,7 @@ from dataclasses import asdict
 import pytest
 
 from kernel_opt.benchmark import BenchmarkReport, TimedEntry, assemble_report, phase_durations, source_synchronizes
+from kernel_opt.ceilings import CopyCeiling
 from kernel_opt.commands.benchmark import main
 from kernel_opt.runner import ChildOutcome
 
@@ -87,8 +88,9 @@ def test_measured_report_derives_speedups_and_roofline():
 
 def with_same_size_copy(event_list, copy_us):
     """Insert the worker's same-size copy event (it follows the solution's timing)."""
-    copy = timed("copy of the same bytes", [copy_us - 1, copy_us, copy_us, copy_us + 1, copy_us + 2])
-    event = {"event": "copy_same_bytes", "entry": copy["entry"], "bytes_moved": BYTES}
+    copy = CopyCeiling(buffer_bytes=BYTES // 2, bytes_moved=BYTES, bandwidth_gbps=BYTES / (copy_us * 1e-6) / 1e9,
+                       median_us=copy_us, p20_us=copy_us - 1, p80_us=copy_us + 1)
+    event = {"event": "copy_same_bytes", "copy": asdict(copy)}
     return event_list[:6] + [event] + event_list[6:]
 
 

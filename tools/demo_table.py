@@ -19,37 +19,35 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.report import markdown_table  # noqa: E402
-from kernel_opt.workspace import read_json, run_status  # noqa: E402
-
-
-def baselines(record: dict) -> dict[str, float]:
-    return {entry["name"]: entry["median_us"] for entry in record.get("baselines") or [] if entry.get("median_us")}
+from kernel_opt.final_report import build_report  # noqa: E402
+from kernel_opt.workspace import read_json  # noqa: E402
 
 
 def case_row(out: Path) -> list[str]:
-    status = run_status(out)
-    run, best = status.run, status.best
-    v0 = status.versions[0]
-    final = read_json(out / "benchmark.json")
-    best_record = final if final and final.get("verdict") == "measured" else read_json(Path(best.directory) / "benchmark.json")
-    timed = {**baselines(read_json(Path(v0.directory) / "benchmark.json") or {}), **baselines(best_record or {})}
-    best_us = (best_record or {}).get("solution", {}).get("median_us") or best.median_us
-    gpu = ((best_record or {}).get("gpu") or {}).get("name", "?").replace("NVIDIA ", "")
-    compiled = {name: us for name, us in timed.items() if name.startswith("torch.compile")}
-    fastest_compile = min(compiled.values()) if compiled else None
-    dims = " ".join(f"{k}={v}" for k, v in run.dims.items())
-    dtype = next(iter(((best_record or {}).get("dtypes") or {}).values()), "?")
+    """One case, read through final_report.build_report (the same choice of records as its report)."""
+    report = build_report(out)
+    v0 = report.versions[0]
+    best = next(row for row in report.versions if row.is_best)
+    best_us = report.final_median_us or best.median_us
+    # Versions after v0 time eager only (workspace.py evaluate); until the final benchmark has
+    # run, torch.compile's figure comes from v0's run.
+    v0_record = read_json(out / "v0" / "benchmark.json") or {}
+    timed = {entry["name"]: entry["median_us"] for entry in v0_record.get("baselines") or [] if entry.get("median_us")}
+    timed.update({row.name: row.median_us for row in report.final_baselines if row.median_us})
+    compiled = [us for name, us in timed.items() if name.startswith("torch.compile")]
+    gpu = (v0_record.get("gpu") or {}).get("name", "?").replace("NVIDIA ", "")
+    dtype = next(iter((v0_record.get("dtypes") or {}).values()), "?")
 
     def versus(us: float | None) -> str:
         return f"{us / best_us:.2f}x" if us and best_us else "—"
 
     return [
-        f"[{run.kernel_name} ({run.backend})]({out.relative_to(REPO) if out.is_relative_to(REPO) else out}/)",
-        dims, dtype, gpu, f"{v0.median_us:.2f}",
+        f"[{report.kernel_name} ({report.backend})]({out.relative_to(REPO) if out.is_relative_to(REPO) else out}/)",
+        " ".join(f"{k}={v}" for k, v in report.dims.items()), dtype, gpu, f"{v0.median_us:.2f}",
         f"{best.name}: {best_us:.2f}", f"{v0.median_us / best_us:.2f}x",
-        versus(timed.get("eager")), versus(fastest_compile),
+        versus(timed.get("eager")), versus(min(compiled) if compiled else None),
         f"{best.percent_of_ceiling:.1f}%" if best.percent_of_ceiling is not None else "—",
-        f"{status.budget.iterations_used}/{status.budget.iterations_total}",
+        f"{report.iterations_used}/{report.iterations_budget}",
     ]
 
 

@@ -105,8 +105,8 @@ def load_plan(path: Path) -> Plan:
 
 
 class Driver:
-    def __init__(self, plan: Plan, record: bool):
-        self.plan, self.record = plan, record
+    def __init__(self, plan: Plan):
+        self.plan = plan
         self.out = plan.run
 
     def script(self, name: str, *arguments: str, check: bool = False) -> tuple[int, str]:
@@ -145,8 +145,11 @@ class Driver:
         options = ["--ignore-target"] if self.plan.ignore_target else []
         code, text = self.script("workspace.py", "next", str(self.out), "--json", *options)
         if code != 0:
-            refused = code == 1 and '"refused"' in text
-            return "ended" if refused else "stopped"
+            try:
+                kind = (json.loads(text).get("error") or {}).get("kind")
+            except ValueError:
+                kind = None  # it crashed before printing its JSON answer
+            return "ended" if code == 1 and kind == "refused" else "stopped"
         created = json.loads(text)
         if created["version"] != planned.version or created["parent"] != planned.parent:
             print(f"plan diverged: next made {created['version']} from {created['parent']}, the plan has "
@@ -177,7 +180,7 @@ class Driver:
 
 def drive(plan: Plan, record: bool, finish: bool, deadline_s: float) -> int:
     started = time.perf_counter()
-    driver = Driver(plan, record)
+    driver = Driver(plan)
     if not (plan.run / "run.json").is_file() and not driver.start():
         return 1
     if driver.state("v0") != "measured":

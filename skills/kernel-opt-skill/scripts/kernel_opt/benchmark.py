@@ -107,7 +107,7 @@ class BenchmarkReport:
     comparison: Comparison | None = None
     work: dict[str, Any] = field(default_factory=dict)
     roofline: dict[str, Any] = field(default_factory=dict)
-    copy_same_bytes: dict[str, Any] | None = None  # a device copy moving the problem's bytes, timed alike
+    copy_same_bytes: dict[str, Any] | None = None  # ceilings.CopyCeiling of a copy moving the problem's bytes
     percent_of_ceiling: float | None = None
     target_percent: float = DEFAULT_TARGET_PERCENT
     target_reached: bool | None = None
@@ -186,7 +186,7 @@ def run_benchmark(request: dict[str, Any], events) -> None:
         seed=seed,
         dtypes={n: str(v.dtype).removeprefix("torch.") for n, v in values.items() if isinstance(v, torch.Tensor)},
     )
-    _emit_work(reference, values, outputs, dims, events)
+    work = _emit_work(reference, values, outputs, dims, events)
     _emit_ceilings(events)
 
     # The solution: one untimed call, fresh inputs, poisoned outputs, then timing.
@@ -223,7 +223,8 @@ def run_benchmark(request: dict[str, Any], events) -> None:
     events.emit("timed", entry=asdict(TimedEntry.from_samples("solution", samples)))
     events.emit("post_timing_check", name="solution", **_compare_all(reference, values, expected, request))
 
-    _time_copy_of_same_bytes(reference, values, dims, events)
+    device = next((v.device for v in values.values() if isinstance(v, torch.Tensor)), None)
+    _time_copy_of_same_bytes(work.get("bytes"), device, events)
 
     events.emit("phase", phase="kernel_time")
     kernel_only = timing.time_kernel_only(run, before_each=poison_outputs)
@@ -266,7 +267,7 @@ def run_benchmark(request: dict[str, Any], events) -> None:
     events.emit("done")
 
 
-def _time_copy_of_same_bytes(reference, values, dims, events) -> None:
+def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events) -> None:
     """Time a device copy that moves the problem's minimum bytes (half read, half written).
 
     The cached copy ceiling comes from a 2 GiB copy. A problem of tens of MB ends its timed
@@ -276,13 +277,10 @@ def _time_copy_of_same_bytes(reference, values, dims, events) -> None:
     """
     import torch
 
-    from . import timing
-    from .contract import call_with_accepted
+    from .ceilings import measure_copy_bandwidth
+    from .timing import DEFAULT_REP_MS
 
-    if reference.bytes is None:
-        return
-    half = int(float(call_with_accepted(reference.bytes, dims)) // 2)
-    device = next((v.device for v in values.values() if isinstance(v, torch.Tensor)), None)
+    half = int(traffic_bytes or 0) // 2
     if half <= 0 or device is None or device.type != "cuda":
         return
     free, _ = torch.cuda.mem_get_info(device)
@@ -290,12 +288,7 @@ def _time_copy_of_same_bytes(reference, values, dims, events) -> None:
         events.emit("note", text=f"no same-size copy was timed: {2 * half / 1e9:.1f} GB would not fit beside the problem")
         return
     events.emit("phase", phase="copy_same_bytes")
-    source = torch.empty(half, dtype=torch.uint8, device=device).random_(0, 256)
-    destination = torch.empty_like(source)
-    samples = timing.time_callable(lambda: destination.copy_(source))
-    entry = asdict(TimedEntry.from_samples("copy of the same bytes", samples))
-    events.emit("copy_same_bytes", entry=entry, bytes_moved=2 * half)
-    del source, destination
+    events.emit("copy_same_bytes", copy=asdict(measure_copy_bandwidth(device, buffer_bytes=half, rep_ms=DEFAULT_REP_MS)))
 
 
 def _capture_failure_reason(failure, solution) -> str:
@@ -305,7 +298,7 @@ def _capture_failure_reason(failure, solution) -> str:
     return reason
 
 
-def _emit_work(reference, values, outputs, dims, events) -> None:
+def _emit_work(reference, values, outputs, dims, events) -> dict[str, Any]:
     """FLOPs and minimum bytes per call: ref.py's flops()/bytes() first, counted otherwise."""
     import torch
 
@@ -329,6 +322,7 @@ def _emit_work(reference, values, outputs, dims, events) -> None:
     first_output = values[outputs[0]]
     work["dtype"] = str(first_output.dtype).removeprefix("torch.")
     events.emit("work", **work)
+    return work
 
 
 def _emit_ceilings(events) -> None:
@@ -440,7 +434,7 @@ def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
         elif kind == "kernel_time":
             report.kernel_time = event.get("entry") or {"error": event.get("error")}
         elif kind == "copy_same_bytes":
-            report.copy_same_bytes = {**event["entry"], "bytes_moved": event["bytes_moved"]}
+            report.copy_same_bytes = event["copy"]
         elif kind == "interleaved":
             report.comparison = _comparison(event, report, against_label, against_dir)
         elif kind == "warning":
@@ -535,9 +529,8 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
                                         source=f"datasheet: {sheet.display_name}", dtype=dtype)
     copy = report.copy_same_bytes or {}
     compute_roofs = measured_roofs or sheet_roofs
-    if copy.get("median_us") and compute_roofs is not None:
-        bandwidth = copy["bytes_moved"] / (copy["median_us"] / 1e6) / 1e9
-        same_size = roofline.Ceilings(bandwidth, compute_roofs.compute_tflops, source="copy of the same bytes",
+    if copy.get("bandwidth_gbps") and compute_roofs is not None:
+        same_size = roofline.Ceilings(copy["bandwidth_gbps"], compute_roofs.compute_tflops, source="copy of the same bytes",
                                       dtype=compute_roofs.dtype)
         points["same-size copy"] = roofline.roofline_point(flops, traffic, time_us, same_size).to_dict()
     if sheet_roofs is not None:
