@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import sys
+from types import ModuleType
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,15 @@ REFERENCE_DIR = REPO_ROOT / "reference"
 
 if str(SCRIPTS_DIR) not in sys.path:
     sys.path.insert(0, str(SCRIPTS_DIR))
+
+
+def load_tool(name: str) -> ModuleType:
+    """Import tools/<name>.py, which is a script, not part of the package."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def _has_gpu() -> bool:

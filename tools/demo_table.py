@@ -1,67 +1,178 @@
 #!/usr/bin/env python3
 """The case-study table, computed from the recorded runs under demo/<backend>/<case>/.
 
-Every number comes from a version's benchmark.json (or the run's final OUT/benchmark.json when
-it exists): v0's and the best version's medians, and the PyTorch baselines timed beside them
-(eager and torch.compile; for GEMM and attention, eager is cuBLAS and SDPA). Nothing is typed in.
+Every number comes from the records: v0's and the best version's medians from their
+benchmark.json, and, once the run is finished, the PyTorch baselines from its final
+OUT/benchmark.json, timed in the same process as the best version (eager and torch.compile;
+for GEMM and attention, eager is cuBLAS and SDPA). Before the final benchmark, torch.compile's
+figure comes from v0's run. Each case's goal lives in demo/targets.yaml and is checked here
+against the same figures, so "met" is computed, never typed.
+
+The table sits between the markers below in demo/DEMO.md, README.md and README_zh.md;
+--update rewrites it there, --check fails when a file holds a different table.
 
 Usage:
-  python3 tools/demo_table.py [--demo demo]
+  python3 tools/demo_table.py                       # print the table
+  python3 tools/demo_table.py --update demo/DEMO.md README.md README_zh.md
+  python3 tools/demo_table.py --check demo/DEMO.md README.md README_zh.md
+
+Exit codes: 0 printed / up to date; 1 --check found a stale table; 2 no runs, a bad targets
+file, or a file without the markers.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
-from kernel_opt.report import markdown_table  # noqa: E402
 from kernel_opt.final_report import build_report  # noqa: E402
+from kernel_opt.report import markdown_table  # noqa: E402
 from kernel_opt.workspace import read_json  # noqa: E402
 
+START, END = "<!-- demo-table:start -->", "<!-- demo-table:end -->"
+HEADERS = ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",
+           "vs best torch.compile", "% of ceiling", "iterations", "case goal"]
+TARGET_KEYS = {"percent_of_ceiling", "vs_eager", "faster_than_best_compile"}
 
-def case_row(out: Path) -> list[str]:
-    """One case, read through final_report.build_report (the same choice of records as its report)."""
+
+class TableError(Exception):
+    """Bad input: nothing was written."""
+
+
+@dataclass
+class CaseFigures:
+    """One case's figures, read through final_report.build_report (the records its report uses)."""
+
+    folder: Path
+    name: str
+    shape: str
+    dtype: str
+    gpu: str
+    v0_us: float
+    best: str
+    best_us: float
+    eager_us: float | None
+    best_compile_us: float | None
+    percent_of_ceiling: float | None
+    iterations: str
+
+    @property
+    def vs_eager(self) -> float | None:
+        return self.eager_us / self.best_us if self.eager_us else None
+
+    @property
+    def vs_best_compile(self) -> float | None:
+        return self.best_compile_us / self.best_us if self.best_compile_us else None
+
+
+def read_case(out: Path) -> CaseFigures:
     report = build_report(out)
     v0 = report.versions[0]
     best = next(row for row in report.versions if row.is_best)
     best_us = report.final_median_us or best.median_us
-    # Versions after v0 time eager only (workspace.py evaluate); until the final benchmark has
-    # run, torch.compile's figure comes from v0's run.
     v0_record = read_json(out / "v0" / "benchmark.json") or {}
     timed = {entry["name"]: entry["median_us"] for entry in v0_record.get("baselines") or [] if entry.get("median_us")}
     timed.update({row.name: row.median_us for row in report.final_baselines if row.median_us})
     compiled = [us for name, us in timed.items() if name.startswith("torch.compile")]
-    gpu = (v0_record.get("gpu") or {}).get("name", "?").replace("NVIDIA ", "")
-    dtype = next(iter((v0_record.get("dtypes") or {}).values()), "?")
+    return CaseFigures(
+        folder=out, name=f"{report.kernel_name} ({report.backend})",
+        shape=" ".join(f"{k}={v}" for k, v in report.dims.items()),
+        dtype=next(iter((v0_record.get("dtypes") or {}).values()), "?"),
+        gpu=(v0_record.get("gpu") or {}).get("name", "?").replace("NVIDIA ", ""),
+        v0_us=v0.median_us, best=best.name, best_us=best_us, eager_us=timed.get("eager"),
+        best_compile_us=min(compiled) if compiled else None, percent_of_ceiling=best.percent_of_ceiling,
+        iterations=f"{report.iterations_used}/{report.iterations_budget}")
 
-    def versus(us: float | None) -> str:
-        return f"{us / best_us:.2f}x" if us and best_us else "—"
 
-    return [
-        f"[{report.kernel_name} ({report.backend})]({out.relative_to(REPO) if out.is_relative_to(REPO) else out}/)",
-        " ".join(f"{k}={v}" for k, v in report.dims.items()), dtype, gpu, f"{v0.median_us:.2f}",
-        f"{best.name}: {best_us:.2f}", f"{v0.median_us / best_us:.2f}x",
-        versus(timed.get("eager")), versus(min(compiled) if compiled else None),
-        f"{best.percent_of_ceiling:.1f}%" if best.percent_of_ceiling is not None else "—",
-        f"{report.iterations_used}/{report.iterations_budget}",
-    ]
+def read_targets(path: Path) -> dict[str, dict]:
+    """backend/case -> its goal; see demo/targets.yaml."""
+    if not path.is_file():
+        return {}
+    try:
+        targets = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise TableError(f"{path}: {error}") from error
+    for case, goal in targets.items():
+        if not isinstance(goal, dict) or not goal or set(goal) - TARGET_KEYS:
+            raise TableError(f"{path}: {case}: a goal is a mapping of {', '.join(sorted(TARGET_KEYS))}")
+    return targets
+
+
+def goal_status(figures: CaseFigures, goal: dict | None) -> str:
+    """'met', or what falls short and by how much."""
+    if not goal:
+        return "—"
+    misses = []
+    if "percent_of_ceiling" in goal:
+        if figures.percent_of_ceiling is None or figures.percent_of_ceiling < goal["percent_of_ceiling"]:
+            misses.append(f"{figures.percent_of_ceiling or 0:.1f}% of ceiling < {goal['percent_of_ceiling']}%")
+    if "vs_eager" in goal:
+        if figures.vs_eager is None or figures.vs_eager < goal["vs_eager"]:
+            misses.append(f"{figures.vs_eager or 0:.3f}x eager < {goal['vs_eager']:.2f}x")
+    if goal.get("faster_than_best_compile"):
+        if figures.vs_best_compile is None or figures.vs_best_compile <= 1.0:
+            misses.append(f"{figures.vs_best_compile or 0:.3f}x the best torch.compile, not faster")
+    return "met" if not misses else "not met: " + "; ".join(misses)
+
+
+def render(demo: Path) -> str:
+    runs = sorted(path.parent for path in demo.glob("*/*/run.json"))
+    if not runs:
+        raise TableError(f"no runs under {demo} (expected demo/<backend>/<case>/run.json)")
+    targets = read_targets(demo / "targets.yaml")
+    rows = []
+    for out in runs:
+        figures = read_case(out)
+        link = out.relative_to(REPO) if out.is_relative_to(REPO) else out
+        ratio = lambda value: f"{value:.2f}x" if value else "—"  # noqa: E731
+        rows.append([f"[{figures.name}]({link}/)", figures.shape, figures.dtype, figures.gpu, f"{figures.v0_us:.2f}",
+                     f"{figures.best}: {figures.best_us:.2f}", ratio(figures.v0_us / figures.best_us),
+                     ratio(figures.vs_eager), ratio(figures.vs_best_compile),
+                     f"{figures.percent_of_ceiling:.1f}%" if figures.percent_of_ceiling is not None else "—",
+                     figures.iterations, goal_status(figures, targets.get(f"{out.parent.name}/{out.name}"))])
+    return markdown_table(rows, HEADERS)
+
+
+def replace_table(text: str, table: str, path: Path) -> str:
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise TableError(f"{path}: needs one {START} ... {END} pair around the table")
+    head, rest = text.split(START)
+    _, tail = rest.split(END)
+    return f"{head}{START}\n{table}\n{END}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo", type=Path, default=REPO / "demo")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--update", nargs="+", type=Path, metavar="FILE", help="rewrite the table in these files")
+    mode.add_argument("--check", nargs="+", type=Path, metavar="FILE", help="fail if these files hold another table")
     args = parser.parse_args(argv)
-    runs = sorted(path.parent for path in args.demo.resolve().glob("*/*/run.json"))
-    if not runs:
-        print(f"error: no runs under {args.demo} (expected demo/<backend>/<case>/run.json)", file=sys.stderr)
+    try:
+        table = render(args.demo.resolve())
+        files = args.update or args.check or []
+        texts = {path: path.read_text() for path in files}
+        updated = {path: replace_table(text, table, path) for path, text in texts.items()}
+    except (TableError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
-    rows = [case_row(out) for out in runs]
-    print(markdown_table(rows, ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",
-                                "vs best torch.compile", "% of ceiling", "iterations"]))
+    if args.check:
+        stale = [str(path) for path in files if updated[path] != texts[path]]
+        for path in stale:
+            print(f"{path}: the case table is out of date; run python3 tools/demo_table.py --update {path}")
+        return 1 if stale else 0
+    if args.update:
+        for path in files:
+            path.write_text(updated[path])
+            print(f"updated {path}")
+        return 0
+    print(table)
     return 0
 
 
