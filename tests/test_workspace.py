@@ -328,8 +328,8 @@ def test_conclusions_of_an_evaluation():
 class FakeTools:
     """Stands in for the GPU tools: records each call and writes what the real tool would."""
 
-    def __init__(self, out: Path, median_us: float):
-        self.out, self.median_us, self.calls = out, median_us, []
+    def __init__(self, out: Path, median_us: float, ceilings_fail: bool = False):
+        self.out, self.median_us, self.calls, self.ceilings_fail = out, median_us, [], ceilings_fail
 
     def __call__(self, command: str, argv: list[str]):
         self.calls.append((command, argv))
@@ -350,6 +350,11 @@ class FakeTools:
             return ncu_profile.main(argv), "profiled"
         elif command == "experience_log":
             return 0, json.dumps({"ok": True, "recommendations": [{"strategy": "vector_loads", "successes": 2}], "avoid": []})
+        elif command == "measure_ceilings":
+            if self.ceilings_fail:
+                return 4, "error: no GPU that torch can use"
+            return 0, ("NVIDIA H200 (driver 580)\nceilings read from cache, measured at 2026-11-22T04:40:41+00:00: "
+                       "/cache/ceilings-nvidia-h200-580.json\n")
         return 0, f"{command} ok"
 
 
@@ -364,23 +369,26 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     monkeypatch.setattr(workspace_command, "run_tool", tools)
     capsys.readouterr()
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
-    assert [command for command, _ in tools.calls] == ["correctness_check", "benchmark", "ncu_profile", "experience_log"]
-    benchmark_argv = tools.calls[1][1]
+    assert [command for command, _ in tools.calls] == [
+        "correctness_check", "measure_ceilings", "benchmark", "ncu_profile", "experience_log"]
+    benchmark_argv = tools.calls[2][1]
     assert benchmark_argv[benchmark_argv.index("--against") + 1] == str(out / "v1" / "v1.cu")  # the best, not v2
     assert benchmark_argv[benchmark_argv.index("--target-percent") + 1] == "90"
     assert benchmark_argv[benchmark_argv.index("--compile-modes") + 1] == "default"
     assert benchmark_argv[benchmark_argv.index("--baseline") + 1] == "eager"  # torch.compile was timed at v0
     assert benchmark_argv[benchmark_argv.index("--seeds") + 1] == "1"  # the full check ran a moment before
     assert benchmark_argv[-2:] == ["--N=4096", "--D=4096"]
-    profile_argv = tools.calls[2][1]
+    profile_argv = tools.calls[3][1]
     assert profile_argv[profile_argv.index("--baseline") + 1] == str(out / "v1")
-    recommend_argv = tools.calls[3][1]
+    recommend_argv = tools.calls[4][1]
     assert recommend_argv[recommend_argv.index("--bottleneck") + 1] == "memory_bound"
     assert recommend_argv[recommend_argv.index("--chip") + 1] == "NVIDIA H200"
     record = json.loads((out / "v3" / "evaluation.json").read_text())
     assert (record["state"], record["exit_code"], record["against"]) == ("measured", 0, "v1")
-    assert [s["name"] for s in record["steps"]] == ["correctness", "hypothesis", "benchmark", "profile", "recommend"]
+    assert [s["name"] for s in record["steps"]] == [
+        "correctness", "hypothesis", "ceilings", "benchmark", "profile", "recommend"]
     assert all(s["status"] == "ok" and s["wall_s"] >= 0 for s in record["steps"])
+    assert record["steps"][2]["summary"] == "ceilings read from cache, measured at 2026-11-22T04:40:41+00:00"
     assert record["recommendations"]["for_version"] == "v3"
     assert record["recommendations"]["strategies"][0]["strategy"] == "vector_loads"
     summary = capsys.readouterr().out
@@ -391,6 +399,20 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 2
     assert "already evaluated" in capsys.readouterr().err
     assert workspace_command.main(["evaluate", str(out), "v3", "--force"]) == 0
+
+
+def test_evaluate_benchmarks_against_the_datasheet_only_with_a_warning(tmp_path, monkeypatch):
+    """A machine that can neither read nor measure ceilings still times the version, and says so."""
+    out = tmp_path / "run"
+    make_run(out)
+    tools = FakeTools(out, median_us=100.0, ceilings_fail=True)
+    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
+    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    steps = {s["name"]: s["status"] for s in record["steps"]}
+    assert (record["state"], steps["ceilings"], steps["benchmark"]) == ("measured", "skipped", "ok")
+    assert any("against the datasheet's peaks" in warning for warning in record["warnings"])
 
 
 def test_evaluate_times_torch_compile_at_v0_only_unless_asked(tmp_path, monkeypatch):

@@ -333,6 +333,7 @@ def _gpu_steps(evaluation: _Evaluation, args) -> None:
         bench += ["--against", against.solution]
     elif evaluation.version.number > 0:
         evaluation.warnings.append("no earlier version was timed: nothing to compare with (evaluate v0 first)")
+    _ceilings_step(evaluation)
     evaluation.tool("benchmark", "benchmark", bench + run.dim_arguments(), ["benchmark.json", "benchmark.md"])
     if evaluation.stopped:
         evaluation.skip("profile", "the benchmark found the kernel wrong or broken")
@@ -344,6 +345,21 @@ def _gpu_steps(evaluation: _Evaluation, args) -> None:
                     ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])
     if args.static_analysis:
         _static_analysis_step(evaluation)
+
+
+def _ceilings_step(evaluation: _Evaluation) -> None:
+    """Read this GPU's measured ceilings, measuring them first on a machine that has none cached.
+
+    Without them benchmark falls back to the datasheet's peaks, so a run whose versions are
+    evaluated on different machines (a fresh lease, a CI runner) would change the basis of its
+    % of ceiling between versions without anyone asking. A failure here is only a warning: the
+    benchmark still runs, and its report says which ceilings it used.
+    """
+    step = evaluation.tool("ceilings", "measure_ceilings", [], [])
+    if step.exit_code != 0:
+        step.status = "skipped"
+        evaluation.warnings.append(f"the GPU's ceilings could not be read or measured ({step.summary}): this "
+                                   "version's % of ceiling is against the datasheet's peaks")
 
 
 def _cpu_steps(evaluation: _Evaluation) -> None:
@@ -452,6 +468,10 @@ def _step_summary(name: str, folder: Path, code: int, text: str) -> str:
                 kernels = record["build"].get("kernels") or []
                 registers = ", ".join(f"{k.get('name', '?').split('(')[0]}: {k.get('registers')} registers" for k in kernels)
                 return f"compiled for {record['build'].get('arch')}; {registers}"
+        elif name == "ceilings" and code == 0:
+            origin = next((line for line in text.splitlines() if line.startswith("ceilings ")), None)
+            if origin is not None:
+                return origin.rsplit(": ", 1)[0]  # "ceilings read from cache, measured at <date>"
         elif name == "benchmark":
             record = read_json(folder / "benchmark.json")
             if record is not None:
