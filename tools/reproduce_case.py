@@ -256,7 +256,7 @@ def render(result: Reproduction) -> str:
              f"Recorded on {result.device_recorded or '?'}; re-run on {result.device_now or '?'}. "
              f"A figure holds within ±{result.tolerance:.0%} of the recorded value; a comparison also needs "
              "the same verdict.", "",
-             markdown_table(["item", "figure", "recorded", "re-run", "result", "drift"], rows), "",
+             markdown_table(rows, ["item", "figure", "recorded", "re-run", "result", "drift"]), "",
              f"**{held} of {len(result.figures)} figures hold.**"]
     lines += [f"- error: {error}" for error in result.errors]
     return "\n".join(lines) + "\n"
