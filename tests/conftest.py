@@ -19,9 +19,9 @@ if str(SCRIPTS_DIR) not in sys.path:
     sys.path.insert(0, str(SCRIPTS_DIR))
 
 
-def load_tool(name: str) -> ModuleType:
-    """Import tools/<name>.py, which is a script, not part of the package."""
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tools" / f"{name}.py")
+def load_tool(name: str, folder: Path = REPO_ROOT / "tools") -> ModuleType:
+    """Import <folder>/<name>.py (default tools/), a script that is not part of the package."""
+    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)

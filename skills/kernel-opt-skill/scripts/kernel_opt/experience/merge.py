@@ -54,6 +54,17 @@ class MergeReport:
         }
 
 
+def imported_copy(record: ExperienceRecord, new_id: int, log: str) -> ExperienceRecord:
+    """Another log's record under a local id, with `provenance.imported_from` naming log and id there."""
+    imported = copy.deepcopy(record)
+    origin: dict[str, Any] = {"log": log, "id": record.id}
+    if record.provenance:
+        origin["provenance"] = record.provenance  # ids there belong to that log, so nest them
+    imported.id = new_id
+    imported.provenance = {"imported_from": [origin]}
+    return imported
+
+
 def _import(lines: list[str], records: list[ExperienceRecord], raw: bytes, source: Path, report: MergeReport) -> list[str]:
     other = read_log(source, origin=LOCAL, lock=False)
     report.skipped_in_source = other.skipped
@@ -65,12 +76,7 @@ def _import(lines: list[str], records: list[ExperienceRecord], raw: bytes, sourc
         if key in known:
             report.duplicates.append({"source_id": record.id, "existing_id": known[key]})
             continue
-        imported = copy.deepcopy(record)
-        origin: dict[str, Any] = {"log": str(source.resolve()), "id": record.id}
-        if record.provenance:
-            origin["provenance"] = record.provenance  # ids there belong to that log, so nest them
-        imported.id = identifier
-        imported.provenance = {"imported_from": [origin]}
+        imported = imported_copy(record, identifier, str(source.resolve()))
         identifier += 1
         known[key] = imported.id
         new_lines.append(imported.to_json_line().rstrip("\n"))
