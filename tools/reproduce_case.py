@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shlex
 import subprocess
 import sys
@@ -41,12 +40,12 @@ from typing import Callable
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
+from kernel_opt.errors import ExitCode, UsageError  # noqa: E402
 from kernel_opt.report import markdown_table  # noqa: E402
+from kernel_opt.workspace import list_versions, read_json  # noqa: E402
 
 DEFAULT_TOLERANCE = 0.05  # relative; see the module docstring for why 5%
 FINAL = "final"  # the case-level benchmark written by SKILL.md's Finish step
-EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 4
-VERSION_DIR = re.compile(r"^v(\d+)$")
 
 
 class CaseError(Exception):
@@ -73,7 +72,7 @@ class Reproduction:
     device_now: str | None = None
     figures: list[Figure] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    exit_code: int = EXIT_OK
+    exit_code: int = int(ExitCode.OK)
 
     @property
     def holds(self) -> bool:
@@ -90,18 +89,10 @@ def run_script(name: str, arguments: list[str]) -> int:
     return subprocess.run(command, cwd=REPO).returncode
 
 
-def read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def version_dirs(case: Path) -> dict[str, Path]:
     """vN -> folder, for the versions whose benchmark was recorded, in version order."""
-    found = {path.name: path for path in case.iterdir() if path.is_dir() and VERSION_DIR.match(path.name)
-             and (path / "benchmark.json").is_file()}
-    return dict(sorted(found.items(), key=lambda item: int(item[0][1:])))
+    folders = (Path(version.directory) for version in list_versions(case))
+    return {folder.name: folder for folder in folders if (folder / "benchmark.json").is_file()}
 
 
 def select(case: Path, wanted: list[str] | None) -> dict[str, Path]:
@@ -211,13 +202,13 @@ def reproduce(case: Path, items: dict[str, Path], output_dir: Path, tolerance: f
         if correctness and correctness.get("command"):
             script, arguments = relocate(correctness["command"], case, scratch)
             code = runner(script, arguments)
-            passed = code == 0 and (read_json(scratch / "correctness.json") or {}).get("passed") is True
+            rechecked = read_json(scratch / "correctness.json") or {}
             result.figures.append(Figure(item, "correctness", correctness.get("verdict", "?"),
-                                         (read_json(scratch / "correctness.json") or {}).get("verdict", f"exit {code}"),
-                                         passed))
-            if code == EXIT_ENVIRONMENT:
+                                         rechecked.get("verdict", f"exit {code}"),
+                                         code == 0 and rechecked.get("passed") is True))
+            if code == ExitCode.ENVIRONMENT_FAULT:
                 result.errors.append(f"{item}: correctness_check.py found no usable GPU (exit 4)")
-                result.exit_code = EXIT_ENVIRONMENT
+                result.exit_code = int(ExitCode.ENVIRONMENT_FAULT)
                 return result
         if not recorded.get("command"):
             result.errors.append(f"{item}: benchmark.json records no command")
@@ -225,21 +216,21 @@ def reproduce(case: Path, items: dict[str, Path], output_dir: Path, tolerance: f
         script, arguments = relocate(recorded["command"], case, scratch)
         code = runner(script, arguments)
         reproduced = read_json(scratch / "benchmark.json")
-        if code == EXIT_ENVIRONMENT:
+        if code == ExitCode.ENVIRONMENT_FAULT:
             result.errors.append(f"{item}: benchmark.py found no usable GPU (exit 4)")
-            result.exit_code = EXIT_ENVIRONMENT
+            result.exit_code = int(ExitCode.ENVIRONMENT_FAULT)
             return result
         result.device_recorded = result.device_recorded or (recorded.get("gpu") or {}).get("name")
         result.device_now = result.device_now or ((reproduced or {}).get("gpu") or {}).get("name")
         if result.device_now and result.device_recorded and result.device_now != result.device_recorded:
             result.errors.append(f"recorded on {result.device_recorded}, this GPU is {result.device_now}: "
                                  "timings compare only on the same device type")
-            result.exit_code = EXIT_ENVIRONMENT
+            result.exit_code = int(ExitCode.ENVIRONMENT_FAULT)
             return result
         if code != 0 or reproduced is None:
             result.errors.append(f"{item}: benchmark.py exited {code}; see {scratch}")
         result.figures.extend(compare(item, recorded, reproduced, tolerance))
-    result.exit_code = EXIT_OK if result.holds else EXIT_DIFFERS
+    result.exit_code = int(ExitCode.OK if result.holds else ExitCode.CHECK_FAILED)
     return result
 
 
@@ -275,22 +266,22 @@ def main(argv: list[str] | None = None) -> int:
     case = args.case.resolve()
     if not 0 < args.tolerance < 1:
         print(f"error: --tolerance must be between 0 and 1, got {args.tolerance}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     try:
         if not case.is_dir():
             raise CaseError(f"{args.case}: no such folder")
         items = select(case, [item.strip() for item in args.versions.split(",")] if args.versions else None)
-    except CaseError as error:
+        output_dir = (args.output_dir or Path("reproduction") / f"{case.parent.name}-{case.name}").resolve()
+        result = reproduce(case, items, output_dir, args.tolerance)
+    except (CaseError, UsageError) as error:  # UsageError: a record that is not valid JSON
         print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    output_dir = (args.output_dir or Path("reproduction") / f"{case.parent.name}-{case.name}").resolve()
-    result = reproduce(case, items, output_dir, args.tolerance)
+        return ExitCode.USAGE
     report = render(result)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "reproduction.md").write_text(report)
     (output_dir / "reproduction.json").write_text(json.dumps(asdict(result), indent=2) + "\n")
     print(json.dumps(asdict(result), indent=2) if args.json else report)
-    if result.exit_code == EXIT_OK and not args.json:
+    if result.exit_code == ExitCode.OK and not args.json:
         print(f"next: every figure of {args.case} held; the report is {output_dir / 'reproduction.md'}")
     return result.exit_code
 

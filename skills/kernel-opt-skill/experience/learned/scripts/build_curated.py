@@ -56,7 +56,8 @@ def _readable(contents: LogContents) -> LogContents:
 def case_logs(demo: Path) -> list[Path]:
     logs = sorted(Path(demo).glob("*/*/experience.jsonl"))
     if not logs:
-        raise UsageError(f"no case logs <backend>/<case>/experience.jsonl under {demo}", hint="pass --demo DIR, the folder of the case studies")
+        raise UsageError(f"no case logs <backend>/<case>/experience.jsonl under {demo}",
+                         hint="pass --demo DIR, the folder of the case studies")
     return logs
 
 
@@ -99,7 +100,8 @@ def build(demo: Path, previous: LogContents) -> tuple[str, list[str]]:
                 ids[label, record.id] = identifier
                 identifier += 1
             curated = imported_copy(record, ids[label, record.id], label)
-            curated.provenance = {"case": PurePosixPath(label).parent.as_posix(), "device": _device(log.parent, record), **curated.provenance}
+            curated.provenance = {"case": PurePosixPath(label).parent.as_posix(), "device": _device(log.parent, record),
+                                  **curated.provenance}
             records.append(curated)
     built = {record.id for record in records}
     dropped = [f"curated:{record.id}" for record in previous.records if record.id not in built]
@@ -113,9 +115,12 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     parser = make_parser(PROG, __doc__)
-    parser.add_argument("--demo", type=Path, default=DEFAULT_DEMO, help=f"the case studies' folder (default: {DEFAULT_DEMO})")
-    parser.add_argument("--output", type=Path, default=CURATED_PATH, help=f"the curated file (default: {CURATED_PATH})")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the file differs from a rebuild")
+    parser.add_argument("--demo", type=Path, default=DEFAULT_DEMO,
+                        help=f"the case studies' folder (default: {DEFAULT_DEMO})")
+    parser.add_argument("--output", type=Path, default=CURATED_PATH,
+                        help=f"the curated file (default: {CURATED_PATH})")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when the file differs from a rebuild")
     args = parser.parse_args(argv)
     previous = read_log(args.output, origin=CURATED, lock=False)
     text, dropped = build(args.demo, previous)
