@@ -11,7 +11,8 @@ init copies the kernel to OUT/v0/ and the reference to OUT/ref.py, and fixes the
 iteration budget and roofline target in OUT/run.json (refuses a folder that is not empty).
 next creates v<n+1>/ as a copy of the best version so far, with a hypothesis.txt template;
 it refuses once the budget is spent, the target is reached, or the newest version is not
-evaluated. evaluate runs, in order: correctness -> hypothesis check (v1 on) -> benchmark with
+evaluated. evaluate runs, in order: correctness -> hypothesis check (v1 on) -> the GPU's
+measured ceilings (read from the cache, measured once per machine) -> benchmark with
 --against the best version so far -> ncu profile with --baseline that version -> experience
 recommendations for the best version's bottleneck; it prints each step's wall time and writes
 vN/evaluation.json (each tool's own output: vN/evaluate.log). A timed version is never
