@@ -9,11 +9,16 @@ import json
 from dataclasses import asdict
 
 import pytest
-
-from kernel_opt.benchmark import BenchmarkReport, TimedEntry, assemble_report, phase_durations, source_synchronizes
-from kernel_opt.ceilings import CopyCeiling
 from kernel_opt.commands.benchmark import main
-from kernel_opt.runner import ChildOutcome
+from kernel_opt.measure.benchmark import (
+    BenchmarkReport,
+    TimedEntry,
+    assemble_report,
+    phase_durations,
+    source_synchronizes,
+)
+from kernel_opt.measure.ceilings import CopyCeiling
+from kernel_opt.run.runner import ChildOutcome
 
 N = 1 << 28
 BYTES = 3 * N * 4  # vector add, fp32

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from kernel_opt import ceilings
 from kernel_opt.commands import measure_ceilings as command
 from kernel_opt.main import main as kernel_opt_main
+from kernel_opt.measure import ceilings
 
 H100 = ceilings.DeviceIdentity(
     name="NVIDIA H100 80GB HBM3",

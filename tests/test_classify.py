@@ -3,10 +3,10 @@
 import re
 
 import pytest
-
-from kernel_opt import classify
-from kernel_opt.classify import THRESHOLDS, classify as classify_kernel
-from kernel_opt.ncu import KernelMetrics
+from kernel_opt.profile import classify
+from kernel_opt.profile.classify import THRESHOLDS
+from kernel_opt.profile.classify import classify as classify_kernel
+from kernel_opt.profile.ncu import KernelMetrics
 
 SKILL_ROOT = classify.SKILL_ROOT
 
@@ -207,7 +207,7 @@ def test_the_dominant_kernel_labels_the_solution_and_metrics_are_duration_weight
 
 
 def test_a_solution_without_any_classifiable_kernel_is_refused():
-    from kernel_opt.errors import UsageError
+    from kernel_opt.core.errors import UsageError
 
     with pytest.raises(UsageError, match="SpeedOfLight"):
         classify.summarize([("k", 1, "x", 5.0, KernelMetrics(grid_size_blocks=4))])

@@ -4,18 +4,17 @@ import math
 
 import pytest
 import torch
-
-from kernel_opt.correctness import (
+from kernel_opt.check.compare import (
     DEFAULT_TOLERANCES,
+    CaseResult,
     compare_tensors,
     inputs_modified,
     poison_,
     resolve_tolerance,
     run_reference,
     summarize_failures,
-    CaseResult,
 )
-from kernel_opt.errors import UsageError
+from kernel_opt.core.errors import UsageError
 
 
 def expected_values(n=1000, dtype=torch.float32):

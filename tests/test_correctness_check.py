@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from kernel_opt.commands.correctness_check import main
 
 VECTOR_ADD = "vector_add"

@@ -3,15 +3,14 @@
 from pathlib import Path
 
 import pytest
-
-from kernel_opt.cuda_build import (
+from kernel_opt.backends.cuda.build import (
     build_shared_library,
     gencode_flags,
     normalize_arch,
     nvcc_command,
     parse_ptxas_output,
 )
-from kernel_opt.errors import EnvironmentFault, SolutionError, UsageError
+from kernel_opt.core.errors import EnvironmentFault, SolutionError, UsageError
 
 # Recorded from `nvcc -Xptxas -v` 13.0 on this project's CPU machine (two kernels, one using
 # shared memory); note the missing newline after "Compile time", which ptxas really prints.
@@ -71,7 +70,7 @@ def test_missing_nvcc_is_an_environment_fault(tmp_path, monkeypatch):
     source = tmp_path / "k.cu"
     source.write_text('extern "C" void solve(float* x) {}')
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr("kernel_opt.cuda_build.Path.exists", lambda self: False)
+    monkeypatch.setattr("kernel_opt.backends.cuda.build.Path.exists", lambda self: False)
     with pytest.raises(EnvironmentFault) as caught:
         build_shared_library(source, tmp_path / "build", "sm_90")
     assert caught.value.exit_code == 4

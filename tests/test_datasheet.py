@@ -6,8 +6,7 @@ import copy
 
 import pytest
 import yaml
-
-from kernel_opt import datasheet
+from kernel_opt.measure import datasheet
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from kernel_opt import environment
 from kernel_opt.commands import env_check
-from kernel_opt.environment import (
+from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.env import probes as environment
+from kernel_opt.env.probes import (
     Capability,
     NcuReportProbe,
     NvccProbe,
@@ -32,7 +32,6 @@ from kernel_opt.environment import (
     TorchGpu,
     TorchProbe,
 )
-from kernel_opt.errors import EnvironmentFault
 
 NVCC_OUTPUT = """\
 nvcc: NVIDIA (R) Cuda compiler driver

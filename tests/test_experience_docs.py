@@ -5,7 +5,7 @@ import shlex
 
 from conftest import SKILL_ROOT
 from kernel_opt.commands import experience_log
-from kernel_opt.hypothesis import check_hypothesis
+from kernel_opt.loop.hypothesis import check_hypothesis
 
 GUIDES = {
     "cuda": SKILL_ROOT / "experience" / "cuda" / "CUDA.md",

@@ -6,11 +6,10 @@ import subprocess
 import sys
 
 import pytest
-
+from conftest import SKILL_ROOT
 from experience_fixtures import HYPOTHESIS, comparison, profile, version_folder
 from kernel_opt import main as dispatcher
 from kernel_opt.commands import experience_log
-from conftest import SKILL_ROOT
 
 LEGACY_WRAPPER = SKILL_ROOT / "experience" / "learned" / "scripts" / "experience_log.py"
 

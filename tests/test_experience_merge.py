@@ -3,9 +3,8 @@
 import json
 
 import pytest
-
 from experience_fixtures import record
-from kernel_opt.errors import UsageError
+from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.merge import merge
 from kernel_opt.experience.records import validate
 from kernel_opt.experience.store import append_records, load_experience, read_log

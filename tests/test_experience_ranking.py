@@ -1,7 +1,6 @@
 """recommend on a small hand-made log: chip-aware relevance, agreement, and failures shown."""
 
 import pytest
-
 from experience_fixtures import record
 from kernel_opt.experience.labels import Chip
 from kernel_opt.experience.ranking import MIN_RELEVANCE, Query, judge, recommend, speedup_gain

@@ -4,9 +4,8 @@ import json
 from dataclasses import fields
 
 import pytest
-
 from experience_fixtures import record
-from kernel_opt.errors import UsageError
+from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import (
     Chip,

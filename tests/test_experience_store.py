@@ -5,9 +5,8 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
-
 from experience_fixtures import record
-from kernel_opt.errors import UsageError
+from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.store import (
     CURATED_PATH,
     ENVIRONMENT_VARIABLE,

@@ -3,7 +3,6 @@
 import random
 
 import pytest
-
 from experience_fixtures import record
 from kernel_opt.experience.records import validate
 from kernel_opt.experience.store import Entry

@@ -3,11 +3,10 @@ binding of tensors and scalars to a CUDA solve's parameters."""
 
 import pytest
 import torch
-
-from kernel_opt.cuda_launch import _pointer, _scalar
-from kernel_opt.errors import SolutionError, UsageError
-from kernel_opt.inputs import build_instance, degenerate_input_warnings, infer_instance, lookup_by_name
-from kernel_opt.signature import parse_solve_signature
+from kernel_opt.backends.cuda.launch import _pointer, _scalar
+from kernel_opt.backends.cuda.signature import parse_solve_signature
+from kernel_opt.core.errors import SolutionError, UsageError
+from kernel_opt.solution.inputs import build_instance, degenerate_input_warnings, infer_instance, lookup_by_name
 
 
 def test_lookup_by_name_exact_then_unique_case_insensitive():
@@ -41,7 +40,7 @@ def test_infer_instance_from_the_original_template_signature():
 
 
 def test_degenerate_inputs_are_named():
-    from kernel_opt.contract import ProblemInstance
+    from kernel_opt.solution.contract import ProblemInstance
 
     instance = ProblemInstance(
         values={"z": torch.zeros(4), "c": torch.full((4,), 2.0), "a": torch.arange(6.0), "r": torch.randn(6), "out": torch.zeros(4)},

@@ -3,9 +3,8 @@
 import dataclasses
 
 import pytest
-
-from kernel_opt import ncu
-from kernel_opt.ncu import KernelMetrics, RawMetric, metrics_from_raw
+from kernel_opt.profile import ncu
+from kernel_opt.profile.ncu import KernelMetrics, RawMetric, metrics_from_raw
 
 
 def raw(values: dict, units: dict | None = None) -> dict:
@@ -201,7 +200,7 @@ def test_launches_group_by_kernel_and_configuration_longest_first():
 
 
 def test_ncu_md_lists_every_alias_with_its_candidates():
-    from kernel_opt.classify import SKILL_ROOT
+    from kernel_opt.profile.classify import SKILL_ROOT
 
     text = (SKILL_ROOT / "profiling" / "NCU.md").read_text()
     for alias in ncu.METRIC_ALIASES:

@@ -4,12 +4,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from kernel_opt import ncu
-from kernel_opt.ncu import NcuCommandOptions, NcuRun, build_ncu_command, ncu_failure_message, run_ncu
+from kernel_opt.profile import ncu
+from kernel_opt.profile.ncu import NcuCommandOptions, NcuRun, build_ncu_command, ncu_failure_message, run_ncu
 
 NCU = "/usr/local/cuda/bin/ncu"
-PROGRAM = ["/usr/bin/python3", "-m", "kernel_opt.profile_target", "/out/v1/profile_request.json"]
+PROGRAM = ["/usr/bin/python3", "-m", "kernel_opt.profile.target", "/out/v1/profile_request.json"]
 TARGETED_SECTIONS = [
     "--section", "SpeedOfLight",
     "--section", "MemoryWorkloadAnalysis",
@@ -83,7 +82,7 @@ def test_run_ncu_passes_an_argument_list_with_timeout_and_environment(monkeypatc
         return subprocess.CompletedProcess(command, 0, stdout="==PROF== Disconnected\n", stderr="")
 
     monkeypatch.setattr(subprocess, "run", fake_run)
-    command = ["ncu", "--nvtx", "python3", "-m", "kernel_opt.profile_target", "r.json"]
+    command = ["ncu", "--nvtx", "python3", "-m", "kernel_opt.profile.target", "r.json"]
     run = run_ncu(command, env={"PYTHONPATH": "/pkg"}, timeout_s=42)
     assert len(calls) == 1
     passed, kwargs = calls[0]
@@ -127,7 +126,7 @@ def test_child_environment_makes_the_package_importable(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
     env = ncu.environment_for_child()
     first, rest = env["PYTHONPATH"].split(":", 1)
-    assert (Path(first) / "kernel_opt" / "profile_target.py").is_file() and rest == "/elsewhere"
+    assert (Path(first) / "kernel_opt" / "profile" / "target.py").is_file() and rest == "/elsewhere"
     assert env["PYTHONUNBUFFERED"] == "1"
 
 

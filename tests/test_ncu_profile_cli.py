@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from kernel_opt import environment, ncu
 from kernel_opt.commands import ncu_profile
 from kernel_opt.commands.ncu_profile import main
+from kernel_opt.env import probes as environment
+from kernel_opt.profile import ncu
 
 # --- a stand-in for Nsight Compute's ncu_report module ---------------------------------------------
 
@@ -344,10 +344,10 @@ def test_profiling_runs_the_exact_ncu_command_on_the_profile_target(reference_di
     assert main(vector_add_args(reference_dir, out) + ["--n=4096", "--timeout", "90"]) == 0
     (call,) = calls
     request_path = out / "profile_request.json"
-    expected = ncu.build_ncu_command("/opt/ncu/ncu", [sys.executable, "-m", "kernel_opt.profile_target", str(request_path)],
+    expected = ncu.build_ncu_command("/opt/ncu/ncu", [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)],
                                      ncu.NcuCommandOptions(export_base=out / "profile"))
     assert call["command"] == expected and call["timeout_s"] == 90
-    assert Path(call["env"]["PYTHONPATH"].split(":")[0], "kernel_opt", "profile_target.py").is_file()
+    assert Path(call["env"]["PYTHONPATH"].split(":")[0], "kernel_opt", "profile", "target.py").is_file()
     request = json.loads(request_path.read_text())
     assert (request["backend"], request["cli_dims"], request["warmup_calls"], request["profiled_calls"]) == (
         "triton", {"n": 4096}, 3, 1)
@@ -497,7 +497,7 @@ def test_without_a_reader_the_report_is_kept_and_the_exit_is_4(reference_dir, tm
 
 
 def test_the_profiled_program_reports_a_missing_gpu_as_exit_4(reference_dir, tmp_path):
-    from kernel_opt import profile_target
+    from kernel_opt.profile import target as profile_target
 
     if ncu_profile._gpu_problem() is None:
         pytest.skip("this machine has a GPU")

@@ -9,11 +9,9 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO_ROOT, load_tool
 
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "runs" / "softmax_cuda_h100"

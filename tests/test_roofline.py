@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from kernel_opt import roofline
-from kernel_opt.errors import UsageError
+from kernel_opt.core.errors import UsageError
+from kernel_opt.measure import roofline
 
 # Vector add of 2^28 fp32 elements: reads 2 x 1 GiB, writes 1 GiB, 2^28 additions.
 VECTOR_ADD_BYTES = 3 * 2**30

@@ -4,9 +4,8 @@ import json
 import textwrap
 
 import pytest
-
-from kernel_opt import sass
 from kernel_opt.commands.static_analysis import main as static_analysis_main
+from kernel_opt.profile import sass
 
 # Recorded from cuobjdump 12.8 (the triton wheel's) on a library nvcc 13.0 built for sm_90;
 # shortened. A library holds the same function once per embedded cubin: it must count once.
@@ -247,7 +246,7 @@ def test_an_autotuned_triton_kernel_compiles_every_config(tmp_path):
 
 def test_triton_static_analysis_needs_inputs(reference_dir, tmp_path):
     pytest.importorskip("triton")
-    from kernel_opt.errors import UsageError
+    from kernel_opt.core.errors import UsageError
 
     with pytest.raises(UsageError, match="setup"):
         sass.compile_triton_solution(reference_dir / "vector_add" / "good" / "vector_add.py", None, {}, "sm_90")

@@ -1,9 +1,8 @@
 """The solve() signature parser over signatures people really write."""
 
 import pytest
-
-from kernel_opt.errors import SolutionError
-from kernel_opt.signature import parse_solve_signature, strip_comments
+from kernel_opt.backends.cuda.signature import parse_solve_signature, strip_comments
+from kernel_opt.core.errors import SolutionError
 
 
 def described(source: str) -> list[str]:

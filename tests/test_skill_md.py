@@ -7,7 +7,6 @@ import sys
 
 import pytest
 import yaml
-
 from conftest import SKILL_ROOT
 
 ALLOWED_KEYS = {"name", "description", "license", "allowed-tools", "metadata", "compatibility"}

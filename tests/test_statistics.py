@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from kernel_opt import statistics, verdicts
-from kernel_opt.errors import UsageError
-from kernel_opt.timing import TimingSamples
+from kernel_opt.core.errors import UsageError
+from kernel_opt.measure import statistics, verdicts
+from kernel_opt.measure.timing import TimingSamples
 
 
 def _noisy(median_us: float, count: int, noise: float, seed: int) -> list[float]:

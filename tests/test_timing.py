@@ -9,8 +9,7 @@ import contextlib
 
 import pytest
 import torch
-
-from kernel_opt import timing
+from kernel_opt.measure import timing
 
 
 class FakeCuda:

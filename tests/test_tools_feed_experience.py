@@ -2,13 +2,11 @@
 what correctness_check, benchmark and ncu_profile really write (not hand-made JSON)."""
 
 import json
-from dataclasses import asdict
-
-from kernel_opt.benchmark import BenchmarkReport, Comparison
-from kernel_opt.commands import experience_log, ncu_profile
-from kernel_opt.correctness import CorrectnessReport
 
 from conftest import REPO_ROOT
+from kernel_opt.check.compare import CorrectnessReport
+from kernel_opt.commands import experience_log, ncu_profile
+from kernel_opt.measure.benchmark import BenchmarkReport, Comparison
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 

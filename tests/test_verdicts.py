@@ -1,8 +1,7 @@
 """The success / neutral / failure thresholds shared by the benchmark and the experience log."""
 
 import pytest
-
-from kernel_opt.verdicts import FAILURE_MAX_SPEEDUP, SUCCESS_MIN_SPEEDUP, comparison_verdict
+from kernel_opt.measure.verdicts import FAILURE_MAX_SPEEDUP, SUCCESS_MIN_SPEEDUP, comparison_verdict
 
 
 def test_thresholds_are_five_percent():

@@ -10,14 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
-
-from kernel_opt.benchmark import BenchmarkReport, Comparison, TimedEntry
-from kernel_opt import final_report
+from conftest import REFERENCE_DIR, REPO_ROOT
+from kernel_opt.check.compare import CorrectnessReport
 from kernel_opt.commands import hypothesis_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
-from kernel_opt.correctness import CorrectnessReport
-from kernel_opt.roofline import Ceilings, roofline_point
-from kernel_opt.workspace import (
+from kernel_opt.loop import final_report
+from kernel_opt.loop.workspace import (
     EvaluationRecord,
     RunRecord,
     StepResult,
@@ -25,8 +23,8 @@ from kernel_opt.workspace import (
     read_run,
     run_status,
 )
-
-from conftest import REFERENCE_DIR, REPO_ROOT
+from kernel_opt.measure.benchmark import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.measure.roofline import Ceilings, roofline_point
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 SOFTMAX = REFERENCE_DIR / "softmax"

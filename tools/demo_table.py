@@ -31,9 +31,9 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
-from kernel_opt.final_report import build_report  # noqa: E402
-from kernel_opt.report import markdown_table  # noqa: E402
-from kernel_opt.workspace import read_json  # noqa: E402
+from kernel_opt.core.render import markdown_table  # noqa: E402
+from kernel_opt.loop.final_report import build_report  # noqa: E402
+from kernel_opt.loop.workspace import read_json  # noqa: E402
 
 START, END = "<!-- demo-table:start -->", "<!-- demo-table:end -->"
 HEADERS = ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",

@@ -51,7 +51,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
-from kernel_opt.workspace import FINAL_STATES, run_status  # noqa: E402  (the checkout's package)
+from kernel_opt.loop.workspace import FINAL_STATES, run_status  # noqa: E402  (the checkout's package)
 
 
 class PlanError(Exception):

@@ -37,11 +37,10 @@ NVTX_RANGE = "kernel_opt_measure"
 def ncu_target(case: str, build_dir: Path) -> None:
     """Call one solution the way the benchmark does, 10 times inside an NVTX range."""
     import torch
-
-    from kernel_opt.checking import BuildOptions, solution_spec
-    from kernel_opt.contract import load_reference
-    from kernel_opt.inputs import build_instance
-    from kernel_opt.worker import LoadedSolution
+    from kernel_opt.check.correctness import BuildOptions, solution_spec
+    from kernel_opt.solution.contract import load_reference
+    from kernel_opt.solution.inputs import build_instance
+    from kernel_opt.solution.loaded import LoadedSolution
 
     solution, ref, dims = CASES[case]
     spec, _ = solution_spec(REPO / solution, "cuda", "cuda", build_dir, BuildOptions(), [])
@@ -116,10 +115,10 @@ def main() -> int:
     if args.ncu_target:
         ncu_target(args.ncu_target, args.build_dir)
         return 0
+    import tempfile
+
     import torch
     import triton.testing
-
-    import tempfile
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="kernel-opt-targets-"))  # run folders and builds stay out of out-dir

@@ -40,9 +40,9 @@ from typing import Callable
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
-from kernel_opt.errors import ExitCode, UsageError  # noqa: E402
-from kernel_opt.report import markdown_table  # noqa: E402
-from kernel_opt.workspace import list_versions, read_json  # noqa: E402
+from kernel_opt.core.errors import ExitCode, UsageError  # noqa: E402
+from kernel_opt.core.render import markdown_table  # noqa: E402
+from kernel_opt.loop.workspace import list_versions, read_json  # noqa: E402
 
 DEFAULT_TOLERANCE = 0.05  # relative; see the module docstring for why 5%
 FINAL = "final"  # the case-level benchmark written by SKILL.md's Finish step

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where does event timing differ from Nsight Compute's kernel duration? A GPU probe.
 
-Times one CUDA solution several ways with kernel_opt.timing and prints the medians:
+Times one CUDA solution several ways with kernel_opt.measure.timing and prints the medians:
 - as benchmark.py does (clean L2 flush, output poisoning before each call);
 - the same with the GPU kept busy (torch.cuda._sleep) after the flush, so the host is surely
   ahead when the start event is reached: if this is faster, the loop was host-bound;
@@ -25,14 +25,13 @@ def main() -> int:
     import tempfile
 
     import torch
-
-    from kernel_opt import timing
-    from kernel_opt.checking import BuildOptions, solution_spec
-    from kernel_opt.cli import parse_dim_value
-    from kernel_opt.contract import load_reference
-    from kernel_opt.correctness import poison_
-    from kernel_opt.inputs import build_instance
-    from kernel_opt.worker import LoadedSolution
+    from kernel_opt.check.compare import poison_
+    from kernel_opt.check.correctness import BuildOptions, solution_spec
+    from kernel_opt.core.cli import parse_dim_value
+    from kernel_opt.measure import timing
+    from kernel_opt.solution.contract import load_reference
+    from kernel_opt.solution.inputs import build_instance
+    from kernel_opt.solution.loaded import LoadedSolution
 
     solution, ref = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
     dims = {a[2:].split("=")[0]: parse_dim_value(a.split("=", 1)[1]) for a in sys.argv[3:]}

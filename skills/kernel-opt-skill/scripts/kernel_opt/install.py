@@ -26,9 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal, Mapping
 
-from . import __version__
-from .errors import UsageError
-from .fileio import write_json_atomic
+from kernel_opt import __version__
+from kernel_opt.core.errors import UsageError
+from kernel_opt.core.files import write_json_atomic
 
 Agent = Literal["claude", "codex"]
 Scope = Literal["user", "project"]

@@ -30,13 +30,13 @@ from pathlib import Path, PurePosixPath
 # experience/learned/scripts/ -> the skill root -> scripts/
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
 
-from kernel_opt.cli import make_parser, run_command  # noqa: E402
-from kernel_opt.errors import EnvironmentFault, UsageError  # noqa: E402
+from kernel_opt.core.cli import make_parser, run_command  # noqa: E402
+from kernel_opt.core.errors import EnvironmentFault, UsageError  # noqa: E402
+from kernel_opt.core.files import write_text_atomic  # noqa: E402
 from kernel_opt.experience.merge import imported_copy  # noqa: E402
 from kernel_opt.experience.records import ExperienceRecord  # noqa: E402
 from kernel_opt.experience.store import CURATED, CURATED_PATH, SKILL_ROOT, LogContents, next_id, read_log  # noqa: E402
-from kernel_opt.fileio import write_text_atomic  # noqa: E402
-from kernel_opt.workspace import read_json  # noqa: E402
+from kernel_opt.loop.workspace import read_json  # noqa: E402
 
 PROG = "build_curated.py"
 DEFAULT_DEMO = SKILL_ROOT.parents[1] / "demo"

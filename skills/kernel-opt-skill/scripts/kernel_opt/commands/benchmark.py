@@ -23,7 +23,14 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..benchmark import (
+from kernel_opt.check.compare import summarize_failures
+from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
+from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
+from kernel_opt.core.files import write_json_atomic, write_text_atomic
+from kernel_opt.core.render import format_number, markdown_table, render
+from kernel_opt.env.device import resolve_device
+from kernel_opt.measure.benchmark import (
     DEFAULT_COMPILE_MODES,
     DEFAULT_TARGET_PERCENT,
     BenchmarkReport,
@@ -31,13 +38,7 @@ from ..benchmark import (
     phase_durations,
     source_synchronizes,
 )
-from ..checking import BuildOptions, CheckOptions, check_correctness, exit_code_of, resolve_device, solution_spec
-from ..cli import make_parser, parse_args_with_dims, print_json, run_command
-from ..contract import detect_backend
-from ..correctness import summarize_failures
-from ..errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
-from ..fileio import write_json_atomic, write_text_atomic
-from ..report import format_number, markdown_table, render
+from kernel_opt.solution.contract import detect_backend
 
 DEFAULT_TIMEOUT_S = 900.0  # max-autotune compiles of a matmul baseline can take minutes
 
@@ -121,8 +122,8 @@ def _main(argv: list[str]) -> int:
         if args.against is not None:
             other = args.against.resolve()
             against_spec, _ = solution_spec(other, detect_backend(other), "cuda", build_dir, build, report.notes)
-        from ..environment import probe_nvidia_smi
-        from ..runner import run_worker
+        from kernel_opt.env.probes import probe_nvidia_smi
+        from kernel_opt.run.runner import run_worker
 
         report.clocks_start = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
         request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda", "cli_dims": dims,

@@ -19,16 +19,16 @@ Exit codes: 0 pass, 1 wrong results, 2 usage error (bad arguments, ref.py broken
 from __future__ import annotations
 
 import shlex
-import shutil
 from pathlib import Path
 
-from ..checking import BuildOptions, CheckOptions, check_correctness, exit_code_of, resolve_device
-from ..cli import make_parser, parse_args_with_dims, print_json, run_command
-from ..contract import detect_backend
-from ..correctness import CorrectnessReport, summarize_failures
-from ..errors import UsageError
-from ..fileio import write_json_atomic, write_text_atomic
-from ..report import format_number, markdown_table, render
+from kernel_opt.check.compare import CaseResult, CorrectnessReport, summarize_failures
+from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of
+from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.errors import UsageError
+from kernel_opt.core.files import write_json_atomic, write_text_atomic
+from kernel_opt.core.render import format_number, markdown_table, render
+from kernel_opt.env.device import resolve_device
+from kernel_opt.solution.contract import detect_backend
 
 DEFAULT_TIMEOUT_S = 120.0
 

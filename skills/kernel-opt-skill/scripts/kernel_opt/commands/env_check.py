@@ -19,12 +19,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from .. import environment
-from ..cli import make_parser, print_json, run_command
-from ..environment import Capability, EnvironmentReport
-from ..errors import EnvironmentFault, ExitCode
-from ..fileio import write_json_atomic, write_text_atomic
-from ..report import markdown_table, render
+from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.errors import EnvironmentFault, ExitCode
+from kernel_opt.core.files import write_json_atomic, write_text_atomic
+from kernel_opt.core.render import markdown_table, render
+from kernel_opt.env import probes as environment
+from kernel_opt.env.probes import Capability, EnvironmentReport
 
 PROG = "env_check.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]

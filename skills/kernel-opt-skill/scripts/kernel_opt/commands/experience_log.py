@@ -40,18 +40,26 @@ import re
 import sys
 from pathlib import Path
 
-from ..cli import make_parser, print_json, run_command
-from ..errors import EnvironmentFault, UsageError
-from ..experience import labels
-from ..experience.evidence import read_version
-from ..experience.families import FAMILIES, OTHER_FAMILY, normalize_kernel
-from ..experience.labels import Chip, normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
-from ..experience.merge import merge
-from ..experience.query import Filters, filter_entries, search
-from ..experience.ranking import Query, recommend
-from ..experience.records import parse_dims
-from ..experience.recording import build_record
-from ..experience.store import (
+from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.errors import EnvironmentFault, UsageError
+from kernel_opt.core.files import write_text_atomic
+from kernel_opt.core.render import markdown_table, render
+from kernel_opt.experience import labels
+from kernel_opt.experience.evidence import read_version
+from kernel_opt.experience.families import FAMILIES, OTHER_FAMILY, normalize_kernel
+from kernel_opt.experience.labels import (
+    Chip,
+    normalize_backend,
+    normalize_bottleneck,
+    normalize_chip,
+    normalize_outcome,
+)
+from kernel_opt.experience.merge import merge
+from kernel_opt.experience.query import Filters, filter_entries, search
+from kernel_opt.experience.ranking import Query, recommend
+from kernel_opt.experience.recording import build_record
+from kernel_opt.experience.records import parse_dims
+from kernel_opt.experience.store import (
     CURATED_PATH,
     SUMMARY_PATH,
     Entry,
@@ -60,9 +68,7 @@ from ..experience.store import (
     default_log_path,
     load_experience,
 )
-from ..experience.summary import compute_stats, render_stats, render_summary, stats_to_dict
-from ..fileio import write_text_atomic
-from ..report import markdown_table, render
+from kernel_opt.experience.summary import compute_stats, render_stats, render_summary, stats_to_dict
 
 PROG = "experience_log.py"
 

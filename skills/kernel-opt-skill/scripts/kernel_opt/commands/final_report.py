@@ -24,10 +24,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..cli import make_parser, print_json, run_command
-from ..errors import UsageError
-from ..fileio import write_text_atomic
-from ..final_report import (
+from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.errors import UsageError
+from kernel_opt.core.files import write_text_atomic
+from kernel_opt.core.render import format_number, markdown_table, render
+from kernel_opt.loop.final_report import (
     NOT_MEASURED,
     ROOFLINE_CHART,
     TIME_CHART,
@@ -38,7 +39,6 @@ from ..final_report import (
     draw_roofline_chart,
     draw_time_chart,
 )
-from ..report import format_number, markdown_table, render
 
 REPORT_FILE = "final_report.md"
 
@@ -95,7 +95,7 @@ def _charts(report: FinalReport, out: Path, skip: bool) -> dict[str, dict[str, s
     return charts
 
 
-# --- formatting (every value was read by kernel_opt.final_report) ------------------------------------
+# --- formatting (every value was read by kernel_opt.loop.final_report) ------------------------------------
 
 
 def _cell(row: VersionRow, field_name: str, text: str | None) -> str:

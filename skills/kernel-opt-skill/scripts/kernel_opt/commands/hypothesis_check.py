@@ -17,9 +17,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..cli import make_parser, print_json, run_command
-from ..errors import ExitCode, UsageError
-from ..hypothesis import check_hypothesis
+from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.errors import ExitCode, UsageError
+from kernel_opt.loop.hypothesis import check_hypothesis
 
 PROG = "hypothesis_check.py"
 

@@ -22,9 +22,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..cli import make_parser, print_json, run_command
-from ..errors import ExitCode
-from ..install import AGENT_LAYOUT, install, resolve_target
+from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.errors import ExitCode
+from kernel_opt.install import AGENT_LAYOUT, install, resolve_target
 
 PROG = "install.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import ceilings as ceilings_module
-from .. import datasheet
-from ..cli import make_parser, print_json, run_command
-from ..report import format_number, markdown_table
+from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.render import format_number, markdown_table
+from kernel_opt.measure import ceilings as ceilings_module
+from kernel_opt.measure import datasheet
 
 PROG = "measure_ceilings.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]

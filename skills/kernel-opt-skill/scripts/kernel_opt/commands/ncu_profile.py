@@ -4,7 +4,7 @@ Only the solution's own launches are profiled: warm-up calls (JIT, autotuning) r
 the measured calls run inside the NVTX range `kernel_opt_solution`, the only range ncu looks
 at; the reference never runs. Clocks are not locked (--clock-control none), so ncu durations
 are never comparable with benchmark timings. The verdict (memory_bound, compute_bound,
-latency_bound, occupancy_bound, plus small_grid) is computed by kernel_opt.classify from the
+latency_bound, occupancy_bound, plus small_grid) is computed by kernel_opt.profile.classify from the
 metrics shown beside it. `--from-report` reads an existing .ncu-rep and needs no GPU.
 
 Usage:
@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cli import make_parser, parse_args_with_dims, print_json, run_command
-from ..errors import EnvironmentFault, ExitCode, SolutionError, UsageError
+from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
 
 SUMMARY_JSON = "ncu_summary.json"
 SUMMARY_MD = "ncu_summary.md"
@@ -95,7 +95,7 @@ class Collection:
 
 
 def _main(argv: list[str]) -> int:
-    from .. import ncu
+    from kernel_opt.profile import ncu
 
     parser = build_parser()
     args, dims = parse_args_with_dims(parser, argv)
@@ -125,7 +125,7 @@ def _main(argv: list[str]) -> int:
             raise UsageError("--calls must be at least 1: something has to be profiled")
         if args.warmup < 0:
             raise UsageError("--warmup cannot be negative")
-        from ..contract import detect_backend
+        from kernel_opt.solution.contract import detect_backend
 
         backend = detect_backend(solution, args.backend)
         baseline = _read_baseline(args.baseline)
@@ -134,7 +134,7 @@ def _main(argv: list[str]) -> int:
     profile = ncu.read_profile(report_path, ncu_path)
     collection.reader = profile.reader
     payload, markdown = _reports(profile, collection, backends, baseline, output_dir)
-    from ..fileio import write_json_atomic, write_text_atomic
+    from kernel_opt.core.files import write_json_atomic, write_text_atomic
 
     write_json_atomic(output_dir / SUMMARY_JSON, payload)
     write_text_atomic(output_dir / SUMMARY_MD, markdown["summary"])
@@ -162,8 +162,8 @@ def _gpu_problem() -> str | None:
 
 def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: Path):
     """Build, run the solution under ncu, and return (report path, ncu path, collection info)."""
-    from .. import ncu
-    from ..environment import probe_ncu
+    from kernel_opt.env.probes import probe_ncu
+    from kernel_opt.profile import ncu
 
     gpu_problem = _gpu_problem()
     ncu_probe = probe_ncu()
@@ -195,8 +195,8 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
     }
     notes = [ncu.nsight_python_note(ncu_probe.version)]
     if backend == "cuda":
-        from ..cuda_build import build_shared_library
-        from ..signature import parse_solve_signature
+        from kernel_opt.backends.cuda.build import build_shared_library
+        from kernel_opt.backends.cuda.signature import parse_solve_signature
 
         signature = parse_solve_signature(solution.read_text(errors="replace"))
         arch = args.arch if args.arch != "auto" else _gpu_arch()
@@ -212,7 +212,7 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
         section_set=args.section_set,
         max_launches=args.max_launches if args.max_launches is not None else ncu.DEFAULT_MAX_LAUNCHES,
     )
-    program = [sys.executable, "-m", "kernel_opt.profile_target", str(request_path)]
+    program = [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)]
     command = ncu.build_ncu_command(ncu_probe.path, program, options)
     options.report_path.unlink(missing_ok=True)  # a stale report must never be read as this run's
     run = ncu.run_ncu(command, env=ncu.environment_for_child(),
@@ -307,7 +307,7 @@ def _read_baseline(baseline_dir: Path | None) -> dict | None:
 
 def _reports(profile, collection: Collection, backends, baseline: dict | None, output_dir: Path):
     """The JSON payload and both Markdown reports (every value computed before rendering)."""
-    from ..classify import THRESHOLDS, compare_with_baseline, suggest, summarize
+    from kernel_opt.profile.classify import THRESHOLDS, compare_with_baseline, suggest, summarize
 
     verdict = summarize([(k.name, k.launches, k.launch_configuration, k.total_duration_us, k.metrics) for k in profile.kernels])
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
@@ -362,7 +362,7 @@ def _reports(profile, collection: Collection, backends, baseline: dict | None, o
     if baseline is not None:
         changes = compare_with_baseline(baseline, payload)
         payload["baseline"] = {"dir": baseline.get("_dir"), "changes": [asdict(change) for change in changes]}
-    from ..report import render
+    from kernel_opt.core.render import render
 
     context = _render_context(payload, profile, verdict, collection, notes)
     return payload, {
@@ -399,7 +399,7 @@ def _fmt(value: float | None) -> str:
 
 def _number(value: Any) -> str:
     """Counts print whole (65536 blocks, not 6.554e+04); other numbers with significant digits."""
-    from ..report import format_number
+    from kernel_opt.core.render import format_number
 
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
@@ -471,7 +471,7 @@ def _evidence_rows(classification, metrics) -> list[list[str]]:
 
 
 def _canonical_rows(metrics) -> list[list[str]]:
-    from ..ncu import METRIC_ALIASES
+    from kernel_opt.profile.ncu import METRIC_ALIASES
 
     rows = []
     for alias in METRIC_ALIASES:
@@ -484,8 +484,8 @@ def _canonical_rows(metrics) -> list[list[str]]:
 
 
 def _render_context(payload: dict, profile, verdict, collection: Collection, notes: list[str]) -> dict[str, Any]:
-    from ..classify import STALL_MEANINGS
-    from ..report import compact_markdown_table, format_number, markdown_table
+    from kernel_opt.core.render import compact_markdown_table, format_number, markdown_table
+    from kernel_opt.profile.classify import STALL_MEANINGS
 
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     classification = dominant.classification

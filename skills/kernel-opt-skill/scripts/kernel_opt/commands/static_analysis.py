@@ -24,8 +24,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from ..cli import make_parser, parse_args_with_dims, print_json, run_command
-from ..errors import ExitCode, UsageError
+from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.errors import ExitCode, UsageError
 
 
 def main(argv=None) -> int:
@@ -45,10 +45,10 @@ def build_parser():
 
 
 def _main(argv: list[str]) -> int:
-    from ..contract import detect_backend
-    from ..fileio import write_json_atomic, write_text_atomic
-    from ..report import render
-    from .. import sass
+    from kernel_opt.core.files import write_json_atomic, write_text_atomic
+    from kernel_opt.core.render import render
+    from kernel_opt.profile import sass
+    from kernel_opt.solution.contract import detect_backend
 
     args, dims = parse_args_with_dims(build_parser(), argv)
     solution = args.solution.resolve()
@@ -59,14 +59,14 @@ def _main(argv: list[str]) -> int:
     backend = detect_backend(solution, args.backend)
     gpu_arch = _gpu_arch()
     if backend == "cuda":
-        from ..cuda_build import DEFAULT_ARCH_WITHOUT_GPU
+        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU
 
         arch = args.arch if args.arch != "auto" else (gpu_arch or DEFAULT_ARCH_WITHOUT_GPU)
         report = sass.analyze_cuda(solution, args.output_dir / "build", arch, shlex.split(args.nvcc_flags))
     else:
         if args.nvcc_flags:
             raise UsageError("--nvcc-flags applies to CUDA solutions only")
-        from ..cuda_build import normalize_arch
+        from kernel_opt.backends.cuda.build import normalize_arch
 
         # On a GPU (and no --arch) the real driver compiles for it; otherwise a named target.
         target = None if args.arch == "auto" and gpu_arch else normalize_arch(
@@ -102,7 +102,7 @@ def _widths(widths: dict) -> str:
 
 def _tables(report) -> dict:
     """Formatting only: every number is already in the report record."""
-    from ..report import markdown_table
+    from kernel_opt.core.render import markdown_table
 
     def value(number) -> str:
         return "n/a" if number is None else str(number)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import sys
 
-from ..cli import make_parser, print_json, run_command
-from ..errors import ExitCode
-from ..install import uninstall
-from .install import add_target_arguments, target_from
+from kernel_opt.commands.install import add_target_arguments, target_from
+from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.errors import ExitCode
+from kernel_opt.install import uninstall
 
 PROG = "uninstall.py"
 

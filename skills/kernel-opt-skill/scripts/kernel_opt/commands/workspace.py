@@ -38,14 +38,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..benchmark import DEFAULT_TARGET_PERCENT
-from ..cli import make_parser, parse_args_with_dims, print_json, run_command
-from ..contract import detect_backend
-from ..errors import ExitCode, UsageError
-from ..fileio import write_text_atomic
-from ..hypothesis import check_hypothesis
-from ..report import markdown_table
-from ..workspace import (
+from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.errors import ExitCode, UsageError
+from kernel_opt.core.files import write_text_atomic
+from kernel_opt.core.render import markdown_table
+from kernel_opt.loop.hypothesis import check_hypothesis
+from kernel_opt.loop.workspace import (
     EVALUATION_FILE,
     HYPOTHESIS_FILE,
     STEP_STATUS_BY_EXIT_CODE,
@@ -68,6 +66,8 @@ from ..workspace import (
     version_number,
     write_evaluation,
 )
+from kernel_opt.measure.benchmark import DEFAULT_TARGET_PERCENT
+from kernel_opt.solution.contract import detect_backend
 
 PROG = "workspace.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..hypothesis import parse_hypothesis
-from ..verdicts import VERDICTS, comparison_verdict
-from .labels import Chip, normalize_backend, normalize_bottleneck, normalize_chip
+from kernel_opt.core.errors import UsageError
+from kernel_opt.experience.labels import Chip, normalize_backend, normalize_bottleneck, normalize_chip
+from kernel_opt.loop.hypothesis import parse_hypothesis
+from kernel_opt.measure.verdicts import VERDICTS, comparison_verdict
 
 _VERSION_NAME = re.compile(r"^v(\d+)$")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import UsageError
+from kernel_opt.core.errors import UsageError
 
 # family -> (what its members share, member kernel names). Order is priority: a fused name
 # such as "gemm_relu" or "softmax_dropout" takes the family of its heaviest part.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from kernel_opt.core.errors import UsageError
 
 # canonical -> accepted spellings (compared after lower-casing and turning ' ' and '-' into '_')
 BOTTLENECK_ALIASES: dict[str, tuple[str, ...]] = {

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from .records import ExperienceRecord, content_key
-from .store import LOCAL, SkippedLine, locked, next_id, parse_log_text, read_log, rewrite_log
+from kernel_opt.core.errors import UsageError
+from kernel_opt.experience.records import ExperienceRecord, content_key
+from kernel_opt.experience.store import LOCAL, SkippedLine, locked, next_id, parse_log_text, read_log, rewrite_log
 
 
 @dataclass

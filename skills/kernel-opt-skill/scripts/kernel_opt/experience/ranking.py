@@ -15,10 +15,10 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from .families import kernel_family
-from .labels import Chip, chip_similarity
-from .records import content_key
-from .store import Entry
+from kernel_opt.experience.families import kernel_family
+from kernel_opt.experience.labels import Chip, chip_similarity
+from kernel_opt.experience.records import content_key
+from kernel_opt.experience.store import Entry
 
 # Similarity weights; the reasoning is in the module docstring. Same chip beats same
 # architecture (H100 vs H200: same SM, different memory), which beats the same generation

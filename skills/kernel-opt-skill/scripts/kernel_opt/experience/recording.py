@@ -12,11 +12,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UsageError
-from ..verdicts import comparison_verdict
-from .evidence import VersionEvidence
-from .labels import normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
-from .records import ExperienceRecord, validate
+from kernel_opt.core.errors import UsageError
+from kernel_opt.experience.evidence import VersionEvidence
+from kernel_opt.experience.labels import normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
+from kernel_opt.experience.records import ExperienceRecord, validate
+from kernel_opt.measure.verdicts import comparison_verdict
 
 # A typed value within 1% (or 0.05 absolute, one rounded decimal of a percentage) of the
 # measured one is the same number written with fewer digits; the measured value is kept.

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
-from ..cli import parse_dim_value
-from ..errors import UsageError
-from .families import kernel_family, normalize_kernel
-from .labels import normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
+from kernel_opt.core.cli import parse_dim_value
+from kernel_opt.core.errors import UsageError
+from kernel_opt.experience.families import kernel_family, normalize_kernel
+from kernel_opt.experience.labels import normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
 
 SCHEMA_VERSION = 1
 # measured: the verdict of a recorded comparison; computed: from a typed --speedup (no

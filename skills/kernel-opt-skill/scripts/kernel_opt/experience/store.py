@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..errors import EnvironmentFault, KernelOptError, UsageError
-from ..fileio import write_text_atomic
-from .records import ExperienceRecord, record_from_dict, validate
+from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
+from kernel_opt.core.files import write_text_atomic
+from kernel_opt.experience.records import ExperienceRecord, record_from_dict, validate
 
 ENVIRONMENT_VARIABLE = "KERNEL_OPT_EXPERIENCE_LOG"
 SKILL_ROOT = Path(__file__).resolve().parents[3]  # skills/kernel-opt-skill

@@ -10,11 +10,11 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..report import render
-from .families import FAMILIES, OTHER_FAMILY
-from .labels import Chip
-from .records import content_key
-from .store import CURATED, Entry
+from kernel_opt.core.render import render
+from kernel_opt.experience.families import FAMILIES, OTHER_FAMILY
+from kernel_opt.experience.labels import Chip
+from kernel_opt.experience.records import content_key
+from kernel_opt.experience.store import CURATED, Entry
 
 STATS_DIMENSIONS: tuple[str, ...] = ("backend", "bottleneck", "chip", "strategy")
 

@@ -1,0 +1,1 @@
+"""Kernel languages (CUDA, Triton, ...): how each is detected, built, loaded, called and analysed."""

@@ -1,0 +1,1 @@
+"""CUDA C++ solutions: nvcc builds, the solve() signature, ctypes launches."""

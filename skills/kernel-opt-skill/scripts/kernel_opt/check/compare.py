@@ -1,0 +1,339 @@
+"""Compare a solution's outputs with the reference's, and the records that hold the verdict.
+
+A wrong kernel must not pass: outputs are poisoned with NaN before each call (an element the
+kernel never writes stays NaN), inputs are compared bit for bit after the call (a kernel that
+writes its inputs fails), NaN/Inf where the reference is finite fails, and every comparison
+reports the evidence (error sizes, mismatch count, first bad indices with values).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import torch
+
+from kernel_opt.core.errors import UsageError
+from kernel_opt.solution.contract import call_with_accepted
+
+# Default tolerances by output dtype: torch.testing.assert_close's defaults, with fp16/bf16
+# loosened to about two units in the last place so that a reordered fp32 accumulation rounded
+# to half precision passes, and fp32 kept tight enough that a TF32 matmul (about 5e-4
+# relative error) fails unless ref.py raises atol/rtol for that problem.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {  # dtype -> (atol, rtol)
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-5, 1e-5),
+    "float16": (1e-3, 2e-3),
+    "bfloat16": (1e-2, 1.6e-2),
+}
+FIRST_MISMATCHES_SHOWN = 10
+
+Verdict = Literal["pass", "fail", "usage_error", "solution_error", "environment_error"]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def resolve_tolerance(
+    dtype: torch.dtype,
+    ref_atol: float | None,
+    ref_rtol: float | None,
+    cli_atol: float | None,
+    cli_rtol: float | None,
+) -> tuple[float, float, str]:
+    """(atol, rtol, where they came from): the CLI beats ref.py, which beats the dtype default."""
+    name = dtype_name(dtype)
+    if not dtype.is_floating_point:
+        return 0.0, 0.0, "exact (integer/bool output)"
+    default_atol, default_rtol = DEFAULT_TOLERANCES.get(name, DEFAULT_TOLERANCES["float32"])
+    atol, atol_source = _pick(cli_atol, ref_atol, default_atol)
+    rtol, rtol_source = _pick(cli_rtol, ref_rtol, default_rtol)
+    source = atol_source if atol_source == rtol_source else f"atol from {atol_source}, rtol from {rtol_source}"
+    return atol, rtol, source
+
+
+def _pick(cli: float | None, ref: float | None, default: float) -> tuple[float, str]:
+    if cli is not None:
+        return cli, "command line"
+    if ref is not None:
+        return ref, "ref.py"
+    return default, "dtype default"
+
+
+def json_number(value: float | int | None) -> float | int | str | None:
+    """JSON has no NaN/Inf: keep them readable as strings."""
+    if value is None or isinstance(value, (int, bool)):
+        return value
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    return value
+
+
+@dataclass
+class Mismatch:
+    index: list[int]
+    actual: float | str
+    expected: float | str
+
+
+@dataclass
+class OutputComparison:
+    name: str
+    dtype: str
+    shape: list[int]
+    numel: int
+    atol: float
+    rtol: float
+    passed: bool
+    mismatches: int
+    nonfinite_unexpected: int  # NaN/Inf where the reference is finite
+    nan_unexpected: int  # NaN where the reference is finite: unwritten (poison) or computed NaN
+    max_abs_error: float | str | None
+    max_rel_error: float | str | None  # over elements with |expected| > atol
+    norm_rel_error: float | str | None  # ||actual - expected|| / ||expected|| over finite pairs
+    zeros_would_pass: bool  # an all-zero output would be within tolerance: the check is weak
+    first_mismatches: list[Mismatch] = field(default_factory=list)
+
+
+def poison_(tensor: torch.Tensor) -> None:
+    """Fill an output so that any element the solution does not write is detectable."""
+    if tensor.dtype.is_floating_point:
+        tensor.fill_(float("nan"))
+    elif tensor.dtype == torch.bool:
+        tensor.fill_(True)
+    else:
+        tensor.fill_(torch.iinfo(tensor.dtype).max)
+
+
+def compare_tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> OutputComparison:
+    if actual.shape != expected.shape:
+        raise UsageError(
+            f"output {name!r}: the reference produced shape {list(expected.shape)} but the buffer is {list(actual.shape)}"
+        )
+    shape, numel = list(actual.shape), actual.numel()
+    if not actual.dtype.is_floating_point:
+        mismatch = actual != expected
+        count = int(mismatch.sum())
+        diffs = (actual.to(torch.float64) - expected.to(torch.float64)).abs()
+        max_abs = float(diffs.max()) if numel else 0.0
+        return OutputComparison(
+            name, dtype_name(actual.dtype), shape, numel, 0.0, 0.0, count == 0, count, 0, 0,
+            json_number(max_abs), None, None, bool((expected == 0).all()),
+            _first_mismatches(mismatch, actual, expected),
+        )
+    a = actual.detach().to(torch.float64)
+    b = expected.detach().to(torch.float64)
+    close = torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    mismatch = ~close
+    expected_finite = torch.isfinite(b)
+    nonfinite_unexpected = int((~torch.isfinite(a) & expected_finite).sum())
+    nan_unexpected = int((torch.isnan(a) & expected_finite).sum())
+    both_finite = torch.isfinite(a) & expected_finite
+    difference = (a - b).abs()[both_finite]
+    magnitude = b.abs()[both_finite]
+    max_abs = float(difference.max()) if difference.numel() else None
+    relevant = magnitude > atol
+    max_rel = float((difference[relevant] / magnitude[relevant]).max()) if bool(relevant.any()) else None
+    norm_expected = float(torch.linalg.vector_norm(b[both_finite])) if difference.numel() else 0.0
+    norm_rel = float(torch.linalg.vector_norm(difference)) / norm_expected if norm_expected > 0 else None
+    finite_expected = b[expected_finite].abs()
+    zeros_would_pass = bool((finite_expected <= atol + rtol * finite_expected).all()) and finite_expected.numel() > 0
+    count = int(mismatch.sum())
+    return OutputComparison(
+        name=name,
+        dtype=dtype_name(actual.dtype),
+        shape=shape,
+        numel=numel,
+        atol=atol,
+        rtol=rtol,
+        passed=count == 0,
+        mismatches=count,
+        nonfinite_unexpected=nonfinite_unexpected,
+        nan_unexpected=nan_unexpected,
+        max_abs_error=json_number(max_abs),
+        max_rel_error=json_number(max_rel),
+        norm_rel_error=json_number(norm_rel),
+        zeros_would_pass=zeros_would_pass,
+        first_mismatches=_first_mismatches(mismatch, actual, expected),
+    )
+
+
+def _first_mismatches(mismatch: torch.Tensor, actual: torch.Tensor, expected: torch.Tensor) -> list[Mismatch]:
+    if mismatch.dim() == 0:
+        indices = [()] if bool(mismatch) else []
+    else:
+        indices = [tuple(int(i) for i in row) for row in mismatch.nonzero()[:FIRST_MISMATCHES_SHOWN].tolist()]
+    found = []
+    for index in indices:
+        found.append(
+            Mismatch(list(index), json_number(actual[index].item()), json_number(expected[index].item()))
+        )
+    return found
+
+
+def inputs_modified(before: dict[str, torch.Tensor], after: dict[str, Any]) -> list[str]:
+    """Names of inputs whose bits changed during the call (NaN compares equal to NaN)."""
+    changed = []
+    for name, original in before.items():
+        current = after[name]
+        if original.dtype.is_floating_point:
+            same = torch.equal(torch.nan_to_num(original, nan=0.0), torch.nan_to_num(current, nan=0.0)) and torch.equal(
+                torch.isnan(original), torch.isnan(current)
+            )
+        else:
+            same = torch.equal(original, current)
+        if not same:
+            changed.append(name)
+    return changed
+
+
+def run_reference(reference, kwargs: dict[str, Any], outputs: list[str]) -> None:
+    """Call reference(**kwargs); accept results written in place or returned."""
+    returned = call_with_accepted(reference, kwargs)
+    if returned is None:
+        return
+    if isinstance(returned, torch.Tensor):
+        returned = (returned,)
+    if isinstance(returned, dict):
+        pairs = list(returned.items())
+    elif isinstance(returned, (tuple, list)):
+        if len(returned) != len(outputs):
+            raise UsageError(f"reference() returned {len(returned)} values for {len(outputs)} outputs {outputs}")
+        pairs = list(zip(outputs, returned))
+    else:
+        raise UsageError(f"reference() returned {type(returned).__name__}; return tensors or write into the outputs")
+    for name, value in pairs:
+        if name not in kwargs:
+            raise UsageError(f"reference() returned {name!r}, which is not an output")
+        target = kwargs[name]
+        if value is target:
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise UsageError(f"reference() returned a {type(value).__name__} for output {name!r}")
+        if value.shape != target.shape:
+            if value.numel() != target.numel():
+                raise UsageError(
+                    f"reference() returned shape {list(value.shape)} for output {name!r} of shape {list(target.shape)}"
+                )
+            value = value.reshape(target.shape)
+        target.copy_(value)
+
+
+@dataclass
+class CaseResult:
+    dims: dict[str, Any]
+    seed: int
+    passed: bool
+    outputs: list[OutputComparison]
+    modified_inputs: list[str]
+
+
+@dataclass
+class CorrectnessReport:
+    verdict: Verdict
+    solution: str
+    reference: str
+    backend: str
+    device: dict[str, Any]  # {"type": "cuda"|"cpu", "name": GPU name or None, "compute_capability": "9.0" or None}
+    interpreter: bool
+    command: str
+    dims: dict[str, Any]
+    seeds: list[int]
+    cases: list[CaseResult] = field(default_factory=list)
+    planned_cases: int = 0
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    tolerances: list[dict[str, Any]] = field(default_factory=list)
+    build: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, **asdict(self)}
+
+
+def case_verdict(outputs: list[OutputComparison], modified_inputs: list[str]) -> bool:
+    return all(output.passed for output in outputs) and not modified_inputs
+
+
+def summarize_failures(cases: list[CaseResult]) -> list[str]:
+    """One sentence per failing (shape, output), its seeds merged: the evidence without the repeats."""
+    grouped: dict[tuple[str, str], dict[str, Any]] = {}
+    for case in cases:
+        if case.passed:
+            continue
+        shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
+        problems = [(f"input {name!r}", "was modified by the solution") for name in case.modified_inputs]
+        for output in case.outputs:
+            if output.passed:
+                continue
+            text = f"{output.mismatches} of {output.numel} elements outside atol={output.atol:g}, rtol={output.rtol:g}"
+            if output.nan_unexpected:
+                text += f"; {output.nan_unexpected} still NaN (never written, or NaN computed)"
+            elif output.nonfinite_unexpected:
+                text += f"; {output.nonfinite_unexpected} Inf where the reference is finite"
+            elif isinstance(output.max_abs_error, float) and isinstance(output.max_rel_error, float):
+                text += f"; max abs error {output.max_abs_error:.3g}, max rel error {output.max_rel_error:.3g}"
+            problems.append((f"output {output.name!r}", text))
+        for subject, text in problems:
+            entry = grouped.setdefault((shape, subject), {"text": text, "seeds": []})
+            entry["seeds"].append(case.seed)
+    sentences = []
+    for (shape, subject), entry in grouped.items():
+        seeds = ", ".join(str(seed) for seed in entry["seeds"])
+        label = "seed" if len(entry["seeds"]) == 1 else "seeds"
+        sentences.append(f"{subject}: {entry['text']} ({shape or 'default shape'}; {label} {seeds})")
+    return sentences
+
+
+def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
+    """Fill a report from the worker's events (see check/child.py) and how the child ended."""
+    for event in outcome.events:
+        kind = event["event"]
+        if kind == "environment":
+            report.environment = event["info"]
+            gpu = event["info"].get("gpu")
+            if gpu:
+                report.device = {**report.device, "name": gpu["name"], "compute_capability": gpu["compute_capability"]}
+        elif kind == "plan":
+            report.planned_cases = len(event["cases"]) * len(event["seeds"])
+            if not event["has_shapes"]:
+                report.warnings.append(
+                    "ref.py has no SHAPES: only the command-line shape was tested; add shapes that straddle "
+                    "powers of two (127, 128, 129) to catch tail and indexing bugs"
+                )
+        elif kind == "warning":
+            report.warnings.append(event["text"])
+        elif kind == "note":
+            report.notes.append(event["text"])
+        elif kind == "tolerance":
+            report.tolerances.append({k: v for k, v in event.items() if k != "event"})
+        elif kind == "case_result":
+            report.cases.append(
+                CaseResult(
+                    dims=event["dims"],
+                    seed=event["seed"],
+                    passed=event["passed"],
+                    outputs=[
+                        OutputComparison(
+                            **{**o, "first_mismatches": [Mismatch(**m) for m in o["first_mismatches"]]}
+                        )
+                        for o in event["outputs"]
+                    ],
+                    modified_inputs=event["modified_inputs"],
+                )
+            )
+    report.error = outcome.failure()
+    if report.error is not None:
+        report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
+    elif report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases:
+        report.verdict = "pass"
+    else:
+        report.verdict = "fail"
+    return report

@@ -1,0 +1,89 @@
+"""Conventions shared by every kernel-opt CLI.
+
+- `--NAME=VALUE` arguments that the parser does not know are problem sizes ("dims").
+- `--json` prints exactly one JSON object on stdout; otherwise a short human summary.
+- Errors become exit codes (see `errors.ExitCode`) and a message that says how to fix them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Callable, Sequence
+
+from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
+
+_DIM_ARGUMENT = re.compile(r"^--([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of exiting, so `--json` can report it."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog}: {message}", hint=f"run `{self.prog} --help` for usage")
+
+
+def make_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """A parser whose description and examples come from the command module's docstring."""
+    summary, _, rest = doc.strip().partition("\n")
+    return _Parser(
+        prog=prog,
+        description=summary,
+        epilog=rest.strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # `--n=5` must be a dim, never an abbreviation of `--notes`
+    )
+
+
+def parse_dim_value(text: str) -> int | float | str:
+    """'4096' -> 4096, '1e-5' -> 1e-05, '0x10' -> 16; anything else stays a string."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_args_with_dims(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> tuple[argparse.Namespace, dict[str, int | float | str]]:
+    """Parse known options; every leftover must be a `--NAME=VALUE` dim."""
+    args, leftovers = parser.parse_known_args(argv)
+    dims: dict[str, int | float | str] = {}
+    for item in leftovers:
+        match = _DIM_ARGUMENT.match(item)
+        if not match:
+            raise UsageError(
+                f"unrecognised argument {item!r}",
+                hint="problem sizes are written --NAME=VALUE (e.g. --N=4096); "
+                f"run `{parser.prog} --help` for the options",
+            )
+        dims[match.group(1)] = parse_dim_value(match.group(2))
+    return args, dims
+
+
+def print_json(payload: dict) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def run_command(body: Callable[[list[str]], int], argv: Sequence[str] | None) -> int:
+    """Run a command body, turning KernelOptError into its exit code and message."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    wants_json = "--json" in argv
+    try:
+        return int(body(argv))
+    except KernelOptError as error:
+        if wants_json:
+            print_json({"ok": False, "error": error.to_dict()})
+        print(f"error: {error.message}", file=sys.stderr)
+        if error.hint:
+            print(f"hint: {error.hint}", file=sys.stderr)
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return int(ExitCode.USAGE)

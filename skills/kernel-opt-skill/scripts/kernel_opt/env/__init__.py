@@ -1,0 +1,1 @@
+"""What this machine has: GPU, toolchain, profilers, and what each step of the loop can do here."""

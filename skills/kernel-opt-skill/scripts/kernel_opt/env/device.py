@@ -1,0 +1,24 @@
+"""Which device a run uses, and the GPU's architecture name."""
+
+from __future__ import annotations
+
+from kernel_opt.core.errors import EnvironmentFault
+
+
+def resolve_device(requested: str) -> str:
+    """'auto' becomes 'cuda' when torch sees a GPU, else 'cpu'."""
+    import torch
+
+    has_gpu = torch.cuda.is_available()
+    if requested == "cuda" and not has_gpu:
+        raise EnvironmentFault("--device cuda was requested but torch sees no CUDA GPU on this machine")
+    if requested == "auto":
+        return "cuda" if has_gpu else "cpu"
+    return requested
+
+
+def gpu_arch() -> str:
+    import torch
+
+    major, minor = torch.cuda.get_device_capability(0)
+    return f"sm_{major}{minor}"

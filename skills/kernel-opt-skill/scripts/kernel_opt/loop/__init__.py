@@ -1,0 +1,1 @@
+"""The optimization run: versions, hypotheses, evaluation records and the final report."""

@@ -1,0 +1,574 @@
+"""The run record and the versions of one optimization run: what exists, what is best, what is left.
+
+A run lives in one folder OUT:
+
+    OUT/run.json            the run record (kernel name, backend, shapes, budget, target)
+    OUT/ref.py              the PyTorch reference
+    OUT/vN/vN.cu|vN.py      version N's source; v0 is the kernel the run started from
+    OUT/vN/version.json     which version vN was copied from, and when
+    OUT/vN/*.json           what the tools measured (correctness, benchmark, ncu_summary, ...)
+    OUT/vN/evaluation.json  what `workspace.py evaluate` ran on vN and how it ended
+
+The budget is fixed when the run starts, so an agent cannot buy itself more iterations by
+editing a flag: `next` reads it from run.json. "Best so far" is decided here and only here,
+so `next`, `evaluate`, `status` and the final report always agree on it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
+from kernel_opt.core.files import write_json_atomic, write_text_atomic
+
+RUN_FILE = "run.json"
+RUN_SCHEMA = "kernel_opt.run/1"
+EVALUATION_FILE = "evaluation.json"
+EVALUATION_SCHEMA = "kernel_opt.evaluation/1"
+VERSION_FILE = "version.json"
+HYPOTHESIS_FILE = "hypothesis.txt"
+REFERENCE_FILE = "ref.py"
+SOLUTION_SUFFIXES = {"cuda": ".cu", "triton": ".py"}
+_VERSION_DIR = re.compile(r"^v(\d+)$")
+
+# How an evaluation ended (evaluation.json "state"):
+#   measured            the benchmark timed it: its numbers stand, and the version is locked
+#   failed              incorrect, or the solution crashed / did not compile: a recorded failure
+#   invalid_hypothesis  hypothesis.txt is not a testable hypothesis yet: nothing was timed
+#   needs_gpu           this machine ran what it could; timing and profiling need a GPU
+#   error               a tool was called wrongly (a bug or a broken ref.py): nothing to conclude
+EVALUATION_STATES = ("measured", "failed", "invalid_hypothesis", "needs_gpu", "error")
+# A version in one of these states has a verdict, so the loop may move past it.
+FINAL_STATES = frozenset({"measured", "failed"})
+# Numbers that were measured are never silently replaced by a re-run (cherry-picking the
+# luckiest of several runs); `evaluate --force` says so explicitly.
+LOCKED_STATES = frozenset({"measured"})
+
+
+class RunRefusal(KernelOptError):
+    """The command is well formed, but the run's state forbids it (budget spent, v0 not correct...)."""
+
+    exit_code = ExitCode.CHECK_FAILED
+    kind = "refused"
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+# --- the run record --------------------------------------------------------------------------
+
+
+@dataclass
+class RunRecord:
+    """OUT/run.json: what every command of the run needs to know, written once by `init`."""
+
+    kernel_name: str  # the operation, e.g. "softmax": the experience log's --kernel
+    backend: str  # "cuda" or "triton"
+    solution_pattern: str  # where version n's source lives, relative to OUT: "v{n}/v{n}.cu"
+    reference_file: str  # relative to OUT
+    dims: dict[str, Any]  # the --NAME=VALUE problem sizes passed to every tool
+    iterations_budget: int  # versions v1..vN the run may create; fixed at init
+    target_percent: float  # of the roofline ceiling at which the loop may stop
+    created_at: str
+    source_kernel: str  # the file v0 was copied from
+    source_reference: str  # the file ref.py was copied from
+    nvcc_flags: str = ""  # passed to every tool that builds a CUDA solution
+    arch: str = "auto"
+    schema: str = RUN_SCHEMA
+
+    def solution_path(self, out: Path, number: int) -> Path:
+        return out / self.solution_pattern.format(n=number)
+
+    def dim_arguments(self) -> list[str]:
+        """The dims as the tools take them: ["--N=4096", "--D=4096"]."""
+        return [f"--{name}={value}" for name, value in self.dims.items()]
+
+    def build_arguments(self) -> list[str]:
+        """--arch / --nvcc-flags for the tools that compile, only where they differ from the default."""
+        arguments = [] if self.arch == "auto" else ["--arch", self.arch]
+        if self.nvcc_flags:
+            arguments.append(f"--nvcc-flags={self.nvcc_flags}")  # "=" form: the value starts with "-"
+        return arguments
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> "RunRecord":
+        known = {name for name in cls.__dataclass_fields__}
+        missing = {"kernel_name", "backend", "solution_pattern", "iterations_budget"} - set(payload)
+        if missing:
+            raise UsageError(f"{RUN_FILE} lacks {', '.join(sorted(missing))}",
+                             hint="it is written by `workspace.py init`; start a new run rather than editing it")
+        defaults = {"reference_file": REFERENCE_FILE, "dims": {}, "target_percent": 90.0, "created_at": "",
+                    "source_kernel": "", "source_reference": ""}
+        return cls(**{**defaults, **{k: v for k, v in payload.items() if k in known}})
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A tool's JSON record, or None when the file does not exist."""
+    if not path.is_file():
+        return None
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path} is not valid JSON ({error})",
+                         hint="re-run the step that writes it; never edit the records by hand") from error
+    if not isinstance(payload, dict):
+        raise UsageError(f"{path} does not hold a JSON object")
+    return payload
+
+
+def read_run(out: Path) -> RunRecord:
+    payload = read_json(out / RUN_FILE)
+    if payload is None:
+        raise UsageError(f"{out} has no {RUN_FILE}: it is not a run folder",
+                         hint="start a run with `workspace.py init OUT --kernel FILE --ref REF --iterations N`")
+    return RunRecord.from_dict(payload)
+
+
+def _is_empty_or_missing(folder: Path) -> bool:
+    return not folder.exists() or (folder.is_dir() and not any(folder.iterdir()))
+
+
+def create_run(out: Path, kernel: Path, reference: Path, iterations: int, kernel_name: str, backend: str,
+               dims: dict[str, Any], target_percent: float, nvcc_flags: str = "", arch: str = "auto") -> RunRecord:
+    """Create OUT with ref.py, v0/v0.<ext> and run.json; refuse a folder that already holds anything.
+
+    Refusing a non-empty OUT protects a finished run's evidence: a second `init` on it would
+    mix two runs' versions under one budget.
+    """
+    if not _is_empty_or_missing(out):
+        raise UsageError(f"{out} already exists and is not empty: init never writes over an earlier run",
+                         hint="choose a new output folder, or continue that run with `workspace.py status`")
+    if not kernel.is_file():
+        raise UsageError(f"kernel file not found: {kernel}")
+    if not reference.is_file():
+        raise UsageError(f"reference file not found: {reference}")
+    if iterations < 0:
+        raise UsageError("--iterations must be 0 or more (0: evaluate v0 only, as in 'why is it slow')")
+    if not 0 < target_percent <= 100:
+        raise UsageError("--target-percent must be in (0, 100]")
+    suffix = SOLUTION_SUFFIXES[backend]
+    run = RunRecord(
+        kernel_name=kernel_name, backend=backend, solution_pattern="v{n}/v{n}" + suffix,
+        reference_file=REFERENCE_FILE, dims=dict(dims), iterations_budget=iterations, target_percent=target_percent,
+        created_at=now_iso(), source_kernel=str(kernel), source_reference=str(reference),
+        nvcc_flags=nvcc_flags, arch=arch,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(reference, out / REFERENCE_FILE)
+    solution = run.solution_path(out, 0)
+    solution.parent.mkdir(parents=True)
+    shutil.copyfile(kernel, solution)
+    write_json_atomic(solution.parent / VERSION_FILE,
+                      {"version": "v0", "parent": None, "copied_from": str(kernel), "created_at": run.created_at})
+    write_json_atomic(out / RUN_FILE, run.to_dict())
+    return run
+
+
+# --- versions ----------------------------------------------------------------------------------
+
+
+@dataclass
+class VersionState:
+    """What the files in one version folder say; None wherever a file or field is absent."""
+
+    number: int
+    directory: str
+    solution: str
+    has_solution: bool
+    parent: str | None = None
+    continued_past_target: bool = False  # made by `next --ignore-target` after the target was reached
+    evaluation_state: str | None = None  # None: `evaluate` never ran on it
+    evaluation_wall_s: float | None = None
+    correct: bool | None = None  # correctness.json "passed"
+    benchmark_verdict: str | None = None  # benchmark.json "verdict"
+    median_us: float | None = None
+    p20_us: float | None = None
+    p80_us: float | None = None
+    percent_of_ceiling: float | None = None
+    target_reached: bool | None = None
+    compared_with: str | None = None  # the version benchmark.json's comparison was against
+    comparison_speedup: float | None = None
+    comparison_verdict: str | None = None
+    bottleneck: str | None = None
+    memory_limiter: str | None = None
+    top_stall: str | None = None
+    gpu_name: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"v{self.number}"
+
+    @property
+    def measured(self) -> bool:
+        """Timed by the benchmark and correct: the only versions that can be "best so far"."""
+        return (self.benchmark_verdict == "measured" and isinstance(self.median_us, (int, float))
+                and self.median_us > 0 and self.correct is not False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, **asdict(self), "measured": self.measured}
+
+
+def version_number(name: str) -> int:
+    """'v3' -> 3; anything else is a usage error that says what a version looks like."""
+    match = _VERSION_DIR.match(Path(name).name)
+    if not match:
+        raise UsageError(f"{name!r} is not a version name", hint="versions are named v0, v1, v2, ...")
+    return int(match.group(1))
+
+
+def _solution_of(out: Path, number: int, run: RunRecord | None) -> Path:
+    if run is not None:
+        return run.solution_path(out, number)
+    folder = out / f"v{number}"
+    for suffix in (".cu", ".py"):
+        if (folder / f"v{number}{suffix}").is_file():
+            return folder / f"v{number}{suffix}"
+    return folder / f"v{number}.cu"
+
+
+def read_version(out: Path, number: int, run: RunRecord | None = None) -> VersionState:
+    """Read one version folder's records into a VersionState (no file is required)."""
+    folder = out / f"v{number}"
+    solution = _solution_of(out, number, run)
+    state = VersionState(number=number, directory=str(folder), solution=str(solution), has_solution=solution.is_file())
+    version = read_json(folder / VERSION_FILE) or {}
+    state.parent = version.get("parent")
+    state.continued_past_target = bool(version.get("continued_past_target"))
+    evaluation = read_json(folder / EVALUATION_FILE) or {}
+    state.evaluation_state = evaluation.get("state")
+    state.evaluation_wall_s = evaluation.get("wall_s")
+    correctness = read_json(folder / "correctness.json")
+    if correctness is not None:
+        state.correct = correctness.get("passed")
+    benchmark = read_json(folder / "benchmark.json")
+    if benchmark is not None:
+        solution_times = benchmark.get("solution") or {}
+        state.benchmark_verdict = benchmark.get("verdict")
+        state.median_us = solution_times.get("median_us")
+        state.p20_us = solution_times.get("p20_us")
+        state.p80_us = solution_times.get("p80_us")
+        state.percent_of_ceiling = benchmark.get("percent_of_ceiling")
+        state.target_reached = benchmark.get("target_reached")
+        state.gpu_name = (benchmark.get("gpu") or {}).get("name")
+        comparison = benchmark.get("comparison") or {}
+        if comparison:
+            against_dir = comparison.get("against_dir") or str(Path(comparison.get("against") or "").parent)
+            state.compared_with = Path(against_dir).name or None
+            state.comparison_speedup = comparison.get("speedup")
+            state.comparison_verdict = comparison.get("verdict")
+    profile = read_json(folder / "ncu_summary.json")
+    if profile is not None:
+        state.bottleneck = profile.get("bottleneck")
+        state.memory_limiter = profile.get("memory_limiter")
+        state.top_stall = profile.get("top_stall")
+    return state
+
+
+def list_versions(out: Path, run: RunRecord | None = None) -> list[VersionState]:
+    """Every vN folder under OUT, in version order."""
+    if not out.is_dir():
+        return []
+    numbers = sorted(int(m.group(1)) for p in out.iterdir() if p.is_dir() and (m := _VERSION_DIR.match(p.name)))
+    return [read_version(out, number, run) for number in numbers]
+
+
+def best_measured(versions: list[VersionState], below: int | None = None) -> VersionState | None:
+    """The best measured-and-correct version (optionally among those numbered below `below`).
+
+    The interleaved comparisons decide, in version order: a version replaces the best so far
+    only when it was compared with that very version and the verdict was a success. A neutral
+    result keeps the older version, which needs no new evidence; medians from separate runs
+    differ by a few percent between processes, so they must not promote a version that its
+    own interleaved comparison found no faster. A version with no comparison against the
+    best so far (records from older runs) falls back to its median.
+    """
+    candidates = sorted((v for v in versions if v.measured and (below is None or v.number < below)),
+                        key=lambda v: v.number)
+    best: VersionState | None = None
+    for version in candidates:
+        if best is None:
+            best = version
+        elif version.compared_with == best.name:
+            if version.comparison_verdict == "success":
+                best = version
+        elif version.median_us < best.median_us:
+            best = version
+    return best
+
+
+def best_so_far(versions: list[VersionState]) -> VersionState | None:
+    """best_measured, or v0 when nothing was measured yet (the run starts from v0)."""
+    return best_measured(versions) or next((v for v in versions if v.number == 0), None)
+
+
+# --- budget, status ------------------------------------------------------------------------------
+
+
+@dataclass
+class Budget:
+    iterations_total: int
+    iterations_used: int  # versions v1.. that exist, evaluated or not
+
+    @property
+    def iterations_left(self) -> int:
+        return max(0, self.iterations_total - self.iterations_used)
+
+    @property
+    def spent(self) -> bool:
+        return self.iterations_used >= self.iterations_total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "iterations_left": self.iterations_left, "spent": self.spent}
+
+
+@dataclass
+class RunStatus:
+    """Where the run stands: the answer to `workspace.py status`, and the final report's frame."""
+
+    out: str
+    run: RunRecord
+    versions: list[VersionState]
+    best: VersionState | None
+    best_is_measured: bool
+    budget: Budget
+    target_reached: bool | None  # the best version's benchmark said so; None: not measured
+    stop_reason: str | None  # "target_reached", "budget_spent" or None (the run may go on)
+    newest: VersionState | None
+    newest_pending: bool  # the newest version has no final evaluation yet
+
+    def speedup_vs_v0(self, version: VersionState) -> float | None:
+        """v0's median / this version's median, from their own benchmark runs (not interleaved)."""
+        v0 = next((v for v in self.versions if v.number == 0), None)
+        if v0 is None or not v0.measured or not version.measured:
+            return None
+        return v0.median_us / version.median_us
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out": self.out,
+            "run": self.run.to_dict(),
+            "versions": [{**v.to_dict(), "speedup_vs_v0": self.speedup_vs_v0(v)} for v in self.versions],
+            "best": self.best.name if self.best else None,
+            "best_is_measured": self.best_is_measured,
+            "budget": self.budget.to_dict(),
+            "target_percent": self.run.target_percent,
+            "target_reached": self.target_reached,
+            "stop_reason": self.stop_reason,
+            "newest": self.newest.name if self.newest else None,
+            "newest_pending": self.newest_pending,
+        }
+
+
+def run_status(out: Path) -> RunStatus:
+    run = read_run(out)
+    versions = list_versions(out, run)
+    measured = best_measured(versions)
+    best = measured or next((v for v in versions if v.number == 0), None)
+    budget = Budget(run.iterations_budget, sum(1 for v in versions if v.number >= 1))
+    target_reached = measured.target_reached if measured is not None else None
+    newest = versions[-1] if versions else None
+    newest_pending = newest is not None and newest.evaluation_state not in FINAL_STATES
+    stop_reason = None
+    if target_reached:
+        stop_reason = "target_reached"
+    elif budget.spent and not newest_pending:
+        stop_reason = "budget_spent"
+    return RunStatus(str(out), run, versions, best, measured is not None, budget, target_reached, stop_reason,
+                     newest, newest_pending)
+
+
+# --- the next version ------------------------------------------------------------------------------
+
+HYPOTHESIS_TEMPLATE_FIELDS = (
+    # The <...> slots are what hypothesis_check rejects as "still holds a template slot", so a
+    # template left unfilled can never pass for a hypothesis.
+    "Hypothesis: <the one change, and the effect it should have>",
+    "Rationale: <evidence from {parent}/ncu_summary.md and {parent}/benchmark.md: metric names and values>",
+    "Expected: <which metric moves, which way, roughly how much; and the time against {parent}>",
+)
+
+
+@dataclass
+class NextVersion:
+    number: int
+    parent: VersionState
+    solution: Path
+    hypothesis: Path
+
+    @property
+    def name(self) -> str:
+        return f"v{self.number}"
+
+
+def check_can_create_next(status: RunStatus, ignore_target: bool = False) -> VersionState:
+    """The version the next one starts from, or RunRefusal with the sentence that says why not."""
+    newest = status.newest
+    if newest is None or status.best is None:
+        raise UsageError(f"{status.out} has no v0", hint="start the run with `workspace.py init`")
+    if status.newest_pending:
+        what = {
+            None: "has not been evaluated yet",
+            "needs_gpu": "has not been timed yet (its evaluation ran on a machine without a GPU)",
+            "invalid_hypothesis": "was stopped at its hypothesis check: nothing was timed",
+            "error": "ended with a usage error: nothing was concluded",
+        }.get(newest.evaluation_state, f"is in state {newest.evaluation_state}")
+        raise RunRefusal(f"{newest.name} {what}; evaluate it before starting the next version",
+                         hint=f"run `workspace.py evaluate {status.out} {newest.name}`")
+    v0 = next((v for v in status.versions if v.number == 0), None)
+    if v0 is None:
+        raise UsageError(f"{status.out} has no v0 folder", hint="a run starts at v0: `workspace.py init`")
+    if not v0.measured and not status.best_is_measured:
+        raise RunRefusal("v0 has not passed its correctness check and benchmark: the loop starts from a correct, "
+                         "timed v0; fix v0 in place and evaluate it again",
+                         hint=f"read {v0.directory}/correctness.md, then `workspace.py evaluate {status.out} v0 --force`")
+    if status.budget.spent:
+        raise RunRefusal(f"budget spent: all {status.budget.iterations_total} iteration(s) of this run are used "
+                         f"(fixed at init); finish with the final report",
+                         hint=f"run `final_report.py {status.out}`")
+    if status.target_reached and not ignore_target:
+        raise RunRefusal(f"target reached: {status.best.name} runs at {status.best.percent_of_ceiling:.1f}% of the "
+                         f"roofline ceiling (target {status.run.target_percent:g}%); finish with the final report",
+                         hint="pass --ignore-target to keep optimizing within the budget anyway")
+    return status.best
+
+
+def create_next_version(out: Path, ignore_target: bool = False) -> NextVersion:
+    """Create v<n+1>/ as a copy of the best version so far, with a hypothesis template.
+
+    The copy starts from the best, never from the newest: a failed version is not patched
+    in place but abandoned (reference/hypothesis.md, the one-variable rule).
+    """
+    status = run_status(out)
+    parent = check_can_create_next(status, ignore_target)
+    number = status.newest.number + 1
+    solution = status.run.solution_path(out, number)
+    solution.parent.mkdir(parents=True, exist_ok=False)  # a concurrent `next` fails here, not later
+    shutil.copyfile(parent.solution, solution)
+    write_json_atomic(solution.parent / VERSION_FILE, {
+        "version": f"v{number}", "parent": parent.name, "copied_from": parent.solution,
+        "parent_median_us": parent.median_us, "created_at": now_iso(),
+        # Past the roofline target only by the agent's choice (--ignore-target): the report says so.
+        "continued_past_target": bool(status.target_reached and ignore_target),
+    })
+    hypothesis = solution.parent / HYPOTHESIS_FILE
+    write_text_atomic(hypothesis, hypothesis_template(parent, number, solution.name))
+    return NextVersion(number, parent, solution, hypothesis)
+
+
+def hypothesis_template(parent: VersionState, number: int, solution_name: str) -> str:
+    """The template: comment lines with the parent's evidence, then the three slots to fill."""
+    facts = []
+    if parent.median_us:
+        facts.append(f"{parent.median_us:.2f} us")
+    if parent.bottleneck:
+        facts.append(parent.bottleneck + (f" ({parent.memory_limiter})" if parent.memory_limiter else ""))
+    if parent.top_stall:
+        facts.append(f"top stall {parent.top_stall}")
+    evidence = f" ({'; '.join(facts)})" if facts else ""
+    lines = [
+        f"# v{number} starts as a copy of {parent.name}, the best version so far{evidence}.",
+        f"# Replace each <...> slot, then make exactly this one change in {solution_name}.",
+        "# Format and the one-change rule: reference/hypothesis.md. These # lines may stay.",
+        *(line.format(parent=parent.name) for line in HYPOTHESIS_TEMPLATE_FIELDS),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- evaluation records --------------------------------------------------------------------------
+
+
+@dataclass
+class StepResult:
+    """One step of `evaluate`: which tool, how it ended, how long it took, what it wrote."""
+
+    name: str  # correctness, compile_check, hypothesis, benchmark, profile, static_analysis, recommend
+    status: str  # ok, failed, usage_error, solution_error, cannot_run_here, skipped
+    wall_s: float = 0.0
+    exit_code: int | None = None
+    summary: str = ""
+    outputs: list[str] = field(default_factory=list)
+
+
+STEP_STATUS_BY_EXIT_CODE = {
+    ExitCode.OK: "ok",
+    ExitCode.CHECK_FAILED: "failed",
+    ExitCode.USAGE: "usage_error",
+    ExitCode.SOLUTION_FAULT: "solution_error",
+    ExitCode.ENVIRONMENT_FAULT: "cannot_run_here",
+}
+
+
+@dataclass
+class EvaluationRecord:
+    """OUT/vN/evaluation.json."""
+
+    version: str
+    state: str
+    exit_code: int
+    started_at: str
+    wall_s: float
+    gpu_available: bool
+    against: str | None  # the best version so far that vN was compared and profiled against
+    steps: list[StepResult] = field(default_factory=list)
+    needs_gpu: list[str] = field(default_factory=list)  # steps this machine could not run, with why
+    recommendations: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    schema: str = EVALUATION_SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def conclude_evaluation(steps: list[StepResult]) -> tuple[str, int]:
+    """(state, exit code) of an evaluation from its steps, in the order they ran.
+
+    A failed check outranks a step this machine could not run (a CUDA kernel that does not
+    compile has failed, GPU or not). A timed version is "measured" whatever came after: a
+    profile that could not run does not undo a measurement, but the exit code still says so.
+    """
+    if any(step.status == "usage_error" for step in steps):
+        return "error", int(ExitCode.USAGE)
+    failure = next((step for step in steps if step.status in ("failed", "solution_error")), None)
+    could_not_run = any(step.status == "cannot_run_here" for step in steps)
+    benchmark = next((step for step in steps if step.name == "benchmark"), None)
+    if benchmark is not None and benchmark.status == "ok":
+        if failure is not None:
+            return "measured", int(failure.exit_code or ExitCode.CHECK_FAILED)
+        return "measured", int(ExitCode.ENVIRONMENT_FAULT if could_not_run else ExitCode.OK)
+    if failure is None:
+        return "needs_gpu", int(ExitCode.ENVIRONMENT_FAULT)  # nothing failed, but nothing was timed either
+    if failure.name == "hypothesis":
+        return "invalid_hypothesis", int(ExitCode.CHECK_FAILED)
+    if failure.status == "solution_error":
+        return "failed", int(ExitCode.SOLUTION_FAULT)
+    return "failed", int(ExitCode.CHECK_FAILED)
+
+
+def write_evaluation(out: Path, record: EvaluationRecord) -> Path:
+    return write_json_atomic(out / record.version / EVALUATION_FILE, record.to_dict())
+
+
+def check_can_evaluate(out: Path, number: int, force: bool) -> VersionState:
+    """The version to evaluate; a usage error for a missing one or a locked one without --force."""
+    run = read_run(out)
+    if not (out / f"v{number}").is_dir():
+        raise UsageError(f"{out}/v{number} does not exist", hint=f"create it with `workspace.py next {out}`")
+    version = read_version(out, number, run)
+    if not version.has_solution:
+        raise UsageError(f"{version.solution} not found: every version folder holds its source under that name")
+    if version.evaluation_state in LOCKED_STATES and not force:
+        raise UsageError(f"v{number} is already evaluated (state {version.evaluation_state}, see "
+                         f"{version.directory}/{EVALUATION_FILE}); its numbers are not replaced by a re-run",
+                         hint=f"to change the kernel, create a new version (`workspace.py next {out}`); "
+                              "to re-measure on purpose, pass --force")
+    return version

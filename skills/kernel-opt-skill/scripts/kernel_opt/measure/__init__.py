@@ -1,0 +1,1 @@
+"""Timing, statistics, ceilings, roofline placement and the verdict of a comparison."""

@@ -1,0 +1,1 @@
+"""Nsight Compute profiles, SASS, and the bottleneck they point to."""

@@ -1,0 +1,176 @@
+"""Run the worker in a child process and watch it: progress, crash, hang.
+
+The timeout is per step: if the child writes no event for `timeout_s` seconds (one kernel
+call that never returns, say), its whole process group is killed and the phase it was in is
+reported. Signals are named, so "segmentation fault" reads as such, not as exit code -11.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+POLL_INTERVAL_S = 0.05
+# Until its first event the worker is starting Python, torch and CUDA, which takes seconds on
+# a loaded machine; a short --timeout meant for one kernel call must not fire there.
+STARTUP_ALLOWANCE_S = 60.0
+
+SIGNAL_MEANINGS = {
+    signal.SIGSEGV: "segmentation fault (the solution read or wrote host memory it does not own)",
+    signal.SIGABRT: "abort (an assertion or a fatal library error)",
+    signal.SIGBUS: "bus error (misaligned or unmapped host memory)",
+    signal.SIGFPE: "floating-point exception (e.g. integer division by zero on the host)",
+    signal.SIGILL: "illegal instruction on the host",
+    signal.SIGKILL: "killed (often the host ran out of memory)",
+}
+
+
+@dataclass
+class ChildOutcome:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    returncode: int | None = None
+    timed_out: bool = False
+    timeout_s: float = 0.0
+    stderr_tail: str = ""
+
+    @property
+    def last_phase(self) -> dict[str, Any] | None:
+        """The last phase the worker announced: where a crash or hang happened."""
+        return next((e for e in reversed(self.events) if e["event"] in ("phase", "case_start")), None)
+
+    @property
+    def error_event(self) -> dict[str, Any] | None:
+        return next((e for e in self.events if e["event"] == "error"), None)
+
+    def where(self) -> str:
+        """Where the worker was when it stopped, e.g. "in the solution's call (n=127, seed 0)"."""
+        return phase_description(self.last_phase)
+
+    def failure(self) -> dict[str, Any] | None:
+        """The error record for a worker that hung, reported an error or died; None if it finished."""
+        where = self.where()
+        if self.timed_out:
+            return {
+                "kind": "timeout",
+                "exit_code": 3,
+                "message": f"no progress for {self.timeout_s:g} s {where}: the solution hangs or is far slower than "
+                "expected, so its process was killed",
+                "hint": "look for a loop that never ends or a barrier not every thread reaches; raise --timeout if it is only slow",
+            }
+        error = self.error_event
+        if error is not None:
+            located = error["exit_code"] == 3 and bool(self.last_phase)
+            return {
+                "kind": error["kind"],
+                "exit_code": error["exit_code"],
+                "message": error["message"] + (f" ({where})" if located else ""),
+                "hint": error.get("hint"),
+            }
+        if self.crash_description():
+            return {"kind": "crash", "exit_code": 3, "message": f"{self.crash_description()} {where}".strip(),
+                    "hint": self.stderr_tail[-1500:] or None}
+        return None
+
+    def crash_description(self) -> str | None:
+        """A sentence for a child that died without reporting an error itself."""
+        if self.timed_out or self.error_event is not None or self.returncode in (0, None):
+            return None
+        if self.returncode < 0:
+            number = -self.returncode
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = f"signal {number}"
+            meaning = SIGNAL_MEANINGS.get(number, "killed by a signal")
+            return f"the solution process died: {name}, {meaning}"
+        return f"the solution process exited with code {self.returncode} without reporting a result"
+
+
+_PHASE_NAMES = {
+    "setup": "while creating inputs",
+    "reference": "in the reference",
+    "solution": "in the solution's call",
+    "compare": "while comparing outputs",
+    "load_solution": "while loading the solution",
+}
+
+
+def phase_description(phase: dict[str, Any] | None) -> str:
+    if not phase:
+        return "while the worker process was starting"
+    text = _PHASE_NAMES.get(phase.get("phase", ""), f"during {phase['phase']}" if phase.get("phase") else "")
+    if "dims" in phase:
+        shape = ", ".join(f"{key}={value}" for key, value in phase["dims"].items())
+        text = (text + " " if text else "") + f"({shape}, seed {phase.get('seed')})"
+    return text
+
+
+def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None) -> ChildOutcome:
+    """Start `python -m kernel_opt.child`, collect its events, kill it if it stalls."""
+    with tempfile.TemporaryDirectory(prefix="kernel-opt-") as scratch:
+        events_path = Path(scratch) / "events.jsonl"
+        events_path.touch()
+        request_path = Path(scratch) / "request.json"
+        request_path.write_text(json.dumps({**request, "events": str(events_path)}))
+        stderr_path = Path(scratch) / "stderr.txt"
+        child_env = {**os.environ, **(env or {})}
+        child_env["PYTHONPATH"] = os.pathsep.join(
+            [str(PACKAGE_PARENT)] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else [])
+        )
+        child_env.setdefault("PYTHONUNBUFFERED", "1")
+        outcome = ChildOutcome(timeout_s=timeout_s)
+        with open(stderr_path, "wb") as stderr, open(events_path, "rb") as reader:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "kernel_opt.child", str(request_path)],
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=subprocess.STDOUT,
+                env=child_env,
+                start_new_session=True,  # its own process group, so a kill takes its children too
+            )
+            last_progress = time.monotonic()
+            buffer = b""
+            while True:
+                chunk = reader.read()
+                if chunk:
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            outcome.events.append(json.loads(line))
+                    last_progress = time.monotonic()
+                returncode = process.poll()
+                if returncode is not None:
+                    rest = reader.read()
+                    for line in (buffer + rest).split(b"\n"):
+                        if line.strip():
+                            outcome.events.append(json.loads(line))
+                    outcome.returncode = returncode
+                    break
+                allowed = timeout_s if outcome.events else max(timeout_s, STARTUP_ALLOWANCE_S)
+                if time.monotonic() - last_progress > allowed:
+                    _kill_group(process)
+                    outcome.timed_out = True
+                    outcome.timeout_s = allowed
+                    outcome.returncode = process.returncode
+                    break
+                time.sleep(POLL_INTERVAL_S)
+        outcome.stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
+        return outcome
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()

@@ -1,0 +1,187 @@
+"""What a reference and a solution must provide, and how their pieces are loaded.
+
+ref.py: `reference(**kwargs)` (writes into the output tensors it is given, or returns them);
+optional `setup(seed=..., device=..., **dims) -> {"inputs": {...}, "outputs": [names]}`,
+`SHAPES = [dict(...), ...]`, `atol`, `rtol`, `flops(**dims)`, `bytes(**dims)`.
+CUDA solution: `extern "C" void solve(...)`. Triton solution: `run_kernel(**kwargs)` and,
+when ref.py has none, `setup(...)`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kernel_opt.core.errors import SolutionError, UsageError
+
+CUDA_SUFFIXES = {".cu"}
+TRITON_SUFFIXES = {".py"}
+
+
+def detect_backend(solution: Path, requested: str = "auto") -> str:
+    """'cuda' for .cu files, 'triton' for .py files, unless the user names one."""
+    if requested != "auto":
+        return requested
+    if solution.suffix in CUDA_SUFFIXES:
+        return "cuda"
+    if solution.suffix in TRITON_SUFFIXES:
+        return "triton"
+    raise UsageError(
+        f"cannot tell the backend of {solution.name!r} from its suffix",
+        hint="CUDA solutions end in .cu, Triton solutions in .py; or pass --backend cuda|triton",
+    )
+
+
+def load_module(path: Path, role: str):
+    """Import a user file by path under a private name; its folder is importable meanwhile."""
+    if not path.is_file():
+        raise UsageError(f"{role} file not found: {path}")
+    module_name = f"kernel_opt_user_{role}_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot import {role} file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the user's module may raise anything at import time
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        error_class = SolutionError if role == "solution" else UsageError
+        raise error_class(f"{role} file {path} failed to import: {detail}", kind="import_error") from error
+    finally:
+        sys.path.remove(str(path.parent.resolve()))
+    return module
+
+
+def call_with_accepted(function: Callable, kwargs: dict[str, Any]):
+    """Call with the keyword arguments the function accepts (all of them if it takes **kwargs)."""
+    return function(**accepted_kwargs(function, kwargs))
+
+
+def accepted_kwargs(function: Callable, kwargs: dict[str, Any]) -> dict[str, Any]:
+    parameters = inspect.signature(function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return dict(kwargs)
+    names = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {key: value for key, value in kwargs.items() if key in names}
+
+
+def default_dims(function: Callable | None) -> dict[str, Any]:
+    """The keyword defaults of a setup function, e.g. setup(N=4096, D=1024) -> {N: 4096, D: 1024}."""
+    if function is None:
+        return {}
+    skip = {"seed", "device", "dtype"}
+    return {
+        p.name: p.default
+        for p in inspect.signature(function).parameters.values()
+        if p.default is not inspect.Parameter.empty
+        and p.name not in skip
+        and isinstance(p.default, (int, float))
+        and not isinstance(p.default, bool)
+    }
+
+
+@dataclass
+class Reference:
+    path: Path
+    reference: Callable
+    setup: Callable | None
+    shapes: list[dict[str, Any]]
+    atol: float | None
+    rtol: float | None
+    flops: Callable | None = None
+    bytes: Callable | None = None
+    allow_tf32: bool = False  # the reference permits TF32 matmuls: baselines and ceilings use TF32 too
+
+
+def load_reference(path: Path) -> Reference:
+    module = load_module(path, "reference")
+    function = getattr(module, "reference", None)
+    if not callable(function):
+        raise UsageError(
+            f"{path} has no reference(**kwargs) function",
+            hint="ref.py must define reference(**kwargs) that writes the expected outputs into the tensors it is given",
+        )
+    shapes = getattr(module, "SHAPES", [])
+    if not isinstance(shapes, (list, tuple)) or not all(isinstance(s, dict) for s in shapes):
+        raise UsageError(f"{path}: SHAPES must be a list of dicts such as [dict(N=127, D=129)]")
+    setup = getattr(module, "setup", None)
+    return Reference(
+        path=path,
+        reference=function,
+        setup=setup if callable(setup) else None,
+        shapes=[dict(s) for s in shapes],
+        atol=_optional_float(module, "atol", path),
+        rtol=_optional_float(module, "rtol", path),
+        flops=getattr(module, "flops", None),
+        bytes=getattr(module, "bytes", None),
+        allow_tf32=bool(getattr(module, "allow_tf32", False)),
+    )
+
+
+def _optional_float(module, name: str, path: Path) -> float | None:
+    value = getattr(module, name, None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise UsageError(f"{path}: {name} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+@dataclass
+class TritonSolution:
+    path: Path
+    run_kernel: Callable
+    setup: Callable | None
+
+
+def load_triton_solution(path: Path) -> TritonSolution:
+    module = load_module(path, "solution")
+    run_kernel = getattr(module, "run_kernel", None)
+    if not callable(run_kernel):
+        raise SolutionError(
+            f"{path} has no run_kernel(**kwargs) function",
+            kind="missing_symbol",
+            hint="a Triton solution defines run_kernel(**kwargs) that launches its kernel on the tensors it is given",
+        )
+    setup = getattr(module, "setup", None)
+    return TritonSolution(path=path, run_kernel=run_kernel, setup=setup if callable(setup) else None)
+
+
+def problem_cases(cli_dims: dict[str, Any], shapes: list[dict[str, Any]], setup: Callable | None) -> list[dict[str, Any]]:
+    """The CLI shape first, then every SHAPES entry (each over the CLI dims), without repeats."""
+    base = {**default_dims(setup), **cli_dims}
+    cases: list[dict[str, Any]] = []
+    for dims in [base] + [{**base, **shape} for shape in shapes]:
+        if dims not in cases:
+            cases.append(dims)
+    return cases
+
+
+@dataclass
+class ProblemInstance:
+    """One set of inputs: every tensor and scalar a call receives, and which are outputs."""
+
+    values: dict[str, Any]
+    outputs: list[str]
+    dims: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+def set_matmul_precision(allow_tf32: bool) -> dict[str, Any]:
+    """Make float32 matmuls strict unless the reference allows TF32; say which."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+    torch.backends.cudnn.allow_tf32 = allow_tf32
+    torch.set_float32_matmul_precision("high" if allow_tf32 else "highest")
+    if allow_tf32:
+        note = "ref.py sets allow_tf32 = True: float32 matmuls and convolutions may use TF32 (solution, baselines, ceilings)"
+    else:
+        note = "float32 matmuls and convolutions are strict FP32 (TF32 off); set allow_tf32 = True in ref.py to allow it"
+    return {"allow_tf32": allow_tf32, "note": note}

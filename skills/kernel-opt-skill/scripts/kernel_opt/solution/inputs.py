@@ -1,0 +1,155 @@
+"""Problem inputs: from a setup() function, or inferred from a CUDA signature as a last resort.
+
+Inputs are fresh random values for every seed. Zeros and aranges hide unwritten outputs and
+wrong indexing, so degenerate inputs from a user's setup() are reported as warnings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from kernel_opt.backends.cuda.signature import SolveSignature
+from kernel_opt.core.errors import UsageError
+from kernel_opt.solution.contract import ProblemInstance, accepted_kwargs, default_dims
+
+DTYPES: dict[str, torch.dtype] = {
+    name: getattr(torch, name)
+    for name in (
+        "float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+    )
+}
+for _name in ("uint16", "uint32", "uint64"):
+    if hasattr(torch, _name):
+        DTYPES[_name] = getattr(torch, _name)
+
+
+def build_instance(setup: Callable, dims: dict[str, Any], seed: int, device: str) -> ProblemInstance:
+    """Call setup(seed=, device=, **dims) and check what it returns against the contract."""
+    torch.manual_seed(seed)  # also randomises setups that ignore their seed argument
+    kwargs = accepted_kwargs(setup, {**dims, "seed": seed, "device": device})
+    try:
+        returned = setup(**kwargs)
+    except (RuntimeError, AssertionError, AttributeError) as error:
+        if device == "cpu" and "cuda" in str(error).lower():
+            raise UsageError(
+                f"setup() tried to use CUDA on a machine without a GPU: {error}",
+                hint="create tensors on the `device` argument setup() receives (setup(..., device='cuda')), "
+                "so the Triton interpreter can run them on the CPU",
+            ) from error
+        raise
+    if not isinstance(returned, dict) or "inputs" not in returned or "outputs" not in returned:
+        raise UsageError('setup() must return {"inputs": {name: value, ...}, "outputs": [names]}')
+    values, outputs = dict(returned["inputs"]), list(returned["outputs"])
+    notes: list[str] = []
+    for name in outputs:
+        if name not in values or not isinstance(values[name], torch.Tensor):
+            raise UsageError(f"setup() lists output {name!r}, which is not a tensor among its inputs")
+    for name, value in list(values.items()):
+        if isinstance(value, torch.Tensor) and value.device.type != torch.device(device).type:
+            values[name] = value.to(device)
+            notes.append(f"setup() created {name!r} on {value.device}; moved it to {device}")
+    effective = {**default_dims(setup), **dims}
+    return ProblemInstance(values=values, outputs=outputs, dims=effective, notes=notes)
+
+
+def infer_instance(signature: SolveSignature, dims: dict[str, Any], seed: int, device: str) -> ProblemInstance:
+    """Inputs for a CUDA solve() when no setup() exists anywhere: sizes guessed from its scalars.
+
+    Every pointer gets as many elements as the product of the integer dims named by solve's
+    scalar parameters; const pointers are inputs, the others outputs. The notes say so, because
+    a guess is all this is: a setup() in ref.py is the reliable way.
+    """
+    sizes = {}
+    for parameter in signature.scalars:
+        found, value = lookup_by_name(dims, parameter.name)
+        if not found:
+            raise UsageError(
+                f"solve parameter {parameter.name!r} has no value: pass it as --{parameter.name}=VALUE "
+                "or define setup() in ref.py"
+            )
+        sizes[parameter.name] = value
+    integer_sizes = [int(v) for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)]
+    if not integer_sizes:
+        raise UsageError(
+            "cannot infer buffer sizes: solve has no integer size parameter",
+            hint="define setup() in ref.py to create the inputs",
+        )
+    numel = 1
+    for value in integer_sizes:
+        numel *= value
+    generator = torch.Generator(device=device).manual_seed(seed)
+    values: dict[str, Any] = dict(sizes)
+    outputs: list[str] = []
+    for parameter in signature.pointers:
+        dtype = DTYPES[parameter.dtype]
+        if parameter.is_const or not _looks_like_output(parameter.name):
+            if dtype.is_floating_point:
+                tensor = torch.randn(numel, generator=generator, device=device, dtype=torch.float32).to(dtype)
+            elif dtype == torch.bool:
+                tensor = torch.randint(0, 2, (numel,), generator=generator, device=device).bool()
+            else:
+                tensor = torch.randint(0, 100, (numel,), generator=generator, device=device).to(dtype)
+        else:
+            tensor = torch.zeros(numel, device=device, dtype=dtype)
+            outputs.append(parameter.name)
+        values[parameter.name] = tensor
+    if not outputs:
+        raise UsageError(
+            "cannot tell which solve parameters are outputs (all pointers look like inputs)",
+            hint="define setup() in ref.py and list the outputs",
+        )
+    notes = [
+        "no setup() in ref.py or the solution: inputs were inferred from solve's signature "
+        f"(every buffer has {numel} elements = product of {sorted(sizes)}; outputs: {outputs}; "
+        "inputs: standard normal floats, integers in [0, 100)). Define setup() in ref.py if this is wrong."
+    ]
+    return ProblemInstance(values=values, outputs=outputs, dims=dict(dims), notes=notes)
+
+
+_OUTPUT_NAMES = ("out", "output", "dst", "result", "res", "y", "c", "o")
+
+
+def _looks_like_output(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _OUTPUT_NAMES or lowered.startswith(("out", "dst", "result"))
+
+
+def lookup_by_name(mapping: dict[str, Any], name: str) -> tuple[bool, Any]:
+    """(found, value) for a parameter name: the exact key, else the one key equal ignoring case
+    (solve(..., int N) binds to --n=...); an ambiguous or missing name is not found."""
+    if name in mapping:
+        return True, mapping[name]
+    matches = [key for key in mapping if key.lower() == name.lower()]
+    return (True, mapping[matches[0]]) if len(matches) == 1 else (False, None)
+
+
+def degenerate_input_warnings(instance: ProblemInstance) -> list[str]:
+    """Inputs that would hide bugs: all zeros, all one value, or an arange."""
+    warnings = []
+    for name, value in instance.values.items():
+        if name in instance.outputs or not isinstance(value, torch.Tensor) or value.numel() < 2:
+            continue
+        flat = value.detach().reshape(-1).to(torch.float64)
+        if not bool(torch.isfinite(flat).all()):
+            continue
+        if bool((flat == 0).all()):
+            warnings.append(f"input {name!r} is all zeros: unwritten outputs and wrong indexing can pass unnoticed")
+        elif bool((flat == flat[0]).all()):
+            warnings.append(f"input {name!r} holds one value everywhere: wrong indexing can pass unnoticed")
+        elif flat.numel() > 2 and bool((flat.diff() == flat[1] - flat[0]).all()):
+            warnings.append(f"input {name!r} is an arange: use random values so wrong indexing shows")
+    return warnings
+
+
+def fingerprint(instance: ProblemInstance) -> tuple:
+    """A cheap summary of the non-output inputs, to notice a setup() that ignores its seed."""
+    parts = []
+    for name in sorted(instance.values):
+        value = instance.values[name]
+        if name in instance.outputs or not isinstance(value, torch.Tensor) or value.numel() == 0:
+            continue
+        flat = value.detach().reshape(-1)[:64].to(torch.float64)
+        parts.append((name, round(float(flat.sum()), 12)))
+    return tuple(parts)
