@@ -119,7 +119,3 @@ def kernel_family(kernel: str) -> str:
             if candidates.intersection(members):
                 return family
     return OTHER_FAMILY
-
-
-def family_names() -> list[str]:
-    return [*FAMILIES, OTHER_FAMILY]

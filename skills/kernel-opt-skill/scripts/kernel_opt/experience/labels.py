@@ -29,10 +29,6 @@ OUTCOME_ALIASES: dict[str, tuple[str, ...]] = {
     "failure": ("failure", "fail", "failed", "regression", "regressed", "slower", "worse", "negative", "incorrect", "wrong"),
 }
 
-BOTTLENECKS = tuple(BOTTLENECK_ALIASES)
-BACKENDS = tuple(BACKEND_ALIASES)
-OUTCOMES = tuple(OUTCOME_ALIASES)
-
 # The classifier reports `small_grid` as a detail beside its primary label, not as a label.
 _NOT_A_PRIMARY_LABEL = {
     "small_grid": "small_grid is a detail, not a primary label: record the primary label the classifier gave "
@@ -82,15 +78,6 @@ def describe_aliases(table: dict[str, tuple[str, ...]]) -> str:
 
 
 # --- chips -----------------------------------------------------------------------------------
-
-ARCH_GENERATIONS: dict[str, str] = {
-    "7": "Volta/Turing",
-    "8": "Ampere/Ada",
-    "9": "Hopper",
-    "10": "Blackwell (data centre)",
-    "11": "Blackwell (Thor)",
-    "12": "Blackwell (RTX)",
-}
 
 # (pattern over the cleaned name, canonical name, sm) in matching order: the more specific
 # names first so "rtx 6000 ada" is not read as something shorter.
