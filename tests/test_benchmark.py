@@ -9,13 +9,13 @@ import json
 from dataclasses import asdict
 
 import pytest
+from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.commands.benchmark import main
 from kernel_opt.measure.benchmark import (
     BenchmarkReport,
     TimedEntry,
     assemble_report,
     phase_durations,
-    source_synchronizes,
 )
 from kernel_opt.measure.ceilings import CopyCeiling
 from kernel_opt.run.runner import ChildOutcome

@@ -4,6 +4,9 @@ import json
 import textwrap
 
 import pytest
+from kernel_opt.backends.cuda.static_analysis import analyze_cuda
+from kernel_opt.backends.triton.compile_only import compile_triton_solution
+from kernel_opt.backends.triton.static_analysis import analyze_triton
 from kernel_opt.commands.static_analysis import main as static_analysis_main
 from kernel_opt.profile import sass
 
@@ -147,7 +150,7 @@ def compiled_test_kernels(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sass")
     source = folder / "test_kernels.cu"
     source.write_text(TEST_KERNELS)
-    report = sass.analyze_cuda(source, folder / "build", "sm_90")
+    report = analyze_cuda(source, folder / "build", "sm_90")
     return {kernel.name.split("(")[0]: kernel for kernel in report.kernels}
 
 
@@ -160,7 +163,7 @@ def vector_add_dir(tmp_path_factory):
 @pytest.mark.nvcc
 def test_vector_add_has_scalar_loads_and_stores(reference_dir, vector_add_dir):
     needs_cuobjdump()
-    report = sass.analyze_cuda(reference_dir / "vector_add" / "good" / "vector_add.cu", vector_add_dir / "build", "sm_90")
+    report = analyze_cuda(reference_dir / "vector_add" / "good" / "vector_add.cu", vector_add_dir / "build", "sm_90")
     (kernel,) = report.kernels
     assert kernel.mangled_name == "_Z17vector_add_kernelPKfS0_Pfi" and kernel.arch == "sm_90"
     assert kernel.mix.global_loads_by_width_bits == {32: 2} and kernel.mix.global_stores_by_width_bits == {32: 1}
@@ -196,7 +199,7 @@ def test_triton_kernel_compiles_for_sm_90_without_a_gpu(reference_dir, tmp_path)
     pytest.importorskip("triton")
     needs_cuobjdump()
     problem = reference_dir / "vector_add"
-    report = sass.analyze_triton(problem / "good" / "vector_add.py", problem / "ref.py", {"n": 4096}, tmp_path, "sm_90")
+    report = analyze_triton(problem / "good" / "vector_add.py", problem / "ref.py", {"n": 4096}, tmp_path, "sm_90")
     (kernel,) = report.kernels
     assert kernel.name == "vector_add_kernel" and kernel.arch == "sm_90"
     assert kernel.mix.global_loads_by_width_bits == {128: 4} and kernel.mix.global_stores_by_width_bits == {128: 2}
@@ -236,7 +239,7 @@ def test_an_autotuned_triton_kernel_compiles_every_config(tmp_path):
     needs_cuobjdump()
     solution = tmp_path / "tuned.py"
     solution.write_text(AUTOTUNED_TRITON)
-    report = sass.analyze_triton(solution, None, {}, tmp_path / "build", "sm_90")
+    report = analyze_triton(solution, None, {}, tmp_path / "build", "sm_90")
     assert [(k.name, k.variant) for k in report.kernels] == [
         ("scale_kernel", "num_warps=2, num_stages=3, BLOCK=256"),
         ("scale_kernel", "num_warps=4, num_stages=3, BLOCK=1024"),
@@ -249,7 +252,7 @@ def test_triton_static_analysis_needs_inputs(reference_dir, tmp_path):
     from kernel_opt.core.errors import UsageError
 
     with pytest.raises(UsageError, match="setup"):
-        sass.compile_triton_solution(reference_dir / "vector_add" / "good" / "vector_add.py", None, {}, "sm_90")
+        compile_triton_solution(reference_dir / "vector_add" / "good" / "vector_add.py", None, {}, "sm_90")
 
 
 @pytest.mark.nvcc

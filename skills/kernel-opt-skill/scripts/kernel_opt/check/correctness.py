@@ -6,25 +6,16 @@ not passed, and it runs the very same check.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.backends import registry
+from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.compare import CorrectnessReport, report_from_events
-from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
-from kernel_opt.env.device import gpu_arch
+from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 
-NO_GPU_NOTE = (
-    "no GPU: the Triton kernel ran under the Triton interpreter (TRITON_INTERPRET=1) on the CPU; "
-    "it checks the kernel's logic, not GPU-specific behaviour such as races, and it cannot run bfloat16"
-)
-
-
-@dataclass
-class BuildOptions:
-    arch: str = "auto"
-    nvcc_flags: str = ""
+__all__ = ["BuildOptions", "CheckOptions", "check_correctness", "exit_code_of", "solution_spec"]
 
 
 @dataclass
@@ -39,24 +30,11 @@ class CheckOptions:
 def solution_spec(
     solution: Path, backend: str, device: str, build_dir: Path, options: BuildOptions, notes: list[str]
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """What the worker needs to load a solution, and the build record for CUDA solutions."""
-    spec: dict[str, Any] = {"backend": backend, "solution": str(solution)}
-    if backend == "triton":
-        return spec, None
-    from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, build_shared_library
-    from kernel_opt.backends.cuda.signature import parse_solve_signature
-
-    signature = parse_solve_signature(solution.read_text(errors="replace"))
-    arch = options.arch
-    if arch == "auto":
-        arch = gpu_arch() if device == "cuda" else DEFAULT_ARCH_WITHOUT_GPU
-        if device != "cuda":
-            notes.append(f"no GPU to read the architecture from: compiled for {arch} (choose with --arch)")
-    build = build_shared_library(solution, build_dir, arch, shlex.split(options.nvcc_flags))
-    record = build.to_dict()
-    record["signature"] = [p.describe() for p in signature.parameters]
-    spec.update(library=build.library.as_posix(), signature=signature.to_dict())
-    return spec, record
+    """What the worker needs to load a solution (its backend prepares it), and the build record if it has a build."""
+    definition = registry.get(backend)
+    prepared = definition.prepare(solution, device, build_dir, options, notes)
+    spec = {"backend": backend, "solution": str(solution), **prepared.request, **registry.request_fields(definition)}
+    return spec, prepared.build
 
 
 def check_correctness(
@@ -71,34 +49,33 @@ def check_correctness(
     command: str,
 ) -> CorrectnessReport:
     """Build, run every shape and seed in a child process, and return the filled report."""
+    definition = registry.get(backend)
+    interpreter = definition.cpu_interpreter if device == "cpu" else None
     report = CorrectnessReport(
         verdict="fail",
         solution=str(solution),
         reference=str(reference),
         backend=backend,
         device={"type": device, "name": None, "compute_capability": None},
-        interpreter=backend == "triton" and device == "cpu",
+        interpreter=interpreter is not None,
         command=command,
         dims=dims,
         seeds=list(range(options.seeds)),
     )
-    if report.interpreter:
-        report.notes.append(NO_GPU_NOTE)
+    if interpreter is not None:
+        report.notes.append(interpreter.note)
     try:
-        if options.compile_only and backend == "triton":
-            raise UsageError("--compile-only applies to CUDA solutions; Triton kernels compile when they first run")
+        if options.compile_only and not definition.builds_ahead:
+            builders = " and ".join(b.title for b in registry.backends() if b.builds_ahead)
+            raise UsageError(f"--compile-only applies to {builders} solutions; {definition.title} kernels compile "
+                             "when they first run")
         spec, report.build = solution_spec(solution.resolve(), backend, device, build_dir, build, report.notes)
         if options.compile_only:
             report.verdict = "pass"
             report.notes.append("--compile-only: the solution compiled; nothing was run, so correctness is not established")
             return report
-        if backend == "cuda" and device != "cuda":
-            raise EnvironmentFault(
-                f"{solution.name} compiled for {report.build['arch']}, but running a CUDA kernel needs an NVIDIA GPU "
-                "and this run is on the CPU (no GPU, or --device cpu); run this command on a GPU machine to check "
-                "correctness",
-                kind="no_gpu",
-            )
+        if device != "cuda" and not definition.runs_on_cpu:
+            raise definition.cannot_run_without_gpu(solution, report.build)
         from kernel_opt.run.runner import run_worker
 
         request = {
@@ -111,7 +88,7 @@ def check_correctness(
             "atol": options.atol,
             "rtol": options.rtol,
         }
-        environment = {"TRITON_INTERPRET": "1"} if report.interpreter else {}
+        environment = dict(interpreter.environment) if interpreter is not None else {}
         outcome = run_worker(request, timeout_s=options.timeout_s, env=environment)
         report_from_events(report, outcome)
     except KernelOptError as error:

@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from kernel_opt.backends import registry
 from kernel_opt.check.compare import summarize_failures
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
@@ -36,9 +37,7 @@ from kernel_opt.measure.benchmark import (
     BenchmarkReport,
     assemble_report,
     phase_durations,
-    source_synchronizes,
 )
-from kernel_opt.solution.contract import detect_backend
 
 DEFAULT_TIMEOUT_S = 900.0  # max-autotune compiles of a matmul baseline can take minutes
 
@@ -55,7 +54,7 @@ def build_parser():
     parser.add_argument("--against", type=Path, help="another version to compare with, timed interleaved (e.g. out/v1/v1.cu)")
     parser.add_argument("--baseline", default="eager,compile", help="PyTorch baselines: eager, compile, both (default) or none")
     parser.add_argument("--compile-modes", default=",".join(DEFAULT_COMPILE_MODES), help="torch.compile modes to time")
-    parser.add_argument("--backend", choices=["auto", "cuda", "triton"], default="auto")
+    parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--seed", type=int, default=0, help="seed of the timed inputs")
     parser.add_argument("--seeds", type=int, default=3, help="seeds of the correctness check run first")
     parser.add_argument("--atol", type=float)
@@ -81,7 +80,7 @@ def _main(argv: list[str]) -> int:
     for path, role in ((solution, "solution"), (reference, "reference"), (args.against, "--against")):
         if path is not None and not Path(path).is_file():
             raise UsageError(f"{role} file not found: {path}")
-    backend = detect_backend(solution, args.backend)
+    backend = registry.detect(solution, args.backend)
     if resolve_device("auto") != "cuda":
         raise EnvironmentFault(
             "the benchmark times kernels on an NVIDIA GPU and torch sees none on this machine; "
@@ -112,16 +111,13 @@ def _main(argv: list[str]) -> int:
     try:
         spec, build_record = solution_spec(solution, backend, "cuda", build_dir, build, report.notes)
         if build_record:
-            report.solution["build"] = {k: build_record[k] for k in ("arch", "kernels", "signature")}
-            if source_synchronizes(solution.read_text(errors="replace")):
-                report.warnings.append(
-                    "solve calls cudaDeviceSynchronize/cudaStreamSynchronize: every timed call includes a host round "
-                    "trip, which inflates its time; launch on the cudaStream_t parameter and let the caller synchronise"
-                )
+            report.solution["build"] = {k: build_record[k] for k in ("arch", "kernels", "signature")
+                                        if k in build_record}
+        report.warnings += registry.get(backend).source_warnings(solution)
         against_spec = None
         if args.against is not None:
             other = args.against.resolve()
-            against_spec, _ = solution_spec(other, detect_backend(other), "cuda", build_dir, build, report.notes)
+            against_spec, _ = solution_spec(other, registry.detect(other), "cuda", build_dir, build, report.notes)
         from kernel_opt.env.probes import probe_nvidia_smi
         from kernel_opt.run.runner import run_worker
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from kernel_opt.backends import registry
 from kernel_opt.check.compare import CaseResult, CorrectnessReport, summarize_failures
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
@@ -28,7 +29,6 @@ from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_table, render
 from kernel_opt.env.device import resolve_device
-from kernel_opt.solution.contract import detect_backend
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -42,7 +42,7 @@ def build_parser():
     parser.add_argument("solution", type=Path, help="the solution: a .cu file with extern \"C\" solve(...) or a Triton .py with run_kernel(...)")
     parser.add_argument("--ref", type=Path, required=True, help="ref.py with reference(**kwargs) (and setup, SHAPES, atol, rtol)")
     parser.add_argument("--output-dir", type=Path, required=True, help="where correctness.md and correctness.json go")
-    parser.add_argument("--backend", choices=["auto", "cuda", "triton"], default="auto")
+    parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
                         help="auto: the GPU when torch sees one, else the CPU (Triton interpreter; CUDA compile-check only)")
     parser.add_argument("--seeds", type=int, default=3, help="random input sets per shape (default 3)")
@@ -69,7 +69,7 @@ def _main(argv: list[str]) -> int:
         raise UsageError(f"solution file not found: {args.solution}")
     if not reference.is_file():
         raise UsageError(f"reference file not found: {args.ref}")
-    backend = detect_backend(solution, args.backend)
+    backend = registry.detect(solution, args.backend)
     device = resolve_device(args.device)
     report = check_correctness(
         solution,

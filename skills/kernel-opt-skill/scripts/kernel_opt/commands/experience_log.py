@@ -91,7 +91,7 @@ def _labels_help() -> str:
         f"  {kind}: {labels.describe_aliases(table)}"
         for kind, table in (
             ("bottleneck", labels.BOTTLENECK_ALIASES),
-            ("backend", labels.BACKEND_ALIASES),
+            ("backend", labels.backend_aliases()),
             ("outcome", labels.OUTCOME_ALIASES),
         )
     )

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.backends import registry
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
 
@@ -59,7 +60,7 @@ def build_parser():
     parser.add_argument("--set", dest="section_set", choices=["targeted", "full"], default="targeted",
                         help="targeted: the sections the classifier reads (default); full: ncu's full set (slower)")
     parser.add_argument("--baseline", type=Path, help="a previous version's folder (with ncu_summary.json): report what moved")
-    parser.add_argument("--backend", choices=["auto", "cuda", "triton"], default="auto",
+    parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto",
                         help="auto: from the suffix; with --from-report, auto links both guides")
     parser.add_argument("--calls", type=int, default=DEFAULT_PROFILED_CALLS,
                         help=f"solution calls inside the profiled range (default {DEFAULT_PROFILED_CALLS})")
@@ -112,7 +113,7 @@ def _main(argv: list[str]) -> int:
         location = ncu.locate_report_reader()  # exit 4 at once where no report can be read
         collection = Collection(mode="from_report", report=str(args.from_report), reader=location.source)
         report_path, ncu_path = args.from_report, None
-        backends = ("cuda", "triton") if args.backend == "auto" else (args.backend,)
+        backends = None if args.backend == "auto" else (args.backend,)  # None: every backend's guide
     else:
         if args.solution is None or args.ref is None:
             raise UsageError("give a solution and --ref ref.py to profile, or --from-report FILE.ncu-rep to read a report")
@@ -125,9 +126,7 @@ def _main(argv: list[str]) -> int:
             raise UsageError("--calls must be at least 1: something has to be profiled")
         if args.warmup < 0:
             raise UsageError("--warmup cannot be negative")
-        from kernel_opt.solution.contract import detect_backend
-
-        backend = detect_backend(solution, args.backend)
+        backend = registry.detect(solution, args.backend)
         baseline = _read_baseline(args.baseline)
         report_path, ncu_path, collection = _profile(args, dims, backend, solution, reference, output_dir)
         backends = (backend,)
@@ -162,6 +161,7 @@ def _gpu_problem() -> str | None:
 
 def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: Path):
     """Build, run the solution under ncu, and return (report path, ncu path, collection info)."""
+    from kernel_opt.check.correctness import BuildOptions, solution_spec
     from kernel_opt.env.probes import probe_ncu
     from kernel_opt.profile import ncu
 
@@ -194,15 +194,11 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
         "events": str(output_dir / "profile_events.jsonl"),
     }
     notes = [ncu.nsight_python_note(ncu_probe.version)]
-    if backend == "cuda":
-        from kernel_opt.backends.cuda.build import build_shared_library
-        from kernel_opt.backends.cuda.signature import parse_solve_signature
-
-        signature = parse_solve_signature(solution.read_text(errors="replace"))
-        arch = args.arch if args.arch != "auto" else _gpu_arch()
-        build = build_shared_library(solution, output_dir / "build", arch, shlex.split(args.nvcc_flags))
-        request.update(library=build.library.as_posix(), signature=signature.to_dict())
-        notes.append(f"built for {build.arch}: {shlex.join(build.command)}")
+    build_options = BuildOptions(args.arch, args.nvcc_flags)
+    spec, build = solution_spec(solution, backend, "cuda", output_dir / "build", build_options, notes)
+    request.update(spec)
+    if build is not None:
+        notes.append(f"built for {build['arch']}: {build['command']}")
     events_path = Path(request["events"])
     events_path.write_text("")
     request_path = output_dir / "profile_request.json"
@@ -247,13 +243,6 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
         notes=notes,
     )
     return options.report_path, ncu_probe.path, collection
-
-
-def _gpu_arch() -> str:
-    import torch
-
-    major, minor = torch.cuda.get_device_capability(0)
-    return f"sm_{major}{minor}"
 
 
 def _events(path: Path) -> list[dict]:

@@ -21,9 +21,9 @@ its launches).
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
+from kernel_opt.backends import registry
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import ExitCode, UsageError
 
@@ -37,7 +37,7 @@ def build_parser():
     parser.add_argument("solution", type=Path, help="a .cu with extern \"C\" solve(...) or a Triton .py with run_kernel(...)")
     parser.add_argument("--output-dir", type=Path, required=True, help="where static_analysis.md and .json go")
     parser.add_argument("--ref", type=Path, help="ref.py whose setup() makes the inputs a Triton kernel is specialised on")
-    parser.add_argument("--backend", choices=["auto", "cuda", "triton"], default="auto")
+    parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--arch", default="auto", help="target: auto (this GPU, else sm_90), sm_90, sm_90a, sm_80, ...")
     parser.add_argument("--nvcc-flags", default="", help='extra nvcc flags, written with "=" since they start with "-": --nvcc-flags="-lcublas --use_fast_math"')
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
@@ -45,10 +45,9 @@ def build_parser():
 
 
 def _main(argv: list[str]) -> int:
+    from kernel_opt.backends.base import BuildOptions, StaticAnalysisRequest
     from kernel_opt.core.files import write_json_atomic, write_text_atomic
     from kernel_opt.core.render import render
-    from kernel_opt.profile import sass
-    from kernel_opt.solution.contract import detect_backend
 
     args, dims = parse_args_with_dims(build_parser(), argv)
     solution = args.solution.resolve()
@@ -56,23 +55,11 @@ def _main(argv: list[str]) -> int:
         raise UsageError(f"solution file not found: {args.solution}")
     if args.ref is not None and not args.ref.is_file():
         raise UsageError(f"reference file not found: {args.ref}")
-    backend = detect_backend(solution, args.backend)
-    gpu_arch = _gpu_arch()
-    if backend == "cuda":
-        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU
-
-        arch = args.arch if args.arch != "auto" else (gpu_arch or DEFAULT_ARCH_WITHOUT_GPU)
-        report = sass.analyze_cuda(solution, args.output_dir / "build", arch, shlex.split(args.nvcc_flags))
-    else:
-        if args.nvcc_flags:
-            raise UsageError("--nvcc-flags applies to CUDA solutions only")
-        from kernel_opt.backends.cuda.build import normalize_arch
-
-        # On a GPU (and no --arch) the real driver compiles for it; otherwise a named target.
-        target = None if args.arch == "auto" and gpu_arch else normalize_arch(
-            sass.DEFAULT_TRITON_ARCH if args.arch == "auto" else args.arch)
-        report = sass.analyze_triton(solution, args.ref.resolve() if args.ref else None, dims,
-                                     args.output_dir / "build", target)
+    backend = registry.get(registry.detect(solution, args.backend))
+    report = backend.analyze(StaticAnalysisRequest(
+        solution=solution, reference=args.ref.resolve() if args.ref else None, dims=dims,
+        build_dir=args.output_dir / "build", options=BuildOptions(args.arch, args.nvcc_flags),
+    ))
     payload = report.to_dict()
     write_json_atomic(args.output_dir / "static_analysis.json", payload)
     write_text_atomic(args.output_dir / "static_analysis.md", render("static_analysis.md.j2", report=report,
@@ -82,18 +69,6 @@ def _main(argv: list[str]) -> int:
     else:
         print(_summary(report, args.output_dir))
     return int(ExitCode.OK)
-
-
-def _gpu_arch() -> str | None:
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            major, minor = torch.cuda.get_device_capability(0)
-            return f"sm_{major}{minor}"
-    except Exception:  # no torch or no driver: compile for a named target instead
-        return None
-    return None
 
 
 def _widths(widths: dict) -> str:

@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.backends import registry
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import ExitCode, UsageError
 from kernel_opt.core.files import write_text_atomic
@@ -67,7 +68,6 @@ from kernel_opt.loop.workspace import (
     write_evaluation,
 )
 from kernel_opt.measure.benchmark import DEFAULT_TARGET_PERCENT
-from kernel_opt.solution.contract import detect_backend
 
 PROG = "workspace.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ def build_parser():
     init.add_argument("--name", help="the operation, e.g. softmax (default: the kernel file's name)")
     init.add_argument("--target-percent", type=float, default=DEFAULT_TARGET_PERCENT,
                       help=f"%% of the roofline ceiling at which the loop may stop (default {DEFAULT_TARGET_PERCENT:g})")
-    init.add_argument("--backend", choices=["auto", "cuda", "triton"], default="auto")
+    init.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     init.add_argument("--arch", default="auto", help="CUDA target passed to every tool (default: this GPU)")
     init.add_argument("--nvcc-flags", default="", help='extra nvcc flags for every tool, in "=" form: --nvcc-flags="-lcublas"')
     init.add_argument("--json", action="store_true")
@@ -155,7 +155,7 @@ def _main(argv: list[str]) -> int:
 
 
 def _init(args, dims) -> int:
-    backend = detect_backend(args.kernel, args.backend)
+    backend = registry.detect(args.kernel, args.backend)
     name = args.name or args.kernel.stem
     run = create_run(args.out, args.kernel, args.ref, args.iterations, name, backend, dims, args.target_percent,
                      args.nvcc_flags, args.arch)
@@ -365,13 +365,16 @@ def _ceilings_step(evaluation: _Evaluation) -> None:
 
 def _cpu_steps(evaluation: _Evaluation) -> None:
     run, folder, solution = evaluation.run, evaluation.folder, evaluation.solution
-    if run.backend == "triton":
+    backend = registry.get(run.backend)
+    if backend.runs_on_cpu:
         evaluation.tool("correctness", "correctness_check",
                         [str(solution), "--ref", str(evaluation.reference), "--output-dir", str(folder),
                          "--device", "cpu", *run.dim_arguments()],
                         ["correctness.json", "correctness.md"])
+    elif not backend.builds_ahead:
+        evaluation.cannot_run("correctness", backend.gpu_only_reason)
     else:
-        evaluation.cannot_run("correctness", "a CUDA kernel runs only on an NVIDIA GPU (it was compiled instead)")
+        evaluation.cannot_run("correctness", f"{backend.gpu_only_reason} (it was compiled instead)")
         # Compile-only results go to a subfolder: vN/correctness.json must never read "pass"
         # for a kernel that has not run.
         evaluation.tool("compile_check", "correctness_check",
@@ -391,7 +394,7 @@ def _cpu_steps(evaluation: _Evaluation) -> None:
 def _static_analysis_step(evaluation: _Evaluation) -> None:
     run = evaluation.run
     argv = [str(evaluation.solution), "--output-dir", str(evaluation.folder), *run.build_arguments()]
-    if run.backend == "triton":  # Triton kernels are specialised on the inputs ref.py's setup() makes
+    if registry.get(run.backend).static_analysis_needs_inputs:  # e.g. Triton kernels, specialised on setup()'s inputs
         argv += ["--ref", str(evaluation.reference), *run.dim_arguments()]
     evaluation.tool("static_analysis", "static_analysis", argv, ["static_analysis.json", "static_analysis.md"])
 

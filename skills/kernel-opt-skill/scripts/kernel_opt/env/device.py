@@ -22,3 +22,15 @@ def gpu_arch() -> str:
 
     major, minor = torch.cuda.get_device_capability(0)
     return f"sm_{major}{minor}"
+
+
+def gpu_arch_if_any() -> str | None:
+    """This GPU's architecture ('sm_90'), or None where there is no torch, no driver or no GPU."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return gpu_arch()
+    except Exception:  # no torch or no driver: callers compile for a named target instead
+        return None
+    return None

@@ -2,7 +2,8 @@
 
 The original log stored `memory`, `memory-bound` and `memory_bound` side by side, so a query
 for one missed the others. Every label is normalised here on the way in, and a spelling that
-is not listed is refused with the list of accepted ones.
+is not listed is refused with the list of accepted ones. Backends and their spellings come
+from the backend registry (each backend's `name` and `aliases`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,6 @@ BOTTLENECK_ALIASES: dict[str, tuple[str, ...]] = {
     "compute_bound": ("compute", "compute_bound", "compute_limited", "math", "math_bound", "sm_bound", "flops", "alu_bound"),
     "latency_bound": ("latency", "latency_bound", "latency_limited", "stall", "stalls", "stall_bound"),
     "occupancy_bound": ("occupancy", "occupancy_bound", "occupancy_limited", "low_occupancy", "occ"),
-}
-BACKEND_ALIASES: dict[str, tuple[str, ...]] = {
-    "cuda": ("cuda", "cu", "cuda_c", "cuda_cpp", "cuda_c++", "nvcc"),
-    "triton": ("triton", "tl", "triton_lang", "openai_triton"),
 }
 OUTCOME_ALIASES: dict[str, tuple[str, ...]] = {
     "success": ("success", "successful", "succeeded", "win", "improved", "improvement", "faster", "better", "positive"),
@@ -62,8 +59,16 @@ def normalize_bottleneck(text: str | None, field: str = "bottleneck") -> str | N
     return _normalize("bottleneck", field, text, BOTTLENECK_ALIASES)
 
 
+def backend_aliases() -> dict[str, tuple[str, ...]]:
+    """Every registered backend -> its accepted spellings (its name first)."""
+    from kernel_opt.backends import registry
+
+    return {backend.name: (backend.name, *backend.aliases) for backend in registry.backends()}
+
+
 def normalize_backend(text: str | None, field: str = "backend") -> str | None:
-    return _normalize("backend", field, text, BACKEND_ALIASES)
+    """'CUDA', 'cu', 'nvcc' -> 'cuda'; 'tl' -> 'triton'; None and '' stay None."""
+    return _normalize("backend", field, text, backend_aliases())
 
 
 def normalize_outcome(text: str | None, field: str = "outcome") -> str | None:

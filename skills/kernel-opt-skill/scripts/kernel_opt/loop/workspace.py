@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.backends import registry
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 
@@ -34,7 +35,6 @@ EVALUATION_SCHEMA = "kernel_opt.evaluation/1"
 VERSION_FILE = "version.json"
 HYPOTHESIS_FILE = "hypothesis.txt"
 REFERENCE_FILE = "ref.py"
-SOLUTION_SUFFIXES = {"cuda": ".cu", "triton": ".py"}
 _VERSION_DIR = re.compile(r"^v(\d+)$")
 
 # How an evaluation ended (evaluation.json "state"):
@@ -156,7 +156,7 @@ def create_run(out: Path, kernel: Path, reference: Path, iterations: int, kernel
         raise UsageError("--iterations must be 0 or more (0: evaluate v0 only, as in 'why is it slow')")
     if not 0 < target_percent <= 100:
         raise UsageError("--target-percent must be in (0, 100]")
-    suffix = SOLUTION_SUFFIXES[backend]
+    suffix = registry.get(backend).suffix
     run = RunRecord(
         kernel_name=kernel_name, backend=backend, solution_pattern="v{n}/v{n}" + suffix,
         reference_file=REFERENCE_FILE, dims=dict(dims), iterations_budget=iterations, target_percent=target_percent,

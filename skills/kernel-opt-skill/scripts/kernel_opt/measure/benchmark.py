@@ -19,13 +19,11 @@ What makes the numbers trustworthy (issue 3):
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 DEFAULT_COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
 DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may stop there (issue 3)
-_SYNC_CALLS = re.compile(r"\bcuda(Device|Stream)Synchronize\s*\(")
 
 
 # --- records -------------------------------------------------------------------------------
@@ -115,16 +113,6 @@ class BenchmarkReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# --- the child side ------------------------------------------------------------------------
-
-
-def source_synchronizes(source_text: str) -> bool:
-    """Whether CUDA source calls cudaDeviceSynchronize/cudaStreamSynchronize (comments excluded)."""
-    from kernel_opt.backends.cuda.signature import strip_comments
-
-    return bool(_SYNC_CALLS.search(strip_comments(source_text)))
 
 
 # --- the parent side -----------------------------------------------------------------------

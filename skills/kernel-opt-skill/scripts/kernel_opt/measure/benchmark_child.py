@@ -116,10 +116,9 @@ def run_benchmark(request: dict[str, Any], events) -> None:
 
     events.emit("phase", phase="kernel_time")
     kernel_only = timing.time_kernel_only(run, before_each=poison_outputs)
-    if solution.backend == "cuda":
-        solution.cuda.last_launch_error()  # a refused capture leaves its error behind: clear it
+    solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
     if isinstance(kernel_only, timing.GraphCaptureFailure):
-        events.emit("kernel_time", error=_capture_failure_reason(kernel_only, solution))
+        events.emit("kernel_time", error=solution.launcher.capture_failure_reason(kernel_only.message))
     elif min(kernel_only.samples_us) <= 0:
         # A difference of two graph timings: a call that does (almost) no GPU work shows as noise
         # around zero. That is evidence, not a timing: the post-timing check says what happened.
@@ -134,10 +133,9 @@ def run_benchmark(request: dict[str, Any], events) -> None:
     if timing.should_report_cuda_graph(samples.median_us):
         events.emit("phase", phase="cuda_graph")
         graph = timing.time_callable_cudagraph(run)
-        if solution.backend == "cuda":
-            solution.cuda.last_launch_error()  # a refused capture leaves its error behind: clear it
+        solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
         if isinstance(graph, timing.GraphCaptureFailure):
-            events.emit("cuda_graph", error=_capture_failure_reason(graph, solution))
+            events.emit("cuda_graph", error=solution.launcher.capture_failure_reason(graph.message))
         else:
             events.emit("cuda_graph", entry=asdict(TimedEntry.from_samples("solution (CUDA graph)", graph)))
 
@@ -177,13 +175,6 @@ def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events) -> Non
         return
     events.emit("phase", phase="copy_same_bytes")
     events.emit("copy_same_bytes", copy=asdict(measure_copy_bandwidth(device, buffer_bytes=half, rep_ms=DEFAULT_REP_MS)))
-
-
-def _capture_failure_reason(failure, solution) -> str:
-    reason = failure.message
-    if solution.backend == "cuda" and not solution.signature.takes_stream:
-        reason += " (solve takes no cudaStream_t, so it launches on the legacy default stream, which cannot be captured)"
-    return reason
 
 
 def _emit_work(reference, values, outputs, dims, events) -> dict[str, Any]:

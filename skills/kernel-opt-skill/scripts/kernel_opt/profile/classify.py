@@ -456,54 +456,26 @@ def guide_link(guide: str, name: str) -> str:
     return f"{GUIDES[guide]}#{anchor}"
 
 
-# Strategy names per guide and label, in the order to try them when nothing more specific applies.
-DEFAULT_STRATEGIES: dict[str, dict[str, tuple[str, ...]]] = {
-    "cuda": {
-        "memory_bound": ("coalesce_access", "vector_loads", "single_pass", "l2_reuse", "smem_tiling"),
-        "compute_bound": ("tensor_cores", "wgmma", "fewer_instructions", "fast_math"),
-        "latency_bound": ("more_bytes_in_flight", "cp_async_pipeline", "more_ilp"),
-        "occupancy_bound": ("register_limit", "smem_limit", "block_shape", "load_balance"),
-        "small_grid": ("split_work", "persistent_kernel"),
-    },
-    "triton": {
-        "memory_bound": ("block_size", "vector_hints", "single_pass", "cache_hints"),
-        "compute_bound": ("dot_precision", "tile_shape", "autotune", "fast_math"),
-        "latency_bound": ("pipeline_stages", "more_work_per_program"),
-        "occupancy_bound": ("num_warps_stages_tradeoff",),
-        "small_grid": ("persistent_kernel", "split_k"),
-    },
-}
-
-# Stall reason -> CUDA strategies that address it (CUDA.md names the stall in each heading).
-STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
-    "long_scoreboard": ("more_bytes_in_flight", "cp_async_pipeline"),
-    "barrier": ("warp_shuffle_reduce",),
-    "short_scoreboard": ("warp_shuffle_reduce", "smem_bank_conflicts"),
-    "mio_throttle": ("smem_bank_conflicts",),
-    "lg_throttle": ("vector_loads",),
-    "wait": ("more_ilp",),
-    "math_pipe_throttle": ("more_ilp",),
-}
-
-OCCUPANCY_STRATEGIES: dict[str, str] = {
-    "registers": "register_limit",
-    "shared memory": "smem_limit",
-    "block size": "block_shape",
-    "blocks per SM": "block_shape",
-}
-
 MAX_SUGGESTIONS_PER_GUIDE = 4
 
 
-def suggest(classification: Classification, metrics: KernelMetrics, backends: Sequence[str] = ("cuda", "triton"),
+def suggest(classification: Classification, metrics: KernelMetrics, backends: Sequence[str] | None = None,
             compute_capability: str | None = None) -> list[Suggestion]:
-    """The guide sections to read next: specific evidence first, then the label's defaults."""
+    """The guide sections to read next: specific evidence first, then the label's defaults.
+
+    Each backend (by name; None: every registered backend with a guide) names its strategies
+    (kernel_opt.backends: `default_strategies`, `specific_strategies`).
+    """
+    from kernel_opt.backends import registry
+
     suggestions: list[Suggestion] = []
     label = classification.label
     if label is None:
         return suggestions
-    keys = {finding.key for finding in classification.findings}
-    for guide in backends:
+    chosen = registry.backends() if backends is None else [registry.get(name) for name in backends]
+    for backend in chosen:
+        if backend.guide is None:
+            continue
         picked: list[tuple[str, str]] = []
 
         def add(name: str, why: str) -> None:
@@ -511,77 +483,15 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
                 picked.append((name, why))
 
         if classification.small_grid:  # an idle GPU comes first: no per-SM tuning fixes missing blocks
-            for name in DEFAULT_STRATEGIES[guide]["small_grid"]:
+            for name in backend.default_strategies["small_grid"]:
                 add(name, "small_grid: the grid cannot fill the GPU")
-        if guide == "cuda":
-            _cuda_specific(classification, metrics, keys, compute_capability, add)
-        else:
-            _triton_specific(classification, metrics, keys, add)
-        for name in DEFAULT_STRATEGIES[guide][label]:
+        for name, why in backend.specific_strategies(classification, metrics, compute_capability):
+            add(name, why)
+        for name in backend.default_strategies[label]:
             add(name, f"a {label} strategy")
         for name, why in picked[:MAX_SUGGESTIONS_PER_GUIDE]:
-            suggestions.append(Suggestion(guide, name, guide_link(guide, name), why))
+            suggestions.append(Suggestion(backend.name, name, guide_link(backend.name, name), why))
     return suggestions
-
-
-def _cuda_specific(classification, metrics, keys, compute_capability, add) -> None:
-    label = classification.label
-    if "uncoalesced_loads" in keys or "uncoalesced_stores" in keys:
-        add("coalesce_access", "global accesses are scattered (sectors per request above the coalesced range)")
-    if label == "memory_bound":
-        unit = classification.memory_limiter
-        if unit == "L1/shared":
-            if "bank_conflicts" in keys:
-                add("smem_bank_conflicts", "L1/shared is the busiest unit and shared memory has bank conflicts")
-            add("smem_tiling", "L1/shared is the busiest unit: reuse data from shared memory or registers")
-        elif unit == "L2":
-            add("l2_reuse", "L2 is the busiest unit")
-            add("smem_tiling", "L2 is the busiest unit: fewer repeated loads of the same data")
-        elif "memory_at_peak" in keys:
-            add("single_pass", "DRAM is at its peak: only fewer bytes help")
-            add("fuse_kernels", "DRAM is at its peak: keep intermediates on chip")
-        else:
-            add("vector_loads", "DRAM is busiest but below its peak: wider accesses, more bytes per instruction")
-    elif label == "compute_bound":
-        if "tensor_pipe_idle" in keys:
-            add("tensor_cores", "compute-bound with the tensor pipe idle")
-            if compute_capability == "9.0":
-                add("wgmma", "sm_90: warpgroup MMA is Hopper's fast tensor path")
-        elif compute_capability == "9.0" and (metrics.tensor_pipe_pct or 0) > 0:
-            add("wgmma", "tensor cores in use on sm_90: check the SASS shows HGMMA, not HMMA")
-        if "issue_bound" in keys:
-            add("fewer_instructions", "issue slots are saturated")
-        if "divergence" in keys:
-            add("branch_uniformity", "warps diverge")
-    elif label == "latency_bound":
-        for share in classification.top_stalls[:2]:
-            for name in STALL_STRATEGIES.get(share.reason, ()):
-                add(name, f"top stall {share.reason} ({share.share_pct:.0f}% of cycles)")
-        if "short_kernel" in keys:
-            add("launch_overhead", "the kernel is only a few microseconds long")
-    elif label == "occupancy_bound":
-        for limiter in classification.occupancy.limiters:
-            add(OCCUPANCY_STRATEGIES[limiter], f"theoretical occupancy is limited by {limiter}")
-        if classification.occupancy.gap:
-            add("load_balance", "achieved occupancy is far below theoretical")
-    if "local_memory" in keys:
-        add("register_limit", "local-memory traffic: spills or a run-time-indexed local array")
-
-
-def _triton_specific(classification, metrics, keys, add) -> None:
-    label = classification.label
-    if label == "memory_bound" and "memory_at_peak" in keys:
-        unit = classification.memory_limiter or "memory"
-        if unit == "DRAM":
-            add("single_pass", "DRAM is at its peak: only fewer bytes help")
-        else:  # L1/shared or L2 saturated: the same data is fetched again and again
-            add("block_size", f"{unit} is at its peak: larger tiles reuse each loaded value more")
-    if label == "latency_bound":
-        top = classification.top_stall
-        if top in ("long_scoreboard", "barrier"):
-            add("pipeline_stages", f"top stall {top}: more loads in flight")
-        if "short_kernel" in keys:
-            add("launch_overhead", "the kernel is only a few microseconds long")
 
 
 # --- several kernels: the solution's verdict -------------------------------------------------

@@ -5,32 +5,25 @@ the loads 16 bytes wide (`LDG.E.128`) or 4 (`LDG.E`), do tensor instructions run
 Hopper path (`HGMMA`) or the older one (`HMMA`), did an array land in local memory
 (`LDL`/`STL`), are copies asynchronous (`LDGSTS`, TMA's `UTMALDG`)? None of this needs a GPU.
 
-- CUDA: built by `cuda_build.build_shared_library` (ptxas reports registers, shared memory,
-  stack and spills), disassembled with `cuobjdump -sass` from the CUDA toolkit or the copy the
-  triton wheel ships.
-- Triton: the kernel is compiled, never launched, by calling the solution's `run_kernel` with
-  Triton's launches switched to compile-only (`warmup=True`). With a GPU that uses the real
-  driver; without one a stand-in driver reports the target (`--arch`, default sm_90), which is
-  enough for Triton to produce the cubin. Registers, stack and local memory then come from
-  `cuobjdump -res-usage`; spill counts need the GPU (the driver reports them when it loads the
-  kernel).
+This module reads what any backend's compiler produced: `cuobjdump -sass` and `-res-usage`
+output (the CUDA toolkit's cuobjdump or the copy the triton wheel ships), the instruction mix,
+the findings, and the report record. How a backend gets its binary (nvcc for CUDA, a
+compile-only Triton launch) lives with the backend: `Backend.analyze`, e.g.
+backends/cuda/static_analysis.py and backends/triton/static_analysis.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import subprocess
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
-from kernel_opt.core.errors import EnvironmentFault, SolutionError, UsageError
+from kernel_opt.core.errors import EnvironmentFault
 
 CUOBJDUMP_TIMEOUT_S = 120
-DEFAULT_TRITON_ARCH = "sm_90"  # without a GPU: Hopper, the chip this skill targets
 
 # --- parsing cuobjdump output ----------------------------------------------------------------
 
@@ -329,7 +322,7 @@ def kernels_from_binary(cuobjdump: str, binary: Path) -> tuple[list[SassFunction
     return parse_sass(run_cuobjdump(cuobjdump, binary, "-sass")), parse_resource_usage(run_cuobjdump(cuobjdump, binary, "-res-usage"))
 
 
-# --- CUDA ------------------------------------------------------------------------------------
+# --- the report ------------------------------------------------------------------------------
 
 
 @dataclass
@@ -347,221 +340,3 @@ class StaticReport:
             "solution": self.solution, "backend": self.backend, "arch": self.arch, "disassembler": self.disassembler,
             "compiler": self.compiler, "notes": self.notes, "kernels": [kernel.to_dict() for kernel in self.kernels],
         }
-
-
-def analyze_cuda(source: Path, build_dir: Path, arch: str, nvcc_flags: Sequence[str] = ()) -> StaticReport:
-    """Build a CUDA solution (no GPU needed) and analyse every kernel in it."""
-    import shlex
-
-    from kernel_opt.backends.cuda.build import build_shared_library, demangle
-
-    cuobjdump, disassembler = find_cuobjdump()
-    build = build_shared_library(source, build_dir, arch, list(nvcc_flags))
-    functions, usage = kernels_from_binary(cuobjdump, build.library)
-    resources = {kernel.mangled_name: kernel for kernel in build.kernels}
-    kernels: list[KernelStaticAnalysis] = []
-    for function in functions:
-        ptxas = resources.get(function.mangled_name)
-        used = usage.get(function.mangled_name, ResourceUsage())
-        kernel = KernelStaticAnalysis(
-            name=ptxas.name if ptxas else demangle(function.mangled_name),
-            mangled_name=function.mangled_name,
-            arch=function.arch or build.arch,
-            registers_per_thread=ptxas.registers if ptxas else used.registers,
-            shared_memory_per_block_bytes=ptxas.shared_memory_bytes if ptxas else used.shared_bytes,
-            stack_frame_bytes=ptxas.stack_frame_bytes if ptxas else used.stack_bytes,
-            spill_stores_bytes=ptxas.spill_stores_bytes if ptxas else None,
-            spill_loads_bytes=ptxas.spill_loads_bytes if ptxas else None,
-            local_memory_bytes=used.local_bytes,
-            mix=instruction_mix(function.opcodes),
-        )
-        kernel.findings = static_findings(kernel)
-        kernels.append(kernel)
-    notes = []
-    if not kernels:
-        notes.append("the library holds no kernel (a solve that only calls libraries such as cuBLAS has none of its own)")
-    return StaticReport(str(source), "cuda", build.arch, disassembler, shlex.join(build.command), kernels, notes)
-
-
-# --- Triton ----------------------------------------------------------------------------------
-
-
-@dataclass
-class TritonCompilation:
-    """One kernel compiled by a Triton launch: the compiled object and the options it was built with."""
-
-    kernel: Any  # triton.compiler.CompiledKernel
-    function_name: str
-    variant: str
-
-
-class _TargetOnlyDriver:
-    """Stands in for Triton's CUDA driver where there is no GPU: it names a target and nothing else.
-
-    Triton asks the active driver for the target, the device and the stream before it compiles;
-    a compile-only launch (`warmup=True`) never touches the device, so these answers suffice.
-    """
-
-    def __init__(self, target: Any):
-        self.target = target
-
-    def get_current_target(self):
-        return self.target
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def get_current_stream(self, device: int | None = None) -> int:
-        return 0
-
-    def is_active(self) -> bool:
-        return True
-
-
-@contextlib.contextmanager
-def compile_only_triton(target_arch: str | None) -> Iterator[list[TritonCompilation]]:
-    """Within this context every Triton launch compiles and records its kernel instead of running.
-
-    `target_arch` ("sm_90"): compile for it through a stand-in driver (no GPU needed); None: use
-    the real driver (this machine's GPU). Autotuned kernels compile every config they would try.
-    """
-    from triton.runtime import driver as driver_config
-    from triton.runtime.autotuner import Autotuner
-    from triton.runtime.jit import JITFunction
-
-    compiled: list[TritonCompilation] = []
-    original_run = JITFunction.run
-    original_autotune = Autotuner.run
-    previous_driver = getattr(driver_config, "_active", None)
-
-    def run(self, *args, grid, warmup, **kwargs):
-        kernel = original_run(self, *args, grid=grid, warmup=True, **kwargs)
-        if kernel is not None:
-            compiled.append(TritonCompilation(kernel, self.fn.__name__, _variant(self, args, kwargs, kernel)))
-        return kernel
-
-    def autotune_run(self, *args, **kwargs):
-        kwargs.pop("warmup", None)
-        return self.warmup(*args, **kwargs)
-
-    if target_arch is not None:
-        from triton.backends.compiler import GPUTarget
-
-        capability = int(target_arch.removeprefix("sm_").rstrip("a"))
-        driver_config.set_active(_TargetOnlyDriver(GPUTarget("cuda", capability, 32)))
-    JITFunction.run = run
-    Autotuner.run = autotune_run
-    try:
-        yield compiled
-    finally:
-        JITFunction.run = original_run
-        Autotuner.run = original_autotune
-        if target_arch is not None:
-            driver_config._active = previous_driver  # reset_active() would build the real driver, which fails here
-
-
-def _variant(function: Any, args: tuple, kwargs: dict, kernel: Any) -> str:
-    """num_warps / num_stages and the constexpr values of one compilation, for the report."""
-    metadata = kernel.metadata
-    parts = [f"num_warps={getattr(metadata, 'num_warps', '?')}", f"num_stages={getattr(metadata, 'num_stages', '?')}"]
-    names = [param.name for param in getattr(function, "params", [])]
-    bound = dict(zip(names, args))
-    bound.update({key: value for key, value in kwargs.items() if key in names})
-    for param in getattr(function, "params", []):
-        if param.is_constexpr and param.name in bound:
-            parts.append(f"{param.name}={bound[param.name]}")
-    return ", ".join(parts)
-
-
-def compile_triton_solution(solution: Path, reference: Path | None, dims: dict[str, Any], target_arch: str | None) -> list[TritonCompilation]:
-    """Compile (never run) the kernels a Triton solution's run_kernel launches for one problem size.
-
-    Inputs come from setup() in ref.py (or the solution): on the CPU when compiling for a named
-    target, on the GPU otherwise.
-    """
-    from kernel_opt.solution.contract import call_with_accepted, load_reference, load_triton_solution, problem_cases
-    from kernel_opt.solution.inputs import build_instance
-
-    interpret = os.environ.pop("TRITON_INTERPRET", None)  # the interpreter would replace compilation
-    try:
-        triton_solution = load_triton_solution(solution)
-        setup = None
-        if reference is not None:
-            setup = load_reference(reference).setup
-        setup = setup or triton_solution.setup
-        if setup is None:
-            raise UsageError(
-                "static analysis of a Triton solution needs inputs to specialise the kernel on, and neither ref.py "
-                "nor the solution defines setup()",
-                hint="pass --ref ref.py (with setup(seed, device, **dims)) and the same --NAME=VALUE dims as the other steps",
-            )
-        dims = problem_cases(dims, [], setup)[0]
-        device = "cpu" if target_arch is not None else "cuda"
-        instance = build_instance(setup, dict(dims), seed=0, device=device)
-        with compile_only_triton(target_arch) as compiled:
-            try:
-                call_with_accepted(triton_solution.run_kernel, {**instance.dims, **instance.values})
-            except Exception as error:
-                if not compiled:
-                    where = "without a GPU" if target_arch is not None else "on this GPU"
-                    if type(error).__name__ == "CompilationError":
-                        raise SolutionError(f"the Triton kernel failed to compile: {error}", kind="compile_error") from error
-                    fault = EnvironmentFault if target_arch is not None else SolutionError
-                    raise fault(
-                        f"run_kernel could not be executed compile-only {where}: {type(error).__name__}: "
-                        f"{str(error).strip().splitlines()[0] if str(error).strip() else ''}",
-                        hint="run static_analysis.py on a GPU machine (run_kernel may need the GPU for more than the launch)",
-                    ) from error
-        return list(compiled)
-    finally:
-        if interpret is not None:
-            os.environ["TRITON_INTERPRET"] = interpret
-
-
-def analyze_triton(solution: Path, reference: Path | None, dims: dict[str, Any], build_dir: Path,
-                   target_arch: str | None) -> StaticReport:
-    """Compile a Triton solution's kernels and analyse their SASS (target_arch None: this GPU)."""
-    import triton
-
-    cuobjdump, disassembler = find_cuobjdump()
-    compilations = compile_triton_solution(solution, reference, dims, target_arch)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    kernels: list[KernelStaticAnalysis] = []
-    seen: set[str] = set()
-    arch = target_arch
-    notes: list[str] = []
-    for compilation in compilations:
-        kernel = compilation.kernel
-        if kernel.hash in seen:
-            continue
-        seen.add(kernel.hash)
-        cubin = build_dir / f"{kernel.metadata.name}.{kernel.hash[:16]}.cubin"
-        cubin.write_bytes(kernel.asm["cubin"])
-        functions, usage = kernels_from_binary(cuobjdump, cubin)
-        target = kernel.metadata.target
-        arch = f"sm_{target.arch}" if hasattr(target, "arch") else arch
-        for function in functions:
-            used = usage.get(function.mangled_name, ResourceUsage())
-            analysis = KernelStaticAnalysis(
-                name=function.mangled_name,
-                mangled_name=function.mangled_name,
-                arch=function.arch or arch,
-                registers_per_thread=used.registers,
-                shared_memory_per_block_bytes=int(getattr(kernel.metadata, "shared", 0) or 0) or used.shared_bytes,
-                stack_frame_bytes=used.stack_bytes,
-                spill_stores_bytes=None,  # Triton keeps no ptxas report; local_memory_bytes covers spills
-                spill_loads_bytes=None,
-                local_memory_bytes=used.local_bytes,
-                mix=instruction_mix(function.opcodes),
-                variant=compilation.variant,
-            )
-            analysis.findings = static_findings(analysis)
-            kernels.append(analysis)
-    how = (f"compiled for {target_arch} without a GPU (a stand-in driver names the target)" if target_arch is not None
-           else "compiled on this GPU")
-    notes.append(f"{how}; Triton keeps no ptxas report, so spills show as local memory per thread "
-                 "(cuobjdump -res-usage LOCAL: spilled registers and local arrays together)")
-    if not kernels:
-        notes.append("run_kernel launched no Triton kernel")
-    return StaticReport(str(solution), "triton", arch or "unknown", disassembler,
-                        f"triton {triton.__version__}, {how}", kernels, notes)

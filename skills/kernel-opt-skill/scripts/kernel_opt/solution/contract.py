@@ -3,8 +3,9 @@
 ref.py: `reference(**kwargs)` (writes into the output tensors it is given, or returns them);
 optional `setup(seed=..., device=..., **dims) -> {"inputs": {...}, "outputs": [names]}`,
 `SHAPES = [dict(...), ...]`, `atol`, `rtol`, `flops(**dims)`, `bytes(**dims)`.
-CUDA solution: `extern "C" void solve(...)`. Triton solution: `run_kernel(**kwargs)` and,
-when ref.py has none, `setup(...)`.
+What a solution must provide is its backend's business (kernel_opt.backends: CUDA's
+`extern "C" void solve(...)`, Triton's `run_kernel(**kwargs)`); a solution may define `setup(...)`
+too, used when ref.py has none.
 """
 
 from __future__ import annotations
@@ -18,23 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kernel_opt.core.errors import SolutionError, UsageError
-
-CUDA_SUFFIXES = {".cu"}
-TRITON_SUFFIXES = {".py"}
-
-
-def detect_backend(solution: Path, requested: str = "auto") -> str:
-    """'cuda' for .cu files, 'triton' for .py files, unless the user names one."""
-    if requested != "auto":
-        return requested
-    if solution.suffix in CUDA_SUFFIXES:
-        return "cuda"
-    if solution.suffix in TRITON_SUFFIXES:
-        return "triton"
-    raise UsageError(
-        f"cannot tell the backend of {solution.name!r} from its suffix",
-        hint="CUDA solutions end in .cu, Triton solutions in .py; or pass --backend cuda|triton",
-    )
 
 
 def load_module(path: Path, role: str):
@@ -131,26 +115,6 @@ def _optional_float(module, name: str, path: Path) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise UsageError(f"{path}: {name} must be a non-negative number, got {value!r}")
     return float(value)
-
-
-@dataclass
-class TritonSolution:
-    path: Path
-    run_kernel: Callable
-    setup: Callable | None
-
-
-def load_triton_solution(path: Path) -> TritonSolution:
-    module = load_module(path, "solution")
-    run_kernel = getattr(module, "run_kernel", None)
-    if not callable(run_kernel):
-        raise SolutionError(
-            f"{path} has no run_kernel(**kwargs) function",
-            kind="missing_symbol",
-            hint="a Triton solution defines run_kernel(**kwargs) that launches its kernel on the tensors it is given",
-        )
-    setup = getattr(module, "setup", None)
-    return TritonSolution(path=path, run_kernel=run_kernel, setup=setup if callable(setup) else None)
 
 
 def problem_cases(cli_dims: dict[str, Any], shapes: list[dict[str, Any]], setup: Callable | None) -> list[dict[str, Any]]:

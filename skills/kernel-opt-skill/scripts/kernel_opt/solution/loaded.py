@@ -3,49 +3,30 @@
 from __future__ import annotations
 
 import traceback
-from pathlib import Path
 from typing import Any, Callable
 
+from kernel_opt.backends import registry
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, classify_exception_message, one_line
 
 
 class LoadedSolution:
-    """A uniform `call(values, dims, outputs)` over CUDA and Triton solutions."""
+    """A uniform `call(values, dims, outputs)` over every backend's solutions (the backend's Launcher inside)."""
 
     def __init__(self, request: dict[str, Any]):
         self.backend = request["backend"]
-        self.setup: Callable | None = None
-        if self.backend == "cuda":
-            from kernel_opt.backends.cuda.launch import CudaSolution
-            from kernel_opt.backends.cuda.signature import Parameter, SolveSignature
-
-            signature = SolveSignature(tuple(Parameter(**p) for p in request["signature"]["parameters"]))
-            self.signature = signature
-            self.cuda = CudaSolution(Path(request["library"]), signature)
-        else:
-            from kernel_opt.solution.contract import load_triton_solution
-
-            self.triton = load_triton_solution(Path(request["solution"]))
-            self.setup = self.triton.setup
+        definition = registry.get(self.backend, request.get("backend_module"))
+        self.title = definition.title
+        self.launcher = definition.load(request)
+        self.setup: Callable | None = self.launcher.setup
 
     def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
         """A no-argument call with everything bound up front, so timing it times only the launch."""
-        if self.backend == "cuda":
-            arguments = self.cuda.bind(values, dims, outputs)
-            return lambda: self.cuda(arguments)
-        from kernel_opt.solution.contract import accepted_kwargs
-
-        kwargs = accepted_kwargs(self.triton.run_kernel, {**dims, **values})
-        run_kernel = self.triton.run_kernel
-        return lambda: run_kernel(**kwargs)
+        return self.launcher.prepared(values, dims, outputs)
 
     def raise_launch_error(self) -> None:
-        """Raise if a launch inside a CUDA solve failed (reading the error also clears it)."""
-        if self.backend == "cuda":
-            launch_error = self.cuda.last_launch_error()
-            if launch_error:
-                raise SolutionError(f"a kernel launch inside solve failed: {launch_error}", kind="launch_error")
+        """Raise if a launch inside the call failed (reading the error also clears it)."""
+        self.launcher.raise_launch_error()
 
     def call(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> None:
         import torch
@@ -59,8 +40,8 @@ class LoadedSolution:
 
 
 def instance_maker(reference, solution: LoadedSolution, device: str, events: EventLog):
-    """(dims, seed) -> ProblemInstance, from ref.py's setup, else the solution's, else solve's signature."""
-    from kernel_opt.solution.inputs import build_instance, infer_instance
+    """(dims, seed) -> ProblemInstance, from ref.py's setup, else the solution's, else the solution itself."""
+    from kernel_opt.solution.inputs import build_instance
 
     if reference.setup is not None:
         events.emit("note", text="inputs from ref.py setup()")
@@ -68,10 +49,11 @@ def instance_maker(reference, solution: LoadedSolution, device: str, events: Eve
     if solution.setup is not None:
         events.emit("note", text="inputs from the solution's setup() (ref.py has none)")
         return lambda dims, seed: build_instance(solution.setup, dims, seed, device)
-    if solution.backend == "cuda":
-        return lambda dims, seed: infer_instance(solution.signature, dims, seed, device)
+    from_solution = solution.launcher.input_maker()
+    if from_solution is not None:
+        return lambda dims, seed: from_solution(dims, seed, device)
     raise UsageError(
-        "no setup() in ref.py or in the Triton solution, so there are no inputs to run",
+        f"no setup() in ref.py or in the {solution.title} solution, so there are no inputs to run",
         hint='define setup(seed=0, device="cuda", **dims) -> {"inputs": {...}, "outputs": [...]} in ref.py',
     )
 

@@ -1,0 +1,151 @@
+"""What a kernel language (a backend) provides, so that every tool can treat solutions alike.
+
+A backend says which solution files are its own, prepares one for the child process (CUDA:
+an nvcc build and the parsed solve() signature), loads it there as a `Launcher` (a call with
+its arguments bound up front), analyses its compiled kernels without a GPU, and names the
+guide and the strategies that suit a bottleneck. The tools never compare backend names: they
+ask the backend (found by name in `kernel_opt.backends.registry`).
+
+A backend module must not import torch or triton at import time (`--help` works without
+them): heavy imports go inside the methods that need them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+
+from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
+
+if TYPE_CHECKING:  # annotations only: the records live with the code that computes them
+    from kernel_opt.profile.sass import StaticReport
+    from kernel_opt.solution.contract import ProblemInstance
+
+
+@dataclass
+class BuildOptions:
+    """How to build a solution that has a build step (CUDA: the nvcc target and extra flags)."""
+
+    arch: str = "auto"
+    nvcc_flags: str = ""
+
+
+@dataclass
+class Prepared:
+    """A solution made ready for the child process.
+
+    `request` holds what the child needs to load it (JSON values, e.g. the built library's
+    path), beyond the backend's name and the solution's path; `build` is the build record the
+    reports show (CUDA: nvcc command, arch, per-kernel resources), None without a build step.
+    """
+
+    request: dict[str, Any]
+    build: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class CpuInterpreter:
+    """How a backend runs on a machine without a GPU when that takes an interpreter."""
+
+    environment: Mapping[str, str]  # set in the child process, e.g. TRITON_INTERPRET=1
+    note: str  # what the interpreter can and cannot check, for the correctness report
+
+
+@dataclass
+class StaticAnalysisRequest:
+    """What static_analysis.py asks of a backend: compile, never run, and disassemble."""
+
+    solution: Path
+    reference: Path | None  # ref.py, whose setup() makes inputs to specialise on (Triton)
+    dims: dict[str, Any]
+    build_dir: Path
+    options: BuildOptions
+
+
+class Launcher(ABC):
+    """A solution loaded in the child process: one call path whatever its language."""
+
+    setup: Callable | None = None  # the solution's own setup(), used when ref.py has none
+
+    @abstractmethod
+    def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
+        """A no-argument call with every argument bound up front, so timing it times only the launch."""
+
+    def raise_launch_error(self) -> None:
+        """Raise SolutionError if a launch inside the last call failed (reading the error clears it)."""
+
+    def clear_launch_error(self) -> None:
+        """Forget a launch error that was expected (a refused CUDA graph capture leaves one behind)."""
+
+    def capture_failure_reason(self, message: str) -> str:
+        """Why a CUDA graph capture of this solution failed, for the benchmark report."""
+        return message
+
+    def input_maker(self) -> Callable[[dict[str, Any], int, str], ProblemInstance] | None:
+        """(dims, seed, device) -> inputs made from the solution itself (CUDA: from solve's signature), or None.
+
+        Used only when neither ref.py nor the solution defines setup().
+        """
+        return None
+
+
+class Backend(ABC):
+    """One kernel language. Subclasses set the class attributes and implement claims() and load()."""
+
+    name: ClassVar[str]  # the --backend value and the records' "backend" field: "cuda"
+    title: ClassVar[str]  # in sentences: "CUDA"
+    suffix: ClassVar[str]  # of a new version's file in a run folder: ".cu"
+    contract: ClassVar[str]  # what a solution file must be, for help and detection errors
+    aliases: ClassVar[tuple[str, ...]] = ()  # other spellings the experience log accepts: "cu", "nvcc"
+    guide: ClassVar[str | None] = None  # its strategy guide, relative to the skill root
+    # Strategy names (headings of the guide) per bottleneck label and "small_grid", in the order to try them.
+    default_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    runs_on_cpu: ClassVar[bool] = False  # a solution can run (and be checked) without a GPU
+    cpu_interpreter: ClassVar[CpuInterpreter | None] = None  # ... and running there takes this interpreter
+    builds_ahead: ClassVar[bool] = False  # it has a build step that can run alone (--compile-only)
+    # static_analysis.py needs ref.py and the problem sizes (the kernel is specialised on its inputs)
+    static_analysis_needs_inputs: ClassVar[bool] = False
+    gpu_only_reason: ClassVar[str] = "this kind of solution runs only on an NVIDIA GPU"
+
+    @abstractmethod
+    def claims(self, solution: Path, source: str | None) -> bool:
+        """Whether this solution file is one of this backend's, by its suffix and its content.
+
+        `source` is None when the file cannot be read: claim by suffix alone, so that the
+        caller's own "not found" error is the one reported.
+        """
+
+    def prepare(self, solution: Path, device: str, build_dir: Path, options: BuildOptions,
+                notes: list[str]) -> Prepared:
+        """Build what the child needs (in the parent, before any child starts); notes collect remarks."""
+        return Prepared(request={})
+
+    @abstractmethod
+    def load(self, request: dict[str, Any]) -> Launcher:
+        """Load a prepared solution in the child process (`request` holds Prepared.request's keys)."""
+
+    def cannot_run_without_gpu(self, solution: Path, build: dict[str, Any] | None) -> KernelOptError:
+        """The error for a correctness run on the CPU, for a backend that does not run there."""
+        return EnvironmentFault(
+            f"{solution.name}: {self.gpu_only_reason}, and this run is on the CPU (no GPU, or --device cpu)",
+            kind="no_gpu",
+        )
+
+    def analyze(self, request: StaticAnalysisRequest) -> StaticReport:
+        """Compile (never run) the solution's kernels and analyse their SASS: resources and instruction mix."""
+        raise UsageError(f"static analysis is not available for {self.title} solutions")
+
+    def source_warnings(self, solution: Path) -> list[str]:
+        """What in the source will distort a benchmark, read before timing it."""
+        return []
+
+    def specific_strategies(self, classification: Any, metrics: Any,
+                            compute_capability: str | None) -> list[tuple[str, str]]:
+        """(strategy, why) pairs that the profile's evidence points at, most specific first.
+
+        `classification` is a profile.classify.Classification and `metrics` its KernelMetrics;
+        they are not imported here because classify asks the registry for backends.
+        """
+        return []

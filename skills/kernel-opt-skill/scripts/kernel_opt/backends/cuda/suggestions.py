@@ -1,0 +1,94 @@
+"""Which sections of the CUDA guide (experience/cuda/CUDA.md) a profile's evidence points at.
+
+The names are the guide's headings (tests/test_classify.py checks that each one exists);
+profile.classify.suggest() puts the evidence-driven ones first, then the label's defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
+DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "memory_bound": ("coalesce_access", "vector_loads", "single_pass", "l2_reuse", "smem_tiling"),
+    "compute_bound": ("tensor_cores", "wgmma", "fewer_instructions", "fast_math"),
+    "latency_bound": ("more_bytes_in_flight", "cp_async_pipeline", "more_ilp"),
+    "occupancy_bound": ("register_limit", "smem_limit", "block_shape", "load_balance"),
+    "small_grid": ("split_work", "persistent_kernel"),
+}
+
+# Stall reason -> strategies that address it (CUDA.md names the stall in each heading).
+STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "long_scoreboard": ("more_bytes_in_flight", "cp_async_pipeline"),
+    "barrier": ("warp_shuffle_reduce",),
+    "short_scoreboard": ("warp_shuffle_reduce", "smem_bank_conflicts"),
+    "mio_throttle": ("smem_bank_conflicts",),
+    "lg_throttle": ("vector_loads",),
+    "wait": ("more_ilp",),
+    "math_pipe_throttle": ("more_ilp",),
+}
+
+OCCUPANCY_STRATEGIES: dict[str, str] = {
+    "registers": "register_limit",
+    "shared memory": "smem_limit",
+    "block size": "block_shape",
+    "blocks per SM": "block_shape",
+}
+
+
+def cuda_strategies(classification: Any, metrics: Any, compute_capability: str | None) -> list[tuple[str, str]]:
+    """(strategy, why) pairs from the findings, the busiest unit, the top stalls and the occupancy limiters."""
+    keys = {finding.key for finding in classification.findings}
+    label = classification.label
+    picked: list[tuple[str, str]] = []
+    if "uncoalesced_loads" in keys or "uncoalesced_stores" in keys:
+        picked.append(("coalesce_access",
+                       "global accesses are scattered (sectors per request above the coalesced range)"))
+    if label == "memory_bound":
+        picked += _memory_bound(classification.memory_limiter, keys)
+    elif label == "compute_bound":
+        picked += _compute_bound(metrics, keys, compute_capability)
+    elif label == "latency_bound":
+        for share in classification.top_stalls[:2]:
+            for name in STALL_STRATEGIES.get(share.reason, ()):
+                picked.append((name, f"top stall {share.reason} ({share.share_pct:.0f}% of cycles)"))
+        if "short_kernel" in keys:
+            picked.append(("launch_overhead", "the kernel is only a few microseconds long"))
+    elif label == "occupancy_bound":
+        for limiter in classification.occupancy.limiters:
+            picked.append((OCCUPANCY_STRATEGIES[limiter], f"theoretical occupancy is limited by {limiter}"))
+        if classification.occupancy.gap:
+            picked.append(("load_balance", "achieved occupancy is far below theoretical"))
+    if "local_memory" in keys:
+        picked.append(("register_limit", "local-memory traffic: spills or a run-time-indexed local array"))
+    return picked
+
+
+def _memory_bound(unit: str | None, keys: set[str]) -> list[tuple[str, str]]:
+    if unit == "L1/shared":
+        picked = []
+        if "bank_conflicts" in keys:
+            picked.append(("smem_bank_conflicts", "L1/shared is the busiest unit and shared memory has bank conflicts"))
+        return picked + [("smem_tiling", "L1/shared is the busiest unit: reuse data from shared memory or registers")]
+    if unit == "L2":
+        return [("l2_reuse", "L2 is the busiest unit"),
+                ("smem_tiling", "L2 is the busiest unit: fewer repeated loads of the same data")]
+    if "memory_at_peak" in keys:
+        return [("single_pass", "DRAM is at its peak: only fewer bytes help"),
+                ("fuse_kernels", "DRAM is at its peak: keep intermediates on chip")]
+    return [("vector_loads", "DRAM is busiest but below its peak: wider accesses, more bytes per instruction")]
+
+
+def _compute_bound(metrics: Any, keys: set[str], compute_capability: str | None) -> list[tuple[str, str]]:
+    picked = []
+    if "tensor_pipe_idle" in keys:
+        picked.append(("tensor_cores", "compute-bound with the tensor pipe idle"))
+        if compute_capability == "9.0":
+            picked.append(("wgmma", "sm_90: warpgroup MMA is Hopper's fast tensor path"))
+    elif compute_capability == "9.0" and (metrics.tensor_pipe_pct or 0) > 0:
+        picked.append(("wgmma", "tensor cores in use on sm_90: check the SASS shows HGMMA, not HMMA"))
+    if "issue_bound" in keys:
+        picked.append(("fewer_instructions", "issue slots are saturated"))
+    if "divergence" in keys:
+        picked.append(("branch_uniformity", "warps diverge"))
+    return picked

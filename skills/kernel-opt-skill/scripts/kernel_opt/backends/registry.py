@@ -1,0 +1,126 @@
+"""Which backends exist: register them, look one up by name, tell a solution file's backend.
+
+Built-in backends are the subpackages of `kernel_opt.backends` that have a `backend` module
+defining `BACKEND` (an instance of `base.Backend`); they are found and registered the first time
+the registry is asked anything, so adding one is adding its folder. Any other backend (a
+plugin, a test's toy) is registered with `register(BACKEND)` from a module that defines
+`BACKEND` the same way.
+
+Solutions run in a child process, which has a registry of its own. For a backend that is not
+built in, `request_fields` puts its module's name in the request (`backend_module`), and the
+child's `get` imports that module and registers its `BACKEND`; the module must therefore be
+importable in the child (installed, or on PYTHONPATH, which the child inherits).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+from pathlib import Path
+from typing import Any
+
+from kernel_opt.backends.base import Backend
+from kernel_opt.core.errors import UsageError
+
+BACKEND_ATTRIBUTE = "BACKEND"
+_BUILT_IN_PREFIX = "kernel_opt.backends."
+_registered: dict[str, Backend] = {}
+_built_ins_loaded = False
+
+
+def _load_built_ins() -> None:
+    """Register every kernel_opt/backends/<name>/backend.py, in name order (cuda, triton, ...)."""
+    global _built_ins_loaded
+    if _built_ins_loaded:
+        return
+    _built_ins_loaded = True
+    import kernel_opt.backends as package
+
+    for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
+        module_name = f"{_BUILT_IN_PREFIX}{module_info.name}.backend"
+        if module_info.ispkg and importlib.util.find_spec(module_name) is not None:
+            _register_module(module_name)
+
+
+def _register_module(module_name: str) -> Backend:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UsageError(f"backend module {module_name} cannot be imported: {error}",
+                         hint="install it, or put its folder on PYTHONPATH (child processes inherit it)") from error
+    backend = getattr(module, BACKEND_ATTRIBUTE, None)
+    if not isinstance(backend, Backend):
+        raise UsageError(f"backend module {module_name} defines no {BACKEND_ATTRIBUTE} (a kernel_opt Backend)")
+    if _registered.get(backend.name) is not backend:
+        register(backend)
+    return backend
+
+
+def register(backend: Backend) -> Backend:
+    """Add a backend; its name must be new (the same object may be registered again)."""
+    _load_built_ins()
+    existing = _registered.get(backend.name)
+    if existing is not None and existing is not backend:
+        raise UsageError(f"a backend named {backend.name!r} is already registered ({type(existing).__module__})")
+    _registered[backend.name] = backend
+    return backend
+
+
+def unregister(name: str) -> None:
+    """Remove a backend added with register() (a test's toy backend, when the test ends)."""
+    _registered.pop(name, None)
+
+
+def backends() -> list[Backend]:
+    _load_built_ins()
+    return list(_registered.values())
+
+
+def names() -> list[str]:
+    """The backend names, for argparse choices: built-ins first, in name order, then the registered ones."""
+    return [backend.name for backend in backends()]
+
+
+def get(name: str, module: str | None = None) -> Backend:
+    """The backend called `name`; `module` is imported first when it is not registered yet (the child's case)."""
+    _load_built_ins()
+    if name not in _registered and module:
+        _register_module(module)
+    backend = _registered.get(name)
+    if backend is None:
+        raise UsageError(f"unknown backend {name!r}", hint=f"use one of: {', '.join(names())}")
+    return backend
+
+
+def request_fields(backend: Backend) -> dict[str, Any]:
+    """What a child request needs to find this backend: its module, unless it is built in."""
+    module = type(backend).__module__
+    return {} if module.startswith(_BUILT_IN_PREFIX) else {"backend_module": module}
+
+
+def detect(solution: Path, requested: str = "auto") -> str:
+    """The backend of a solution file: the one named, else the only backend that claims the file.
+
+    Detection reads the content as well as the suffix, so that a .py that is not a Triton
+    solution (a KernelBench ModelNew, a CuTe DSL kernel) is not taken for one.
+    """
+    if requested != "auto":
+        return get(requested).name
+    try:
+        source: str | None = solution.read_text(errors="replace")
+    except OSError:
+        source = None
+    claimants = [backend for backend in backends() if backend.claims(solution, source)]
+    if len(claimants) == 1:
+        return claimants[0].name
+    choose = f"pass --backend {'|'.join(names())}"
+    if not claimants:
+        raise UsageError(
+            f"cannot tell the backend of {solution.name!r}: no backend claims it",
+            hint="; ".join(f"{backend.name}: {backend.contract}" for backend in backends()) + f"; or {choose}",
+        )
+    raise UsageError(
+        f"{solution.name!r} could be a solution for {' or '.join(backend.name for backend in claimants)}",
+        hint=choose,
+    )

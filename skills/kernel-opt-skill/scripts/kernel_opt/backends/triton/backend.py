@@ -1,0 +1,66 @@
+"""The Triton backend: what the tools ask of a `.py` solution that defines run_kernel(**kwargs)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from kernel_opt.backends.base import Backend, CpuInterpreter, Launcher, StaticAnalysisRequest
+from kernel_opt.backends.triton.suggestions import DEFAULT_STRATEGIES, triton_strategies
+from kernel_opt.core.errors import UsageError
+
+# A top-level definition, assignment or import of run_kernel: what makes a .py a Triton solution here.
+_DEFINES_RUN_KERNEL = re.compile(
+    r"^(?:(?:async\s+)?def\s+run_kernel\b|run_kernel\s*[:=]|from\s+\S+\s+import\s+(?:\([^)]*|.*)\brun_kernel\b)",
+    re.MULTILINE,
+)
+
+INTERPRETER = CpuInterpreter(
+    environment={"TRITON_INTERPRET": "1"},
+    note="no GPU: the Triton kernel ran under the Triton interpreter (TRITON_INTERPRET=1) on the CPU; "
+    "it checks the kernel's logic, not GPU-specific behaviour such as races, and it cannot run bfloat16",
+)
+
+
+class TritonBackend(Backend):
+    name = "triton"
+    title = "Triton"
+    suffix = ".py"
+    contract = "a .py that defines run_kernel(**kwargs)"
+    aliases = ("tl", "triton_lang", "openai_triton")
+    guide = "experience/triton/TRITON.md"
+    default_strategies = DEFAULT_STRATEGIES
+    runs_on_cpu = True
+    cpu_interpreter = INTERPRETER
+    static_analysis_needs_inputs = True
+
+    def claims(self, solution: Path, source: str | None) -> bool:
+        """A .py that defines (or imports) run_kernel at top level; any .py when it cannot be read."""
+        if solution.suffix != ".py":
+            return False
+        return source is None or bool(_DEFINES_RUN_KERNEL.search(source))
+
+    def load(self, request: dict[str, Any]) -> Launcher:
+        from kernel_opt.backends.triton.solution import TritonLauncher
+
+        return TritonLauncher(Path(request["solution"]))
+
+    def analyze(self, request: StaticAnalysisRequest):
+        from kernel_opt.backends.cuda.build import normalize_arch
+        from kernel_opt.backends.triton.static_analysis import DEFAULT_TRITON_ARCH, analyze_triton
+        from kernel_opt.env.device import gpu_arch_if_any
+
+        if request.options.nvcc_flags:
+            raise UsageError("--nvcc-flags applies to CUDA solutions only")
+        arch = request.options.arch
+        # On a GPU (and no --arch) the real driver compiles for it; otherwise a named target.
+        target = None if arch == "auto" and gpu_arch_if_any() else normalize_arch(
+            DEFAULT_TRITON_ARCH if arch == "auto" else arch)
+        return analyze_triton(request.solution, request.reference, request.dims, request.build_dir, target)
+
+    def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:
+        return triton_strategies(classification)
+
+
+BACKEND = TritonBackend()

@@ -1,0 +1,50 @@
+"""A Triton solution file: `run_kernel(**kwargs)` launches its kernels on the tensors it is given.
+
+It may define `setup(seed=..., device=..., **dims)` too, used when ref.py has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from kernel_opt.backends.base import Launcher
+from kernel_opt.core.errors import SolutionError
+
+
+@dataclass
+class TritonSolution:
+    path: Path
+    run_kernel: Callable
+    setup: Callable | None
+
+
+def load_triton_solution(path: Path) -> TritonSolution:
+    from kernel_opt.solution.contract import load_module
+
+    module = load_module(path, "solution")
+    run_kernel = getattr(module, "run_kernel", None)
+    if not callable(run_kernel):
+        raise SolutionError(
+            f"{path} has no run_kernel(**kwargs) function",
+            kind="missing_symbol",
+            hint="a Triton solution defines run_kernel(**kwargs) that launches its kernel on the tensors it is given",
+        )
+    setup = getattr(module, "setup", None)
+    return TritonSolution(path=path, run_kernel=run_kernel, setup=setup if callable(setup) else None)
+
+
+class TritonLauncher(Launcher):
+    """run_kernel called with the keyword arguments it accepts; Triton reports launch errors by raising."""
+
+    def __init__(self, solution: Path):
+        self.triton = load_triton_solution(solution)
+        self.setup = self.triton.setup
+
+    def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
+        from kernel_opt.solution.contract import accepted_kwargs
+
+        kwargs = accepted_kwargs(self.triton.run_kernel, {**dims, **values})
+        run_kernel = self.triton.run_kernel
+        return lambda: run_kernel(**kwargs)
