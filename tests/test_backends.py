@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.backends import registry
 from kernel_opt.backends.base import Backend, BuildOptions, Launcher
 from kernel_opt.core.errors import UsageError

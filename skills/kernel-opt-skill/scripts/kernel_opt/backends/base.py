@@ -13,9 +13,10 @@ them): heavy imports go inside the methods that need them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
 
@@ -75,9 +76,11 @@ class Launcher(ABC):
 
     def raise_launch_error(self) -> None:
         """Raise SolutionError if a launch inside the last call failed (reading the error clears it)."""
+        return None  # a backend whose launches raise where they fail has nothing to read
 
     def clear_launch_error(self) -> None:
         """Forget a launch error that was expected (a refused CUDA graph capture leaves one behind)."""
+        return None  # a backend whose launches raise where they fail has nothing to read
 
     def capture_failure_reason(self, message: str) -> str:
         """Why a CUDA graph capture of this solution failed, for the benchmark report."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.backends.base import Backend, BuildOptions, Launcher, Prepared, StaticAnalysisRequest
 from kernel_opt.backends.cuda.suggestions import DEFAULT_STRATEGIES, cuda_strategies

@@ -7,8 +7,8 @@ or the copy the triton wheel ships) gives the instructions. The parsing is profi
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from kernel_opt.profile.sass import (
     KernelStaticAnalysis,

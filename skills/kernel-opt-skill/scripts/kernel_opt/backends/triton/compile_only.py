@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, SolutionError, UsageError
 
@@ -95,7 +96,7 @@ def _variant(function: Any, args: tuple, kwargs: dict, kernel: Any) -> str:
     metadata = kernel.metadata
     parts = [f"num_warps={getattr(metadata, 'num_warps', '?')}", f"num_stages={getattr(metadata, 'num_stages', '?')}"]
     names = [param.name for param in getattr(function, "params", [])]
-    bound = dict(zip(names, args))
+    bound = dict(zip(names, args, strict=False))  # fewer positional arguments than parameters is usual
     bound.update({key: value for key, value in kwargs.items() if key in names})
     for param in getattr(function, "params", []):
         if param.is_constexpr and param.name in bound:

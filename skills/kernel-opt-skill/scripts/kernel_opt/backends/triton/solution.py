@@ -5,9 +5,10 @@ It may define `setup(seed=..., device=..., **dims)` too, used when ref.py has no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.backends.base import Launcher
 from kernel_opt.core.errors import SolutionError
