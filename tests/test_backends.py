@@ -142,6 +142,39 @@ def test_built_in_backends_need_no_module_in_the_request(tmp_path):
     assert spec == {"backend": "triton", "solution": str(VECTOR_ADD / "good" / "vector_add.py")} and build is None
 
 
+def test_what_a_backend_does_not_provide_is_refused_with_its_name(toy_backend, tmp_path):
+    """The interface's defaults: no --compile-only without a build step, no CPU run for a GPU-only backend."""
+    from kernel_opt.check.correctness import CheckOptions, check_correctness
+
+    class GpuOnlyToy(TorchOpsBackend):
+        name = "gpu_only_toy"
+        runs_on_cpu = False
+
+    solution = write(tmp_path, "toy_add.py", GOOD_TOY)
+    compile_only = check_correctness(solution, VECTOR_ADD / "ref.py", "torch_ops", "cpu", {},
+                                     CheckOptions(compile_only=True), BuildOptions(), tmp_path / "build", "test")
+    assert compile_only.verdict == "usage_error" and compile_only.error["message"] == (
+        "--compile-only applies to CUDA solutions; torch ops kernels compile when they first run")
+    registry.register(GpuOnlyToy())
+    try:
+        on_cpu = check_correctness(solution, VECTOR_ADD / "ref.py", "gpu_only_toy", "cpu", {}, CheckOptions(),
+                                   BuildOptions(), tmp_path / "build", "test")
+    finally:
+        registry.unregister("gpu_only_toy")
+    assert on_cpu.verdict == "environment_error" and on_cpu.error["kind"] == "no_gpu" and on_cpu.error["exit_code"] == 4
+    assert on_cpu.error["message"] == ("toy_add.py: this kind of solution runs only on an NVIDIA GPU, and this run is "
+                                       "on the CPU (no GPU, or --device cpu)")
+
+
+def test_static_analysis_of_a_backend_without_it_is_a_usage_error(toy_backend, tmp_path, capsys):
+    from kernel_opt.commands.static_analysis import main
+
+    solution = write(tmp_path, "toy_add.py", GOOD_TOY)
+    assert main([str(solution), "--output-dir", str(tmp_path / "out"), "--json"]) == 2
+    assert "static analysis is not available for torch ops solutions" in capsys.readouterr().out
+    assert not (tmp_path / "out" / "static_analysis.json").exists()
+
+
 # --- detection -----------------------------------------------------------------------------------
 
 
