@@ -6,7 +6,7 @@ import pytest
 from kernel_opt.profile import classify
 from kernel_opt.profile.classify import THRESHOLDS
 from kernel_opt.profile.classify import classify as classify_kernel
-from kernel_opt.profile.ncu import KernelMetrics
+from kernel_opt.profile.ncu.metrics import KernelMetrics
 
 SKILL_ROOT = classify.SKILL_ROOT
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
-from kernel_opt.profile.ncu import ALIASES_BY_CANONICAL, KernelMetrics, StallShare
+from kernel_opt.profile.ncu.metrics import ALIASES_BY_CANONICAL, KernelMetrics, StallShare
 
 Label = Literal["memory_bound", "compute_bound", "latency_bound", "occupancy_bound"]
 LABELS: tuple[str, ...] = ("memory_bound", "compute_bound", "latency_bound", "occupancy_bound")
