@@ -207,7 +207,7 @@ def test_launches_group_by_kernel_and_configuration_longest_first():
 
 
 def test_ncu_md_lists_every_alias_with_its_candidates():
-    from kernel_opt.profile.classify import SKILL_ROOT
+    from kernel_opt.profile.guides import SKILL_ROOT
 
     text = (SKILL_ROOT / "profiling" / "NCU.md").read_text()
     for alias in METRIC_ALIASES:

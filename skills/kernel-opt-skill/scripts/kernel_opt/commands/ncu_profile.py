@@ -308,7 +308,8 @@ def _read_baseline(baseline_dir: Path | None) -> dict | None:
 
 def _reports(profile, collection: Collection, backends, baseline: dict | None, output_dir: Path):
     """The JSON payload and both Markdown reports (every value computed before rendering)."""
-    from kernel_opt.profile.classify import THRESHOLDS, compare_with_baseline, suggest, summarize
+    from kernel_opt.profile.classify import compare_with_baseline, suggest, summarize
+    from kernel_opt.profile.thresholds import THRESHOLDS
 
     verdict = summarize([(k.name, k.launches, k.launch_configuration, k.total_duration_us, k.metrics) for k in profile.kernels])
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
@@ -486,7 +487,7 @@ def _canonical_rows(metrics) -> list[list[str]]:
 
 def _render_context(payload: dict, profile, verdict, collection: Collection, notes: list[str]) -> dict[str, Any]:
     from kernel_opt.core.render import compact_markdown_table, format_number, markdown_table
-    from kernel_opt.profile.classify import STALL_MEANINGS
+    from kernel_opt.profile.ncu.metrics import STALL_MEANINGS
 
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     classification = dominant.classification

@@ -166,6 +166,30 @@ STALL_FAMILIES: tuple[StallFamily, ...] = (
 # States that are not waiting on anything: shown, but never named as the top stall.
 NOT_A_STALL = {"selected"}
 
+# What each warp state means, for findings and reports (Nsight Compute's Warp State descriptions,
+# shortened).
+STALL_MEANINGS: dict[str, str] = {
+    "long_scoreboard": "waiting for global or local memory (L1TEX) results",
+    "short_scoreboard": "waiting for shared memory or MUFU results",
+    "barrier": "waiting at __syncthreads / a block barrier",
+    "membar": "waiting on a memory barrier",
+    "mio_throttle": "the shared-memory / special-instruction queue is full",
+    "lg_throttle": "the global/local memory instruction queue is full",
+    "tex_throttle": "the texture pipeline queue is full",
+    "math_pipe_throttle": "the math pipe it needs is busy",
+    "wait": "a fixed-latency dependency",
+    "dispatch_stall": "the dispatcher could not issue",
+    "drain": "memory stores draining at exit",
+    "no_instruction": "instruction fetch (cache miss or branch target)",
+    "branch_resolving": "a branch target being computed",
+    "imc_miss": "an immediate-constant cache miss",
+    "sleeping": "a nanosleep or warp suspension",
+    "not_selected": "eligible but another warp was picked (plenty of ready warps)",
+    "selected": "issuing an instruction (not a stall)",
+    "gmma": "waiting for warpgroup MMA (wgmma) results",
+    "misc": "miscellaneous reasons",
+}
+
 
 # --- records ---------------------------------------------------------------------------------
 
