@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class Threshold:
     """One number the classifier compares against: its value and unit, what it means, where it comes from."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
 from kernel_opt.core.errors import EnvironmentFault
-from kernel_opt.env.probes import nsight_python_compatibility
+from kernel_opt.env.capabilities import nsight_python_compatibility
 
 SectionSet = Literal["targeted", "full"]
 ClockControl = Literal["none", "base"]
