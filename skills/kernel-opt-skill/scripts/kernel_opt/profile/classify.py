@@ -51,6 +51,8 @@ class Suggestion:
 
 @dataclass
 class Classification:
+    """One kernel's label, the assessments and evidence behind it, and its secondary findings."""
+
     label: Label | None  # None only when the report lacks the SpeedOfLight metrics
     reason: str
     small_grid: bool
@@ -72,6 +74,7 @@ class Classification:
         data = asdict(self)
         data["top_stall"] = self.top_stall
         return data
+
 
 # --- classification --------------------------------------------------------------------------
 
