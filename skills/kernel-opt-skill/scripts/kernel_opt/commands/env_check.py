@@ -22,7 +22,7 @@ from pathlib import Path
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import EnvironmentFault, ExitCode
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
-from kernel_opt.core.render import markdown_table, render
+from kernel_opt.core.render import markdown_cell, markdown_table, render
 from kernel_opt.env import probes as environment
 from kernel_opt.env.capabilities import RUN_ON_GPU_MACHINE, Capability, EnvironmentReport, check_environment
 from kernel_opt.env.clocks import ClockCommandResult, plan_clock_change, run_clock_command
@@ -58,11 +58,6 @@ def next_steps(report: EnvironmentReport, output_dir: Path) -> list[str]:
     return [fixes[0] if fixes else RUN_ON_GPU_MACHINE]
 
 
-def _cell(text: object) -> object:
-    """Keep a free-text cell from breaking the Markdown table."""
-    return text.replace("|", "\\|").replace("\n", " ") if isinstance(text, str) else text
-
-
 def _tool_rows(probes: environment.Probes) -> list[list[object]]:
     def package(probe: environment.PackageProbe) -> list[object]:
         return [probe.distribution, probe.version if probe.installed else "missing", probe.location or probe.error]
@@ -87,12 +82,13 @@ def _tool_rows(probes: environment.Probes) -> list[list[object]]:
         tool(probes.cuobjdump),
         ["nvidia-smi", "found" if probes.nvidia_smi.found else "missing", probes.nvidia_smi.path or probes.nvidia_smi.error],
     ]
-    return [[_cell(cell) for cell in row] for row in rows]
+    return [[markdown_cell(cell) for cell in row] for row in rows]
 
 
 def _capability_rows(capabilities: list[Capability]) -> list[list[object]]:
     return [
-        [item.label, "yes" if item.can_run else "no", _cell(item.needs), _cell(item.reason), _cell(item.how_to_fix)]
+        [item.label, "yes" if item.can_run else "no",
+         *(markdown_cell(text) for text in (item.needs, item.reason, item.how_to_fix))]
         for item in capabilities
     ]
 
