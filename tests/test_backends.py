@@ -262,8 +262,8 @@ def test_the_experience_log_accepts_a_registered_backend_and_its_aliases(toy_bac
 
 
 def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
-    from kernel_opt.profile import classify
-    from kernel_opt.profile.ncu import KernelMetrics
+    from kernel_opt.profile import classify, guides
+    from kernel_opt.profile.ncu.metrics import KernelMetrics
 
     metrics = KernelMetrics(dram_throughput_pct=92.0, memory_throughput_pct=92.0, sm_throughput_pct=20.0,
                             achieved_occupancy_pct=80.0, theoretical_occupancy_pct=100.0)
@@ -273,8 +273,8 @@ def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
     assert [s.guide for s in suggestions] == ["cuda"] * 4 + ["triton"] * 4
     assert [s.strategy for s in suggestions[:2]] == ["single_pass", "fuse_kernels"]  # DRAM at its peak
     assert all(s.link.startswith(registry.get(s.guide).guide + "#") for s in suggestions)
-    # classify's link table names the same guide files as the backends
-    assert classify.GUIDES == {backend.name: backend.guide for backend in registry.backends() if backend.guide}
+    # the guide-link table names the same guide files as the backends
+    assert guides.GUIDES == {backend.name: backend.guide for backend in registry.backends() if backend.guide}
 
 
 def test_a_backend_name_cannot_be_taken_twice(toy_backend):

@@ -4,11 +4,11 @@ import re
 
 import pytest
 from kernel_opt.profile import classify
-from kernel_opt.profile.classify import THRESHOLDS
+from kernel_opt.profile.assessments import LABELS
 from kernel_opt.profile.classify import classify as classify_kernel
-from kernel_opt.profile.ncu import KernelMetrics
-
-SKILL_ROOT = classify.SKILL_ROOT
+from kernel_opt.profile.guides import SKILL_ROOT, guide_anchors
+from kernel_opt.profile.ncu.metrics import KernelMetrics
+from kernel_opt.profile.thresholds import THRESHOLDS
 
 
 def kernel(**overrides) -> KernelMetrics:
@@ -275,17 +275,10 @@ def test_every_strategy_the_classifier_names_is_a_heading_in_its_guide():
                           "branch_uniformity", "fewer_instructions"})
     named["triton"].update({"single_pass", "pipeline_stages", "launch_overhead"})
     for guide, names in named.items():
-        anchors = classify.guide_anchors(guide)
+        anchors = guide_anchors(guide)
         assert names <= set(anchors), f"{guide}: {sorted(names - set(anchors))} are not headings"
-        for label in classify.LABELS + ("small_grid",):
+        for label in LABELS + ("small_grid",):
             assert label in anchors, f"{guide} has no section for {label}"
-
-
-def test_links_use_githubs_anchors():
-    assert classify.github_anchor("`tma_pipeline` (sm_90)") == "tma_pipeline-sm_90"
-    assert classify.github_anchor("`tensor_cores` (sm_80: `mma.sync`)") == "tensor_cores-sm_80-mmasync"
-    assert classify.guide_link("cuda", "single_pass") == "experience/cuda/CUDA.md#single_pass-fewer-bytes-when-dram-is-at-peak"
-    assert classify.guide_link("triton", "memory_bound") == "experience/triton/TRITON.md#memory_bound"
 
 
 # --- the documentation states the same thresholds ------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kernel_opt.commands.ncu_profile import main
 from kernel_opt.core.errors import EnvironmentFault
-from kernel_opt.profile.ncu import locate_report_reader
+from kernel_opt.profile.ncu.reading import locate_report_reader
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 

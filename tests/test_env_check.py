@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 from kernel_opt.commands import env_check
 from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.env import capabilities as assessment
+from kernel_opt.env import clocks
 from kernel_opt.env import probes as environment
+from kernel_opt.env.capabilities import Capability
 from kernel_opt.env.probes import (
-    Capability,
     NcuReportProbe,
     NvccProbe,
     NvidiaSmiProbe,
@@ -156,7 +158,7 @@ def by_step(capabilities: list[Capability]) -> dict[str, Capability]:
 
 
 def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile():
-    report = environment.check_environment(make_probes(gpu=False))
+    report = assessment.check_environment(make_probes(gpu=False))
     steps = by_step(report.capabilities)
     assert [item.step for item in report.capabilities] == [
         "compile_cuda", "cuda_correctness", "triton_correctness", "benchmark", "ncu_profile", "sass_analysis",
@@ -172,22 +174,37 @@ def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile(
     assert report.headline.startswith("No usable GPU")
 
 
+@pytest.mark.parametrize("gpu", [True, False])
+def test_each_capability_step_called_alone_gives_its_own_row(gpu):
+    """assess_capabilities is the registered steps in order; each step answers for its step only."""
+    probes = make_probes(gpu=gpu)
+    access = assessment.gpu_access(probes)
+    assert access.usable is gpu and bool(access.why_not) is not gpu
+    rows = [step(probes, access) for step in assessment.CAPABILITY_STEPS]
+    assert [row.step for row in rows] == ["compile_cuda", "cuda_correctness", "triton_correctness", "benchmark",
+                                          "ncu_profile", "sass_analysis"]
+    assert [step.__name__ for step in assessment.CAPABILITY_STEPS] == [f"{row.step}_capability" for row in rows]
+    assert rows == assessment.assess_capabilities(probes)
+    benchmark = assessment.benchmark_capability(probes, access)
+    assert benchmark.can_run is gpu and (benchmark.how_to_fix is None) is gpu
+
+
 def test_no_gpu_no_nvcc_no_triton_is_broken():
     probes = make_probes(
         gpu=False,
         nvcc=NvccProbe(name="nvcc", found=False, error="nvcc is not on PATH"),
         triton=PackageProbe("triton", "triton", installed=False, error="`import triton` finds no module"),
     )
-    report = environment.check_environment(probes)
+    report = assessment.check_environment(probes)
     steps = by_step(report.capabilities)
     assert report.verdict == "broken"
     assert not any(item.can_run for item in report.capabilities if item.step != "sass_analysis")
-    assert steps["compile_cuda"].how_to_fix == environment.INSTALL_CUDA_TOOLKIT
+    assert steps["compile_cuda"].how_to_fix == assessment.INSTALL_CUDA_TOOLKIT
     assert steps["triton_correctness"].how_to_fix == "pip install triton"
 
 
 def test_faked_h100_environment_runs_every_step():
-    report = environment.check_environment(make_probes(gpu=True))
+    report = assessment.check_environment(make_probes(gpu=True))
     assert report.verdict == "ok"
     assert report.headline == "The GPU path works: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.19 GiB)."
     assert all(item.can_run for item in report.capabilities), [item for item in report.capabilities if not item.can_run]
@@ -198,28 +215,28 @@ def test_faked_h100_environment_runs_every_step():
 
 
 def test_nsight_python_1x_with_ncu_older_than_2026_2_1_is_refused_with_the_pin_to_install():
-    compatibility = environment.nsight_python_compatibility("1.1.0", "2025.3.1.0")
+    compatibility = assessment.nsight_python_compatibility("1.1.0", "2025.3.1.0")
     assert not compatibility.usable
     assert compatibility.message == (
         "nsight-python 1.1.0 refuses ncu 2025.3.1.0 (1.x needs ncu 2026.2.1 or newer); install "
         "`pip install nsight-python==0.9.6`, which works with ncu 2025.3.1, or upgrade Nsight Compute to "
         "2026.2.1 or newer"
     )
-    assert environment.nsight_python_compatibility("1.1.0", "2026.2.1.0").usable
-    assert environment.nsight_python_compatibility("0.9.6", "2025.3.1.0").usable
-    assert not environment.nsight_python_compatibility("0.8.0", "2025.3.1.0").usable
+    assert assessment.nsight_python_compatibility("1.1.0", "2026.2.1.0").usable
+    assert assessment.nsight_python_compatibility("0.9.6", "2025.3.1.0").usable
+    assert not assessment.nsight_python_compatibility("0.8.0", "2025.3.1.0").usable
 
 
 def test_ncu_profile_blocked_by_nsight_python_1x_unless_ncu_report_can_read_the_reports():
     nsight_1x = PackageProbe("nsight-python", "nsight", installed=True, version="1.1.0")
-    blocked = by_step(environment.assess_capabilities(make_probes(gpu=True, nsight_python=nsight_1x)))["ncu_profile"]
+    blocked = by_step(assessment.assess_capabilities(make_probes(gpu=True, nsight_python=nsight_1x)))["ncu_profile"]
     assert not blocked.can_run
     assert "refuses ncu 2025.3.1.0" in blocked.reason
     assert "nsight-python==0.9.6" in blocked.how_to_fix
 
     reader = NcuReportProbe(available=True, source="ncu extras/python",
                             path="/opt/nvidia/nsight-compute/2025.3.1/extras/python/ncu_report.py")
-    report = environment.check_environment(make_probes(gpu=True, nsight_python=nsight_1x, ncu_report=reader))
+    report = assessment.check_environment(make_probes(gpu=True, nsight_python=nsight_1x, ncu_report=reader))
     fallback = report.capability("ncu_profile")
     assert fallback.can_run and "ncu_report from ncu extras/python" in fallback.reason
     assert any("refuses ncu" in warning for warning in report.warnings)
@@ -227,16 +244,16 @@ def test_ncu_profile_blocked_by_nsight_python_1x_unless_ncu_report_can_read_the_
 
 def test_ncu_profile_needs_counter_permission_when_the_driver_restricts_it():
     probes = make_probes(gpu=True, profiling_admin_only=True, is_root=False)
-    capability = by_step(environment.assess_capabilities(probes))["ncu_profile"]
+    capability = by_step(assessment.assess_capabilities(probes))["ncu_profile"]
     assert not capability.can_run and "ERR_NVGPUCTRPERM" in capability.reason
     as_root = make_probes(gpu=True, profiling_admin_only=True, is_root=True)
-    assert by_step(environment.assess_capabilities(as_root))["ncu_profile"].can_run
+    assert by_step(assessment.assess_capabilities(as_root))["ncu_profile"].can_run
 
 
 def test_cuda_correctness_refuses_a_driver_older_than_nvcc_needs():
     old_driver = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi",
                                 gpus=environment.parse_nvidia_smi_csv(H100_SMI_LINE.replace("580.82.07", "535.104.05")))
-    report = environment.check_environment(make_probes(gpu=True, nvidia_smi=old_driver))
+    report = assessment.check_environment(make_probes(gpu=True, nvidia_smi=old_driver))
     capability = report.capability("cuda_correctness")
     assert not capability.can_run
     assert capability.reason == (
@@ -250,26 +267,26 @@ def test_cuda_correctness_refuses_an_arch_nvcc_cannot_target():
                     memory_gib=15.77)
     torch = TorchProbe(installed=True, version="2.13.0+cu130", cuda_build_version="13.0", cuda_available=True,
                        gpus=[v100], gpu_smoke_test_passed=True)
-    capability = by_step(environment.assess_capabilities(make_probes(gpu=True, torch=torch)))["cuda_correctness"]
+    capability = by_step(assessment.assess_capabilities(make_probes(gpu=True, torch=torch)))["cuda_correctness"]
     assert not capability.can_run and "cannot target this GPU's sm_70" in capability.reason
 
 
 def test_gpu_seen_by_driver_but_cpu_torch_says_install_a_cuda_torch():
     smi = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=environment.parse_nvidia_smi_csv(H100_SMI_LINE))
-    report = environment.check_environment(make_probes(gpu=False, nvidia_smi=smi))
+    report = assessment.check_environment(make_probes(gpu=False, nvidia_smi=smi))
     assert report.verdict == "cpu_only"
     benchmark = report.capability("benchmark")
     assert benchmark.reason == (
         "nvidia-smi sees 1 GPU(s) (NVIDIA H100 80GB HBM3) but torch 2.13.0+cpu is a CPU-only build, so it cannot use them"
     )
-    assert benchmark.how_to_fix == environment.INSTALL_CUDA_TORCH
+    assert benchmark.how_to_fix == assessment.INSTALL_CUDA_TORCH
 
 
 def test_failed_gpu_smoke_test_is_not_ok():
     torch = TorchProbe(installed=True, version="2.13.0+cu130", cuda_build_version="13.0", cuda_available=True,
                        gpus=[H100], gpu_smoke_test_passed=False,
                        error="RuntimeError: CUDA error: no kernel image is available for execution on the device")
-    report = environment.check_environment(make_probes(gpu=True, torch=torch))
+    report = assessment.check_environment(make_probes(gpu=True, torch=torch))
     assert report.verdict != "ok"
     assert "no kernel image" in report.capability("benchmark").reason
 
@@ -430,24 +447,24 @@ def test_unlock_clocks_resets_and_mixed_gpus_are_locked_one_by_one(fake_nvidia_s
     script, calls = fake_nvidia_smi
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     smi = environment.probe_nvidia_smi()
-    assert environment.plan_clock_change("unlock", smi) == [[str(script), "--reset-gpu-clocks"]]
-    result = environment.run_clock_command([str(script), "--reset-gpu-clocks"])
+    assert clocks.plan_clock_change("unlock", smi) == [[str(script), "--reset-gpu-clocks"]]
+    result = clocks.run_clock_command([str(script), "--reset-gpu-clocks"])
     assert result.returncode == 0 and calls()[-1] == "--reset-gpu-clocks"
 
     mixed = environment.parse_nvidia_smi_csv(H100_SMI_LINE + "\n" + H100_SMI_LINE.replace("1980", "1755"))
-    assert environment.clock_lock_commands("nvidia-smi", mixed) == [
+    assert clocks.clock_lock_commands("nvidia-smi", mixed) == [
         ["nvidia-smi", "-i", "0", "--lock-gpu-clocks=1980,1980"],
         ["nvidia-smi", "-i", "1", "--lock-gpu-clocks=1755,1755"],
     ]
     with pytest.raises(EnvironmentFault, match="maximum SM clock"):
-        environment.clock_lock_commands("nvidia-smi", environment.parse_nvidia_smi_csv(SMI_CSV))
+        clocks.clock_lock_commands("nvidia-smi", environment.parse_nvidia_smi_csv(SMI_CSV))
 
 
 def test_cuda_torch_that_cannot_init_passes_on_torchs_own_explanation():
     smi = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=environment.parse_nvidia_smi_csv(H100_SMI_LINE))
     torch = TorchProbe(installed=True, version="2.13.0+cu130", cuda_build_version="13.0", cuda_available=False,
                        error="CUDA initialization: The NVIDIA driver on your system is too old (found version 12020).")
-    report = environment.check_environment(make_probes(gpu=False, torch=torch, nvidia_smi=smi))
+    report = assessment.check_environment(make_probes(gpu=False, torch=torch, nvidia_smi=smi))
     assert report.verdict == "cpu_only"
     assert report.capability("benchmark").reason == (
         "nvidia-smi sees NVIDIA H100 80GB HBM3 but torch 2.13.0+cu130 reports no usable CUDA device: "

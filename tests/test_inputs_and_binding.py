@@ -29,6 +29,44 @@ def test_build_instance_checks_the_contract():
         build_instance(lambda **_: {"inputs": {"n": 3}, "outputs": ["n"]}, {}, 0, "cpu")
 
 
+def cuda_only_setup(seed=0, device="cpu", n=8):
+    x = torch.randn(n, device="cuda")  # ignores the device it is given
+    return {"inputs": {"x": x, "out": torch.empty_like(x)}, "outputs": ["out"]}
+
+
+def test_a_setup_that_uses_cuda_without_a_gpu_is_a_usage_error():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the setup would succeed")
+    with pytest.raises(UsageError, match="tried to use CUDA on a machine without a GPU"):
+        build_instance(cuda_only_setup, {}, 0, "cpu")
+
+
+def test_a_cuda_build_without_a_driver_is_recognised_by_the_call_not_the_message(monkeypatch):
+    """A CUDA build of torch on a driverless machine says "Found no NVIDIA driver": no "cuda" in it."""
+
+    def no_driver():
+        raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU")
+
+    monkeypatch.setattr(torch.cuda, "_lazy_init", no_driver)
+
+    def setup(seed=0, device="cpu"):
+        torch.cuda._lazy_init()  # what creating a tensor on "cuda" does first
+        return {}
+
+    with pytest.raises(UsageError, match="Found no NVIDIA driver") as raised:
+        build_instance(setup, {}, 0, "cpu")
+    assert "device` argument" in raised.value.hint
+    assert torch.cuda._lazy_init is no_driver  # the watch is removed afterwards
+
+
+def test_a_setup_bug_mentioning_cuda_is_still_the_setups_own_error():
+    def setup(seed=0, device="cpu"):
+        raise RuntimeError("my cuda-themed bug")  # never touched CUDA
+
+    with pytest.raises(RuntimeError, match="my cuda-themed bug"):
+        build_instance(setup, {}, 0, "cpu")
+
+
 def test_infer_instance_from_the_original_template_signature():
     signature = parse_solve_signature('extern "C" void solve(float* in0, float* in1, float* out, int n) {}')
     instance = infer_instance(signature, {"n": 10}, seed=0, device="cpu")

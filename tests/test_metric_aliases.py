@@ -3,8 +3,15 @@
 import dataclasses
 
 import pytest
-from kernel_opt.profile import ncu
-from kernel_opt.profile.ncu import KernelMetrics, RawMetric, metrics_from_raw
+from kernel_opt.profile.ncu import reading
+from kernel_opt.profile.ncu.metrics import (
+    ALIASES_BY_CANONICAL,
+    METRIC_ALIASES,
+    KernelMetrics,
+    RawMetric,
+    mean_metrics,
+    metrics_from_raw,
+)
 
 
 def raw(values: dict, units: dict | None = None) -> dict:
@@ -119,17 +126,17 @@ def test_pc_sampling_stalls_are_used_when_nothing_else_is_there():
 
 
 def test_the_alias_table_and_the_record_agree():
-    names = [alias.canonical for alias in ncu.METRIC_ALIASES]
+    names = [alias.canonical for alias in METRIC_ALIASES]
     assert len(names) == len(set(names))
     record_fields = [f.name for f in dataclasses.fields(KernelMetrics) if f.name not in ("stalls", "stall_unit", "sources")]
     assert names == record_fields
-    every_candidate = [name for alias in ncu.METRIC_ALIASES for name in alias.candidates]
+    every_candidate = [name for alias in METRIC_ALIASES for name in alias.candidates]
     assert len(every_candidate) == len(set(every_candidate)), "an ncu metric feeds two canonical names"
 
 
 def test_units_and_labels_say_what_the_number_is():
-    by_name = ncu.ALIASES_BY_CANONICAL
-    for alias in ncu.METRIC_ALIASES:
+    by_name = ALIASES_BY_CANONICAL
+    for alias in METRIC_ALIASES:
         assert alias.canonical.endswith("_pct") == (alias.unit == "%"), alias.canonical
     threads = by_name["threads_per_warp_instruction"]
     assert threads.unit == "threads of 32" and "not a percentage" in threads.label
@@ -152,7 +159,7 @@ def test_derived_values_and_the_json_form():
 def test_mean_over_launches_keeps_absent_fields_absent():
     first = KernelMetrics(duration_us=10.0, sm_throughput_pct=40.0, stalls={"wait": 2.0})
     second = KernelMetrics(duration_us=30.0, sm_throughput_pct=None, stalls={"barrier": 4.0})
-    mean = ncu.mean_metrics([first, second])
+    mean = mean_metrics([first, second])
     assert mean.duration_us == 20.0 and mean.sm_throughput_pct == 40.0 and mean.dram_throughput_pct is None
     assert mean.stalls == {"barrier": 2.0, "wait": 1.0}
 
@@ -169,41 +176,41 @@ def test_mean_over_launches_keeps_absent_fields_absent():
     ],
 )
 def test_rule_markup_is_reduced_to_its_text(text, expected):
-    assert ncu.strip_rule_markup(text) == expected
+    assert reading.strip_rule_markup(text) == expected
 
 
 def test_rule_results_keep_kind_speedup_and_short_text():
     entry = {"rule_identifier": "SOLBottleneck", "name": "Bottleneck", "section_identifier": "SpeedOfLight",
              "rule_message": {"title": "High Memory", "message": "x" * 2000, "type": 2},
              "speedup_estimation": {"type": 1, "speedup": 37.5}}
-    rule = ncu.rule_from_dict(entry, {2: "optimization"})
+    rule = reading.rule_from_dict(entry, {2: "optimization"})
     assert (rule.rule, rule.section, rule.kind, rule.estimated_speedup_pct) == ("SOLBottleneck", "SpeedOfLight",
                                                                                 "optimization", 37.5)
-    assert len(rule.message) == ncu.RULE_MESSAGE_MAX_CHARS and rule.message.endswith("…")
+    assert len(rule.message) == reading.RULE_MESSAGE_MAX_CHARS and rule.message.endswith("…")
 
 
 def launch(name, grid, duration_ns, ranges=("kernel_opt_solution",)):
     values = {"launch__grid_size": grid, "launch__block_size": 256, "gpu__time_duration.sum": duration_ns,
               "sm__throughput.avg.pct_of_peak_sustained_elapsed": 50.0}
-    return ncu.LaunchRecord(name, name + "(float*)", raw(values, {"gpu__time_duration.sum": "nsecond"}), [], list(ranges))
+    return reading.LaunchRecord(name, name + "(float*)", raw(values, {"gpu__time_duration.sum": "nsecond"}), [], list(ranges))
 
 
 def test_launches_group_by_kernel_and_configuration_longest_first():
     launches = [launch("a", 10, 1000), launch("b", 5, 9000), launch("a", 10, 3000), launch("a", 20, 500, ranges=())]
-    kernels = ncu.group_launches(launches)
+    kernels = reading.group_launches(launches)
     assert [(k.name, k.launches, k.total_duration_us) for k in kernels] == [("b", 1, 9.0), ("a", 2, 4.0), ("a", 1, 0.5)]
     assert kernels[1].metrics.duration_us == 2.0 and kernels[1].launch_configuration == "10 blocks x 256 threads"
     assert kernels[2].inside_range is False and kernels[0].inside_range is True
-    report = ncu.profile_from_launches(launches, "r.ncu-rep", "fake reader")
+    report = reading.profile_from_launches(launches, "r.ncu-rep", "fake reader")
     assert report.launches == 4 and report.total_duration_us == pytest.approx(13.5)
     assert report.launches_outside_range == 0  # a launch with no NVTX data is not counted as outside
 
 
 def test_ncu_md_lists_every_alias_with_its_candidates():
-    from kernel_opt.profile.classify import SKILL_ROOT
+    from kernel_opt.profile.guides import SKILL_ROOT
 
     text = (SKILL_ROOT / "profiling" / "NCU.md").read_text()
-    for alias in ncu.METRIC_ALIASES:
+    for alias in METRIC_ALIASES:
         row = next((line for line in text.splitlines() if line.startswith(f"| `{alias.canonical}` |")), None)
         assert row is not None, f"NCU.md has no row for {alias.canonical}"
         assert all(f"`{name}`" in row for name in alias.candidates), alias.canonical

@@ -4,8 +4,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kernel_opt.profile import ncu
-from kernel_opt.profile.ncu import NcuCommandOptions, NcuRun, build_ncu_command, ncu_failure_message, run_ncu
+from kernel_opt.profile.ncu import collection
+from kernel_opt.profile.ncu.collection import (
+    NcuCommandOptions,
+    NcuRun,
+    build_ncu_command,
+    environment_for_child,
+    ncu_failure_message,
+    ncu_messages,
+    ncu_own_errors,
+    run_ncu,
+)
+from kernel_opt.profile.ncu.metrics import METRIC_ALIASES
 
 NCU = "/usr/local/cuda/bin/ncu"
 PROGRAM = ["/usr/bin/python3", "-m", "kernel_opt.profile.target", "/out/v1/profile_request.json"]
@@ -70,8 +80,8 @@ def test_options_change_only_their_own_arguments():
 
 def test_every_extra_metric_is_read_back_by_an_alias():
     """Collecting a metric nobody reads costs passes; reading one nobody collects finds nothing."""
-    candidates = {name for alias in ncu.METRIC_ALIASES for name in alias.candidates}
-    assert set(ncu.EXTRA_METRICS) <= candidates
+    candidates = {name for alias in METRIC_ALIASES for name in alias.candidates}
+    assert set(collection.EXTRA_METRICS) <= candidates
 
 
 def test_run_ncu_passes_an_argument_list_with_timeout_and_environment(monkeypatch):
@@ -119,12 +129,12 @@ def test_failure_messages_name_the_cause(output, kind, words):
 
 def test_ncu_messages_keep_only_its_error_and_warning_lines():
     output = "app output\n==PROF== Connected\n==WARNING== a\n  ==ERROR== b  \n"
-    assert ncu.ncu_messages(output) == ["==WARNING== a", "==ERROR== b"]
+    assert ncu_messages(output) == ["==WARNING== a", "==ERROR== b"]
 
 
 def test_child_environment_makes_the_package_importable(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
-    env = ncu.environment_for_child()
+    env = environment_for_child()
     first, rest = env["PYTHONPATH"].split(":", 1)
     assert (Path(first) / "kernel_opt" / "profile" / "target.py").is_file() and rest == "/elsewhere"
     assert env["PYTHONUNBUFFERED"] == "1"
@@ -133,4 +143,4 @@ def test_child_environment_makes_the_package_importable(monkeypatch):
 def test_ncus_own_errors_leave_out_the_applications_exit_code():
     output = ("==ERROR== Failed to find metric x\n==ERROR== The application returned an error code (1).\n"
               "==WARNING== something")
-    assert ncu.ncu_own_errors(output) == ["==ERROR== Failed to find metric x"]
+    assert ncu_own_errors(output) == ["==ERROR== Failed to find metric x"]

@@ -9,7 +9,10 @@ import pytest
 from kernel_opt.commands import ncu_profile
 from kernel_opt.commands.ncu_profile import main
 from kernel_opt.env import probes as environment
-from kernel_opt.profile import ncu
+from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.profile.ncu import collection as ncu_collection
+from kernel_opt.profile.ncu import reading
+from kernel_opt.profile.ncu.collection import NcuCommandOptions, NcuRun, build_ncu_command
 
 # --- a stand-in for Nsight Compute's ncu_report module ---------------------------------------------
 
@@ -124,9 +127,9 @@ def fake_module(actions):
 
 def use_fake_reader(monkeypatch, actions):
     """Read reports through the stand-in module, in-process (the real one reads in a child process)."""
-    monkeypatch.setattr(ncu, "locate_report_reader", lambda ncu_path=None: ncu.ReaderLocation("ncu_report (test double)", None))
-    monkeypatch.setattr(ncu, "read_report_launches", lambda path, ncu_path=None: (
-        ncu.collect_launches(fake_module(actions), path), "ncu_report (test double)"))
+    monkeypatch.setattr(reading, "locate_report_reader", lambda ncu_path=None: reading.ReaderLocation("ncu_report (test double)", None))
+    monkeypatch.setattr(reading, "read_report_launches", lambda path, ncu_path=None: (
+        reading.collect_launches(fake_module(actions), path), "ncu_report (test double)"))
 
 
 @pytest.fixture
@@ -205,9 +208,9 @@ def test_an_unreadable_report_is_a_usage_error_or_needs_the_reader(tmp_path, cap
     report = tmp_path / "garbage.ncu-rep"
     report.write_text("garbage")
     try:
-        ncu.locate_report_reader()
+        reading.locate_report_reader()
         expected, words = 2, "holds no profiled kernel"  # ncu_report opens it and finds nothing
-    except ncu.EnvironmentFault:
+    except EnvironmentFault:
         expected, words = 4, "ncu_report"  # no reader on this machine: no report can be read
     assert main(["--from-report", str(report), "--output-dir", str(tmp_path / "out")]) == expected
     assert words in capsys.readouterr().err
@@ -216,30 +219,30 @@ def test_an_unreadable_report_is_a_usage_error_or_needs_the_reader(tmp_path, cap
 def test_a_reader_that_crashes_is_reported_not_inherited(tmp_path, monkeypatch):
     import subprocess
 
-    monkeypatch.setattr(ncu, "locate_report_reader", lambda ncu_path=None: ncu.ReaderLocation("ncu_report X", None))
+    monkeypatch.setattr(reading, "locate_report_reader", lambda ncu_path=None: reading.ReaderLocation("ncu_report X", None))
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(
         command, -11, stdout="", stderr="Segmentation fault"))
     report = tmp_path / "r.ncu-rep"
     report.write_bytes(b"x")
-    with pytest.raises(ncu.EnvironmentFault, match=r"ncu_report crashed while reading .*\(exit status -11\): Segmentation fault"):
-        ncu.read_profile(report)
+    with pytest.raises(EnvironmentFault, match=r"ncu_report crashed while reading .*\(exit status -11\): Segmentation fault"):
+        reading.read_profile(report)
 
 
 def test_the_reading_child_sends_launches_and_errors_as_json(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(ncu, "locate_report_reader", lambda ncu_path=None: ncu.ReaderLocation("fake reader", None))
-    monkeypatch.setattr(ncu, "import_report_reader", lambda location: fake_module([streaming_action()]))
-    assert ncu.main([str(tmp_path / "r.ncu-rep"), "--ncu", "/opt/ncu/ncu"]) == 0
+    monkeypatch.setattr(reading, "locate_report_reader", lambda ncu_path=None: reading.ReaderLocation("fake reader", None))
+    monkeypatch.setattr(reading, "import_report_reader", lambda location: fake_module([streaming_action()]))
+    assert reading.main([str(tmp_path / "r.ncu-rep"), "--ncu", "/opt/ncu/ncu"]) == 0
     payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert payload["ok"] and payload["reader"] == "fake reader"
-    (launch,) = [ncu.launch_from_dict(item) for item in payload["launches"]]
+    (launch,) = [reading.launch_from_dict(item) for item in payload["launches"]]
     assert launch.name == "stream_add_kernel" and launch.metrics.dram_throughput_pct == 88.0
     assert launch.rules[0].rule == "SOLBottleneck" and launch.nvtx_ranges == ["kernel_opt_solution"]
 
     def broken(module_location):
-        raise ncu.EnvironmentFault("`import ncu_report` failed", kind="no_ncu_report")
+        raise EnvironmentFault("`import ncu_report` failed", kind="no_ncu_report")
 
-    monkeypatch.setattr(ncu, "import_report_reader", broken)
-    assert ncu.main([str(tmp_path / "r.ncu-rep")]) == 4
+    monkeypatch.setattr(reading, "import_report_reader", broken)
+    assert reading.main([str(tmp_path / "r.ncu-rep")]) == 4
     payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert payload == {"ok": False, "error": {"kind": "no_ncu_report", "message": "`import ncu_report` failed",
                                               "hint": None, "exit_code": 4}}
@@ -320,7 +323,7 @@ def profiling_machine(monkeypatch):
             request = json.loads(Path(command[-1]).read_text())
             return behaviour(request, command)
 
-        monkeypatch.setattr(ncu, "run_ncu", fake_run_ncu)
+        monkeypatch.setattr(ncu_collection, "run_ncu", fake_run_ncu)
         return calls
 
     return install
@@ -335,7 +338,7 @@ def write_events(request, *events):
 def succeed(request, command):
     write_events(request, {"event": "phase", "phase": "profile"}, {"event": "done", "dims": {"n": 4096, "dtype": "float32"}})
     Path(command[command.index("--export") + 1] + ".ncu-rep").write_bytes(b"report")
-    return ncu.NcuRun(command, 0, "==PROF== Disconnected")
+    return NcuRun(command, 0, "==PROF== Disconnected")
 
 
 def test_profiling_runs_the_exact_ncu_command_on_the_profile_target(reference_dir, tmp_path, profiling_machine):
@@ -344,8 +347,8 @@ def test_profiling_runs_the_exact_ncu_command_on_the_profile_target(reference_di
     assert main(vector_add_args(reference_dir, out) + ["--n=4096", "--timeout", "90"]) == 0
     (call,) = calls
     request_path = out / "profile_request.json"
-    expected = ncu.build_ncu_command("/opt/ncu/ncu", [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)],
-                                     ncu.NcuCommandOptions(export_base=out / "profile"))
+    expected = build_ncu_command("/opt/ncu/ncu", [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)],
+                                     NcuCommandOptions(export_base=out / "profile"))
     assert call["command"] == expected and call["timeout_s"] == 90
     assert Path(call["env"]["PYTHONPATH"].split(":")[0], "kernel_opt", "profile", "target.py").is_file()
     request = json.loads(request_path.read_text())
@@ -375,7 +378,7 @@ def test_a_failing_solution_in_the_profiled_program_is_exit_3(reference_dir, tmp
         write_events(request, {"event": "phase", "phase": "warmup"},
                      {"event": "error", "kind": "illegal_memory_access", "message": "CUDA error: an illegal memory access",
                       "hint": None, "exit_code": 3})
-        return ncu.NcuRun(command, 3, "==ERROR== The application returned an error code (3).")
+        return NcuRun(command, 3, "==ERROR== The application returned an error code (3).")
 
     profiling_machine(crash)
     assert main(vector_add_args(reference_dir, tmp_path)) == 3
@@ -385,7 +388,7 @@ def test_a_failing_solution_in_the_profiled_program_is_exit_3(reference_dir, tmp
 def test_a_profiled_program_that_dies_silently_is_exit_3(reference_dir, tmp_path, profiling_machine, capsys):
     def die(request, command):
         write_events(request, {"event": "phase", "phase": "profile"})
-        return ncu.NcuRun(command, 139, "==ERROR== The application returned an error code (139).")
+        return NcuRun(command, 139, "==ERROR== The application returned an error code (139).")
 
     profiling_machine(die)
     assert main(vector_add_args(reference_dir, tmp_path)) == 3
@@ -404,7 +407,7 @@ def test_an_ncu_that_fails_gets_a_clear_message(reference_dir, tmp_path, profili
                                                 words):
     def fail(request, command):
         write_events(request, {"event": "done", "dims": {}} if events == "done" else {"event": "phase", "phase": events})
-        return ncu.NcuRun(command, 1, output)
+        return NcuRun(command, 1, output)
 
     profiling_machine(fail)
     assert main(vector_add_args(reference_dir, tmp_path)) == code
@@ -416,7 +419,7 @@ def test_a_program_that_dies_after_ncu_wrote_a_partial_report_is_exit_3(referenc
     def die_late(request, command):
         write_events(request, {"event": "phase", "phase": "profile"})
         Path(command[command.index("--export") + 1] + ".ncu-rep").write_bytes(b"partial")
-        return ncu.NcuRun(command, 134, "==ERROR== The application returned an error code (134).")
+        return NcuRun(command, 134, "==ERROR== The application returned an error code (134).")
 
     profiling_machine(die_late)
     assert main(vector_add_args(reference_dir, tmp_path)) == 3
@@ -428,7 +431,7 @@ def test_a_stale_report_is_never_read_as_this_runs(reference_dir, tmp_path, prof
 
     def no_report(request, command):
         write_events(request, {"event": "done", "dims": {}})
-        return ncu.NcuRun(command, 1, "==ERROR== something broke")
+        return NcuRun(command, 1, "==ERROR== something broke")
 
     profiling_machine(no_report)
     assert main(vector_add_args(reference_dir, tmp_path)) == 4
@@ -487,9 +490,9 @@ def test_without_a_reader_the_report_is_kept_and_the_exit_is_4(reference_dir, tm
     profiling_machine(succeed)
 
     def no_reader(ncu_path=None):
-        raise ncu.EnvironmentFault("no ncu_report", hint="pip install ncu-report==2025.3.1")
+        raise EnvironmentFault("no ncu_report", hint="pip install ncu-report==2025.3.1")
 
-    monkeypatch.setattr(ncu, "locate_report_reader", no_reader)
+    monkeypatch.setattr(reading, "locate_report_reader", no_reader)
     assert main(vector_add_args(reference_dir, tmp_path)) == 4
     assert (tmp_path / "profile.ncu-rep").is_file()
     error = capsys.readouterr().err

@@ -17,7 +17,9 @@ def readme_commands(name: str) -> list[str]:
 
 def test_ci_runs_the_readme_test_command():
     setup_and_run, tests = readme_commands("README.md")
-    assert tests in (REPO / ".ci" / "run").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
+    assert tests in ci
+    assert "ruff check ." in ci and "[tool.ruff.lint]" in (REPO / "pyproject.toml").read_text()
     assert "tools/run_example.py" in setup_and_run
 
 

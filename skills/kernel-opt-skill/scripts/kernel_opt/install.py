@@ -379,6 +379,19 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def _remove_bytecode_caches(directories: list[Path], result: UninstallResult) -> None:
+    """Python writes __pycache__ into the installed package when its scripts run: not a user's file."""
+    for directory in directories:
+        cache = directory / BYTECODE_DIRECTORY
+        if cache.is_dir() and not cache.is_symlink():
+            stale = [entry for entry in cache.iterdir() if entry.is_file() and entry.name.endswith(BYTECODE_SUFFIXES)]
+            for entry in stale:
+                entry.unlink()
+            if not any(cache.iterdir()):
+                cache.rmdir()
+                result.removed.append(f"{cache} (Python bytecode)")
+
+
 def _remove(manifest: InstallManifest, target: Target) -> UninstallResult:
     """Remove the manifest's entries that are unchanged; never touch a path outside the target."""
     result = UninstallResult("uninstalled", target)
@@ -416,15 +429,7 @@ def _remove(manifest: InstallManifest, target: Target) -> UninstallResult:
             result.removed.append(str(path))
         else:
             keep(path, "changed since it was installed")
-    for directory in created:
-        cache = directory / BYTECODE_DIRECTORY
-        if allowed(directory) and cache.is_dir() and not cache.is_symlink():
-            stale = [entry for entry in cache.iterdir() if entry.is_file() and entry.name.endswith(BYTECODE_SUFFIXES)]
-            for entry in stale:
-                entry.unlink()
-            if not any(cache.iterdir()):
-                cache.rmdir()
-                result.removed.append(f"{cache} (Python bytecode)")
+    _remove_bytecode_caches([directory for directory in created if allowed(directory)], result)
     if _exists(target.manifest_path):
         target.manifest_path.unlink()
         result.removed.append(str(target.manifest_path))

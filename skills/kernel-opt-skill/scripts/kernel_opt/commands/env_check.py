@@ -22,9 +22,10 @@ from pathlib import Path
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import EnvironmentFault, ExitCode
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
-from kernel_opt.core.render import markdown_table, render
+from kernel_opt.core.render import markdown_cell, markdown_table, render
 from kernel_opt.env import probes as environment
-from kernel_opt.env.probes import Capability, EnvironmentReport
+from kernel_opt.env.capabilities import RUN_ON_GPU_MACHINE, Capability, EnvironmentReport, check_environment
+from kernel_opt.env.clocks import ClockCommandResult, plan_clock_change, run_clock_command
 
 PROG = "env_check.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
@@ -54,12 +55,7 @@ def next_steps(report: EnvironmentReport, output_dir: Path) -> list[str]:
     if steps:
         return steps
     fixes = [item.how_to_fix for item in report.capabilities if item.how_to_fix and not item.can_run]
-    return [fixes[0] if fixes else environment.RUN_ON_GPU_MACHINE]
-
-
-def _cell(text: object) -> object:
-    """Keep a free-text cell from breaking the Markdown table."""
-    return text.replace("|", "\\|").replace("\n", " ") if isinstance(text, str) else text
+    return [fixes[0] if fixes else RUN_ON_GPU_MACHINE]
 
 
 def _tool_rows(probes: environment.Probes) -> list[list[object]]:
@@ -86,17 +82,18 @@ def _tool_rows(probes: environment.Probes) -> list[list[object]]:
         tool(probes.cuobjdump),
         ["nvidia-smi", "found" if probes.nvidia_smi.found else "missing", probes.nvidia_smi.path or probes.nvidia_smi.error],
     ]
-    return [[_cell(cell) for cell in row] for row in rows]
+    return [[markdown_cell(cell) for cell in row] for row in rows]
 
 
 def _capability_rows(capabilities: list[Capability]) -> list[list[object]]:
     return [
-        [item.label, "yes" if item.can_run else "no", _cell(item.needs), _cell(item.reason), _cell(item.how_to_fix)]
+        [item.label, "yes" if item.can_run else "no",
+         *(markdown_cell(text) for text in (item.needs, item.reason, item.how_to_fix))]
         for item in capabilities
     ]
 
 
-def render_markdown(report: EnvironmentReport, clock_results: list[environment.ClockCommandResult]) -> str:
+def render_markdown(report: EnvironmentReport, clock_results: list[ClockCommandResult]) -> str:
     probes = report.probes
     torch_gpu_rows = [
         [gpu.index, gpu.name, gpu.compute_capability, gpu.arch, gpu.sm_count, gpu.memory_gib, gpu.l2_cache_mib]
@@ -149,14 +146,14 @@ def summary_lines(report: EnvironmentReport, output_dir: Path, paths: list[Path]
     return lines
 
 
-def _change_clocks(action: str, as_json: bool) -> list[environment.ClockCommandResult]:
+def _change_clocks(action: str, as_json: bool) -> list[ClockCommandResult]:
     """Run the opt-in clock change, printing each exact command before it runs."""
-    commands = environment.plan_clock_change(action, environment.probe_nvidia_smi())
+    commands = plan_clock_change(action, environment.probe_nvidia_smi())
     stream = sys.stderr if as_json else sys.stdout  # --json keeps stdout for the one JSON object
     results = []
     for command in commands:
         print(f"running: {shlex.join(command)}", file=stream)
-        result = environment.run_clock_command(command)
+        result = run_clock_command(command)
         results.append(result)
         if result.returncode != 0:
             raise EnvironmentFault(
@@ -181,7 +178,7 @@ def _main(argv: list[str]) -> int:
     clock_action = "lock" if args.lock_clocks else "unlock" if args.unlock_clocks else None
     clock_results = _change_clocks(clock_action, args.json) if clock_action else []
 
-    report = environment.check_environment()
+    report = check_environment()
     markdown_path = args.output_dir / "env_check.md"
     json_path = args.output_dir / "env_check.json"
     exit_code = ExitCode.OK if report.verdict == "ok" else ExitCode.ENVIRONMENT_FAULT

@@ -159,24 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_common_options(subparser)
         return subparser
 
-    add = command("add", "append one record (ids are assigned by the log)")
-    add.add_argument("--from", dest="from_dir", type=Path, help="version folder DIR/vN: copy numbers from its JSON files")
-    add.add_argument("--kernel", help="operation name, e.g. softmax, gemm, layernorm")
-    add.add_argument("--backend", help="cuda or triton")
-    add.add_argument("--chip", help="sm_90, H100, 'NVIDIA H100 80GB HBM3', ...")
-    add.add_argument("--dims", help="problem size: 'N=4096,D=4096' or a JSON object")
-    add.add_argument("--iteration", type=_iteration, help="version number N of vN")
-    add.add_argument("--bottleneck", help="the classifier's label for the version the change started from")
-    add.add_argument("--stall", help="top warp-stall reason before the change, e.g. long_scoreboard")
-    for flag, (_, text) in METRIC_FLAGS.items():
-        add.add_argument(flag, type=_number, help=text)
-    add.add_argument("--speedup", type=_number, help="old time / new time, when typed by hand")
-    add.add_argument("--optimization", help="the one change this version made")
-    add.add_argument("--strategy", help="short strategy name to group by (default: from --optimization)")
-    add.add_argument("--hypothesis", help="the hypothesis tested (default with --from: vN/hypothesis.txt)")
-    add.add_argument("--outcome", help="success, neutral or failure (default with --from: the measured verdict)")
-    add.add_argument("--notes", help="what to remember: why it worked, why it failed")
-    add.add_argument("--force", action="store_true", help="accept an --outcome that contradicts the measurement (needs --notes)")
+    _add_record_arguments(command("add", "append one record (ids are assigned by the log)"))
 
     rec = command("recommend", "strategies that worked in similar situations, and failures to avoid")
     rec.add_argument("--kernel", help="operation name")
@@ -210,6 +193,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("stats", "counts, success rates and median speedups by backend, bottleneck, chip, strategy")
     return parser
+
+
+def _add_record_arguments(add: argparse.ArgumentParser) -> None:
+    """The fields of one record, as `add` takes them."""
+    add.add_argument("--from", dest="from_dir", type=Path, help="version folder DIR/vN: copy numbers from its JSON files")
+    add.add_argument("--kernel", help="operation name, e.g. softmax, gemm, layernorm")
+    add.add_argument("--backend", help="cuda or triton")
+    add.add_argument("--chip", help="sm_90, H100, 'NVIDIA H100 80GB HBM3', ...")
+    add.add_argument("--dims", help="problem size: 'N=4096,D=4096' or a JSON object")
+    add.add_argument("--iteration", type=_iteration, help="version number N of vN")
+    add.add_argument("--bottleneck", help="the classifier's label for the version the change started from")
+    add.add_argument("--stall", help="top warp-stall reason before the change, e.g. long_scoreboard")
+    for flag, (_, text) in METRIC_FLAGS.items():
+        add.add_argument(flag, type=_number, help=text)
+    add.add_argument("--speedup", type=_number, help="old time / new time, when typed by hand")
+    add.add_argument("--optimization", help="the one change this version made")
+    add.add_argument("--strategy", help="short strategy name to group by (default: from --optimization)")
+    add.add_argument("--hypothesis", help="the hypothesis tested (default with --from: vN/hypothesis.txt)")
+    add.add_argument("--outcome", help="success, neutral or failure (default with --from: the measured verdict)")
+    add.add_argument("--notes", help="what to remember: why it worked, why it failed")
+    add.add_argument("--force", action="store_true", help="accept an --outcome that contradicts the measurement (needs --notes)")
 
 
 def main(argv=None) -> int:

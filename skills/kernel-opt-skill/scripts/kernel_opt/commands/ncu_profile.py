@@ -96,7 +96,7 @@ class Collection:
 
 
 def _main(argv: list[str]) -> int:
-    from kernel_opt.profile import ncu
+    from kernel_opt.profile.ncu.reading import locate_report_reader, read_profile
 
     parser = build_parser()
     args, dims = parse_args_with_dims(parser, argv)
@@ -110,7 +110,7 @@ def _main(argv: list[str]) -> int:
             raise UsageError(f"--from-report {args.from_report}: no such file",
                              hint="pass the .ncu-rep that ncu_profile.py wrote (DIR/profile.ncu-rep)")
         baseline = _read_baseline(args.baseline)
-        location = ncu.locate_report_reader()  # exit 4 at once where no report can be read
+        location = locate_report_reader()  # exit 4 at once where no report can be read
         collection = Collection(mode="from_report", report=str(args.from_report), reader=location.source)
         report_path, ncu_path = args.from_report, None
         backends = None if args.backend == "auto" else (args.backend,)  # None: every backend's guide
@@ -130,7 +130,7 @@ def _main(argv: list[str]) -> int:
         baseline = _read_baseline(args.baseline)
         report_path, ncu_path, collection = _profile(args, dims, backend, solution, reference, output_dir)
         backends = (backend,)
-    profile = ncu.read_profile(report_path, ncu_path)
+    profile = read_profile(report_path, ncu_path)
     collection.reader = profile.reader
     payload, markdown = _reports(profile, collection, backends, baseline, output_dir)
     from kernel_opt.core.files import write_json_atomic, write_text_atomic
@@ -163,7 +163,8 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
     """Build, run the solution under ncu, and return (report path, ncu path, collection info)."""
     from kernel_opt.check.correctness import BuildOptions, solution_spec
     from kernel_opt.env.probes import probe_ncu
-    from kernel_opt.profile import ncu
+    from kernel_opt.profile.ncu import collection as ncu
+    from kernel_opt.profile.ncu.reading import locate_report_reader
 
     gpu_problem = _gpu_problem()
     ncu_probe = probe_ncu()
@@ -178,7 +179,7 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
             kind="no_gpu" if gpu_problem else "no_ncu",
         )
     try:
-        location, reader_error = ncu.locate_report_reader(ncu_probe.path), None
+        location, reader_error = locate_report_reader(ncu_probe.path), None
     except EnvironmentFault as error:  # profile anyway: the kept .ncu-rep can be read elsewhere
         location, reader_error = None, error
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -296,7 +297,8 @@ def _read_baseline(baseline_dir: Path | None) -> dict | None:
 
 def _reports(profile, collection: Collection, backends, baseline: dict | None, output_dir: Path):
     """The JSON payload and both Markdown reports (every value computed before rendering)."""
-    from kernel_opt.profile.classify import THRESHOLDS, compare_with_baseline, suggest, summarize
+    from kernel_opt.profile.classify import compare_with_baseline, suggest, summarize
+    from kernel_opt.profile.thresholds import THRESHOLDS
 
     verdict = summarize([(k.name, k.launches, k.launch_configuration, k.total_duration_us, k.metrics) for k in profile.kernels])
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
@@ -460,7 +462,7 @@ def _evidence_rows(classification, metrics) -> list[list[str]]:
 
 
 def _canonical_rows(metrics) -> list[list[str]]:
-    from kernel_opt.profile.ncu import METRIC_ALIASES
+    from kernel_opt.profile.ncu.metrics import METRIC_ALIASES
 
     rows = []
     for alias in METRIC_ALIASES:
@@ -474,7 +476,7 @@ def _canonical_rows(metrics) -> list[list[str]]:
 
 def _render_context(payload: dict, profile, verdict, collection: Collection, notes: list[str]) -> dict[str, Any]:
     from kernel_opt.core.render import compact_markdown_table, format_number, markdown_table
-    from kernel_opt.profile.classify import STALL_MEANINGS
+    from kernel_opt.profile.ncu.metrics import STALL_MEANINGS
 
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     classification = dominant.classification

@@ -23,6 +23,14 @@ def markdown_table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str
     return tabulate(cleaned, headers=list(headers), tablefmt="github", disable_numparse=True)
 
 
+def markdown_cell(value: Any) -> Any:
+    """Free text made safe for one table cell: a pipe or a newline in it would break the row.
+
+    Non-text values pass through, for the table renderer to format.
+    """
+    return value.replace("|", "\\|").replace("\n", " ") if isinstance(value, str) else value
+
+
 def compact_markdown_table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str:
     """A GitHub Markdown table without column padding, for long listings (hundreds of ncu metrics).
 

@@ -1,16 +1,14 @@
-"""What this machine can do for the optimization loop: tool versions, GPUs, and per-step verdicts.
+"""Probing this machine: tool versions, Python packages, torch's GPUs, and what nvidia-smi reports.
 
 Every later step (compile, correctness, benchmark, ncu profile, SASS analysis) fails in its own
 way when a tool is missing or two versions disagree, usually deep inside a long run. Probing
-once, up front, turns those failures into one report that says which steps can run here, why
-the others cannot, and what to install.
+once, up front, turns those failures into one report (env_check.py) that says which steps can
+run here, why the others cannot, and what to install.
 
 Each probe is a small function that returns a plain record and never raises because something
-is absent: absence is the information. `assess_capabilities` and `overall_verdict` are pure
-functions of those records, so they are tested with records built by hand.
-
-Clock locking lives here too, but only as an explicit opt-in (`plan_clock_change`): nothing in
-the probing path changes GPU state or needs root.
+is absent: absence is the information. What the records mean for each step of the loop is
+decided in capabilities.py, from these records alone; nothing here changes GPU state or needs
+root (clock locking, an explicit opt-in, is in clocks.py).
 """
 
 from __future__ import annotations
@@ -28,30 +26,12 @@ import shutil
 import subprocess
 import sys
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from kernel_opt.core.errors import EnvironmentFault
-
-# --- thresholds and search locations, in one place ------------------------------------------
+# --- timeouts and search locations, in one place ---------------------------------------------
 
 PROBE_TIMEOUT_S = 30  # a version query that takes longer than this is a hung tool, not a slow one
-
-# nsight-python 1.x refuses Nsight Compute older than 2026.2.1, while 0.9.6 works with
-# ncu 2025.3.1 (both observed by this project on a Hopper machine with ncu 2025.3.1).
-NSIGHT_PYTHON_1X_MIN_NCU = (2026, 2, 1)
-NSIGHT_PYTHON_PIN_FOR_OLD_NCU = "0.9.6"
-
-# Minimum Linux driver for each CUDA major release under minor-version compatibility, from
-# NVIDIA's CUDA Toolkit release notes ("CUDA Toolkit and Minimum Required Driver Version for
-# CUDA Minor Version Compatibility"). Code built by a newer nvcc than the driver supports fails
-# at load time with "CUDA driver version is insufficient".
-MIN_DRIVER_FOR_CUDA_MAJOR: dict[int, str] = {
-    11: "450.80.02",
-    12: "525.60.13",
-    13: "580.65.06",
-}
 
 # Where Nsight Compute and the CUDA toolkit's binaries live when they are not on PATH.
 CUDA_BIN_DIRS = ["/usr/local/cuda/bin"]
@@ -66,20 +46,6 @@ NVIDIA_SMI_QUERY_FIELDS = (
 )
 # The driver exposes "RmProfilingAdminOnly: 1" here when only root may read perf counters.
 NVIDIA_DRIVER_PARAMS = Path("/proc/driver/nvidia/params")
-
-INSTALL_CUDA_TOOLKIT = (
-    "install the CUDA toolkit (e.g. `apt-get install cuda-toolkit-13-0` from NVIDIA's repository, "
-    "see https://developer.nvidia.com/cuda-downloads) and put its bin/ folder on PATH"
-)
-INSTALL_NCU = (
-    "install Nsight Compute (it ships with the CUDA toolkit, or `apt-get install nsight-compute-2025.3.1` "
-    "from NVIDIA's repository) and put the folder holding `ncu` on PATH"
-)
-INSTALL_CUDA_TORCH = (
-    "install a CUDA build of torch that matches the driver, e.g. "
-    "`pip install torch --index-url https://download.pytorch.org/whl/cu130`"
-)
-RUN_ON_GPU_MACHINE = "run this step on a machine with an NVIDIA GPU (and a CUDA build of torch)"
 
 
 # --- records ---------------------------------------------------------------------------------
@@ -197,42 +163,6 @@ class Probes:
     is_root: bool = False
 
 
-@dataclass
-class Capability:
-    """Whether one later step of the loop can run on this machine, and what to do if not."""
-
-    step: str  # stable key: compile_cuda, cuda_correctness, ...
-    label: str  # for people: "compile CUDA (nvcc)"
-    needs: str
-    can_run: bool
-    reason: str
-    how_to_fix: str | None = None  # also set when the step runs in a limited way (Triton interpreter)
-
-
-@dataclass
-class NsightPythonCompatibility:
-    usable: bool
-    message: str
-
-
-Verdict = Literal["ok", "cpu_only", "broken"]
-
-
-@dataclass
-class EnvironmentReport:
-    verdict: Verdict
-    headline: str  # one plain sentence: the verdict and its main reason
-    probes: Probes
-    capabilities: list[Capability]
-    warnings: list[str] = field(default_factory=list)
-
-    def capability(self, step: str) -> Capability:
-        return next(item for item in self.capabilities if item.step == step)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
 # --- parsing ---------------------------------------------------------------------------------
 
 _NVCC_VERSION = re.compile(r"release\s+(\d+\.\d+),\s*V(\d+(?:\.\d+)+)")
@@ -322,8 +252,11 @@ def parse_nvidia_smi_csv(text: str) -> list[SmiGpu]:
 # --- probing helpers -------------------------------------------------------------------------
 
 
-def _run(argv: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> tuple[int | None, str]:
-    """Run a read-only query; (returncode, stdout+stderr), or (None, why) when it could not run."""
+def run_tool(argv: list[str], timeout_s: float = PROBE_TIMEOUT_S) -> tuple[int | None, str]:
+    """Run a tool to its end; (returncode, stdout+stderr), or (None, why) when it could not start or hung.
+
+    Probes only run read-only queries through it; clocks.py runs the opt-in clock commands.
+    """
     try:
         completed = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
@@ -414,7 +347,8 @@ def probe_package(distribution: str, module: str) -> PackageProbe:
     except importlib.metadata.PackageNotFoundError:
         version = None
     if importlib.util.find_spec(module) is None:
-        return PackageProbe(distribution, module, installed=False, version=version, error=f"`import {module}` finds no module")
+        return PackageProbe(distribution, module, installed=False, version=version,
+                            error=f"`import {module}` finds no module")
     try:
         imported = importlib.import_module(module)
     except Exception as error:
@@ -443,14 +377,14 @@ def probe_nvcc() -> NvccProbe:
     if found is None:
         return NvccProbe(name="nvcc", found=False, error="nvcc is not on PATH nor in /usr/local/cuda/bin")
     path, source = found
-    returncode, output = _run([path, "--version"])
+    returncode, output = run_tool([path, "--version"])
     parsed = parse_nvcc_version(output)
     probe = NvccProbe(name="nvcc", found=True, path=path, source=source)
     if returncode != 0 or parsed is None:
         probe.error = f"`nvcc --version` gave no version: {output.strip()[:200]}"
         return probe
     probe.release, probe.version = parsed
-    _, architectures = _run([path, "--list-gpu-arch"])
+    _, architectures = run_tool([path, "--list-gpu-arch"])
     probe.gpu_architectures = parse_nvcc_architectures(architectures)
     return probe
 
@@ -460,7 +394,7 @@ def _probe_nsight_tool(name: str, search_globs: list[str]) -> ToolProbe:
     if found is None:
         return ToolProbe(name=name, found=False, error=f"{name} is not on PATH nor in {', '.join(search_globs)}")
     path, source = found
-    returncode, output = _run([path, "--version"])
+    returncode, output = run_tool([path, "--version"])
     version = parse_nsight_tool_version(output)
     probe = ToolProbe(name=name, found=True, path=path, version=version, source=source)
     if returncode != 0 or version is None:
@@ -497,7 +431,7 @@ def probe_cuobjdump() -> ToolProbe:
             error="cuobjdump is not on PATH, in /usr/local/cuda/bin, nor in triton/backends/nvidia/bin",
         )
     path, source = found
-    returncode, output = _run([path, "--version"])
+    returncode, output = run_tool([path, "--version"])
     parsed = parse_nvcc_version(output)
     return ToolProbe(name="cuobjdump", found=True, path=path, source=source, version=parsed[1] if parsed else None)
 
@@ -556,10 +490,15 @@ def probe_nvidia_smi() -> NvidiaSmiProbe:
     path = shutil.which("nvidia-smi")
     if path is None:
         return NvidiaSmiProbe(found=False, error="nvidia-smi is not on PATH (no NVIDIA driver here)")
-    returncode, output = _run([path, f"--query-gpu={NVIDIA_SMI_QUERY_FIELDS}", "--format=csv,noheader,nounits"])
+    returncode, output = run_tool([path, f"--query-gpu={NVIDIA_SMI_QUERY_FIELDS}", "--format=csv,noheader,nounits"])
     if returncode != 0:
         return NvidiaSmiProbe(found=True, path=path, error=output.strip()[:300] or f"nvidia-smi exited {returncode}")
     return NvidiaSmiProbe(found=True, path=path, gpus=parse_nvidia_smi_csv(output))
+
+
+def driver_version(smi: NvidiaSmiProbe) -> str | None:
+    """The NVIDIA driver version nvidia-smi reports (from the first GPU that gives one); None where it cannot say."""
+    return next((gpu.driver_version for gpu in smi.gpus if gpu.driver_version), None)
 
 
 def probe_profiling_admin_only(params_file: Path = NVIDIA_DRIVER_PARAMS) -> bool | None:
@@ -573,6 +512,7 @@ def probe_profiling_admin_only(params_file: Path = NVIDIA_DRIVER_PARAMS) -> bool
 
 
 def collect_probes() -> Probes:
+    """Every probe, once (each returns a record; none raises for something absent)."""
     ncu = probe_ncu()
     return Probes(
         python=probe_python(),
@@ -588,307 +528,3 @@ def collect_probes() -> Probes:
         profiling_admin_only=probe_profiling_admin_only(),
         is_root=os.geteuid() == 0,
     )
-
-
-# --- verdicts --------------------------------------------------------------------------------
-
-
-def nsight_python_compatibility(nsight_version: str | None, ncu_version: str | None) -> NsightPythonCompatibility:
-    """Can this nsight-python drive this ncu? 0.9.x: yes; 1.x: only with ncu >= 2026.2.1."""
-    if nsight_version is None:
-        return NsightPythonCompatibility(False, "nsight-python is not installed")
-    nsight = version_tuple(nsight_version)
-    ncu = version_tuple(ncu_version)
-    minimum = ".".join(map(str, NSIGHT_PYTHON_1X_MIN_NCU))
-    if nsight[:1] and nsight[0] >= 1:
-        if ncu and ncu < NSIGHT_PYTHON_1X_MIN_NCU:
-            return NsightPythonCompatibility(
-                False,
-                f"nsight-python {nsight_version} refuses ncu {ncu_version} (1.x needs ncu {minimum} or newer); "
-                f"install `pip install nsight-python=={NSIGHT_PYTHON_PIN_FOR_OLD_NCU}`, which works with "
-                f"ncu 2025.3.1, or upgrade Nsight Compute to {minimum} or newer",
-            )
-        return NsightPythonCompatibility(True, f"nsight-python {nsight_version} with ncu {ncu_version or '(none)'}")
-    if nsight[:2] == (0, 9):
-        return NsightPythonCompatibility(True, f"nsight-python {nsight_version} works with ncu 2025.3.1 and newer")
-    return NsightPythonCompatibility(
-        False,
-        f"nsight-python {nsight_version} is older than any version this skill was tested with; "
-        f"install `pip install nsight-python=={NSIGHT_PYTHON_PIN_FOR_OLD_NCU}`",
-    )
-
-
-def _driver_version(probes: Probes) -> str | None:
-    return next((gpu.driver_version for gpu in probes.nvidia_smi.gpus if gpu.driver_version), None)
-
-
-def _gpu_usable(probes: Probes) -> bool:
-    torch = probes.torch
-    return torch.installed and torch.cuda_available and bool(torch.gpus) and torch.gpu_smoke_test_passed is not False
-
-
-def why_no_gpu(probes: Probes) -> str:
-    """One sentence on why kernels cannot run on a GPU here, naming the most specific cause."""
-    torch = probes.torch
-    smi_gpus = probes.nvidia_smi.gpus
-    if not torch.installed:
-        return f"torch is not installed ({torch.error}), so no kernel can be run or checked"
-    if torch.cuda_available and torch.gpu_smoke_test_passed is False:
-        return f"torch sees a GPU but a one-element op on it failed ({torch.error})"
-    if smi_gpus and torch.cuda_build_version is None:
-        return (
-            f"nvidia-smi sees {len(smi_gpus)} GPU(s) ({smi_gpus[0].name}) but torch {torch.version} is a CPU-only "
-            "build, so it cannot use them"
-        )
-    if smi_gpus:
-        detail = f": {torch.error}" if torch.error else ""
-        return f"nvidia-smi sees {smi_gpus[0].name} but torch {torch.version} reports no usable CUDA device{detail}"
-    if probes.nvidia_smi.found and probes.nvidia_smi.error:
-        return f"the NVIDIA driver does not answer: {probes.nvidia_smi.error.splitlines()[0]}"
-    build = "a CPU-only build" if torch.cuda_build_version is None else f"built with CUDA {torch.cuda_build_version}"
-    return f"this machine has no NVIDIA GPU that torch can use (torch {torch.version} is {build})"
-
-
-def _nvcc_targets_gpu(probes: Probes) -> str | None:
-    """Why nvcc cannot build for (or the driver cannot load code from nvcc for) this GPU; None if fine."""
-    nvcc = probes.nvcc
-    if probes.torch.gpus and nvcc.gpu_architectures:
-        arch = probes.torch.gpus[0].arch
-        if arch.replace("sm_", "compute_") not in nvcc.gpu_architectures:
-            return f"nvcc {nvcc.version} cannot target this GPU's {arch} (it lists {', '.join(nvcc.gpu_architectures)})"
-    driver = _driver_version(probes)
-    release_major = version_tuple(nvcc.release)[:1]
-    minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(release_major[0]) if release_major else None
-    if driver and minimum and version_tuple(driver) < version_tuple(minimum):
-        return (
-            f"driver {driver} is too old for code built by nvcc {nvcc.version} (CUDA {nvcc.release} needs driver "
-            f"{minimum} or newer)"
-        )
-    return None
-
-
-def assess_capabilities(probes: Probes) -> list[Capability]:
-    """For each later step of the loop: can it run here, why (not), and how to fix it."""
-    gpu = _gpu_usable(probes)
-    no_gpu_reason = "" if gpu else why_no_gpu(probes)
-    torch_fix = INSTALL_CUDA_TORCH if probes.torch.installed else "pip install torch (a CUDA build, see pytorch.org)"
-    gpu_fix = torch_fix if probes.nvidia_smi.gpus else RUN_ON_GPU_MACHINE
-    nvcc, ncu, triton = probes.nvcc, probes.ncu, probes.triton
-    capabilities: list[Capability] = []
-
-    # compile CUDA: nvcc alone; no GPU needed (correctness_check.py --compile-only)
-    if nvcc.found and nvcc.version:
-        capabilities.append(Capability("compile_cuda", "compile CUDA (nvcc)", "nvcc", True,
-                                       f"nvcc {nvcc.version} at {nvcc.path}"))
-    else:
-        capabilities.append(Capability("compile_cuda", "compile CUDA (nvcc)", "nvcc", False,
-                                       nvcc.error or "nvcc is missing", INSTALL_CUDA_TOOLKIT))
-
-    # CUDA correctness: build with nvcc, run on the GPU through torch tensors
-    label, needs = "CUDA correctness", "GPU + torch (CUDA build) + nvcc"
-    if not gpu:
-        capabilities.append(Capability("cuda_correctness", label, needs, False, no_gpu_reason, gpu_fix))
-    elif not (nvcc.found and nvcc.version):
-        capabilities.append(Capability("cuda_correctness", label, needs, False, "nvcc is missing", INSTALL_CUDA_TOOLKIT))
-    elif problem := _nvcc_targets_gpu(probes):
-        capabilities.append(Capability("cuda_correctness", label, needs, False, problem,
-                                       "install a CUDA toolkit that supports this GPU and driver, or update the driver"))
-    else:
-        capabilities.append(Capability("cuda_correctness", label, needs, True,
-                                       f"{probes.torch.gpus[0].name} ({probes.torch.gpus[0].arch}) with nvcc {nvcc.version}"))
-
-    # Triton correctness: compiled on the GPU, or interpreted on the CPU
-    label, needs = "Triton correctness", "torch + triton; GPU, or CPU via TRITON_INTERPRET=1"
-    if not probes.torch.installed or not triton.installed:
-        missing = "torch" if not probes.torch.installed else "triton"
-        capabilities.append(Capability("triton_correctness", label, needs, False,
-                                       f"{missing} is not importable", f"pip install {missing}"))
-    elif gpu:
-        capabilities.append(Capability("triton_correctness", label, needs, True,
-                                       f"triton {triton.version} on {probes.torch.gpus[0].name}"))
-    else:
-        capabilities.append(Capability(
-            "triton_correctness", label, needs, True,
-            f"on the CPU only, under the Triton interpreter (TRITON_INTERPRET=1, triton {triton.version}): "
-            "values are checked but bf16 is unsupported there and timings mean nothing",
-            f"for the compiled kernel, bf16 and timings: {RUN_ON_GPU_MACHINE}",
-        ))
-
-    # benchmark: needs the GPU, nothing else
-    if gpu:
-        capabilities.append(Capability("benchmark", "benchmark", "GPU", True, f"{probes.torch.gpus[0].name}"))
-    else:
-        capabilities.append(Capability("benchmark", "benchmark", "GPU", False, no_gpu_reason, gpu_fix))
-
-    capabilities.append(_ncu_capability(probes, gpu, no_gpu_reason, gpu_fix))
-
-    # static SASS analysis: cuobjdump plus a cubin to read (nvcc builds one; Triton needs its GPU compile)
-    label, needs = "static SASS analysis", "cuobjdump + a cubin (from nvcc, or from a Triton GPU compile)"
-    cuobjdump = probes.cuobjdump
-    if not cuobjdump.found:
-        capabilities.append(Capability("sass_analysis", label, needs, False, cuobjdump.error or "cuobjdump is missing",
-                                       f"{INSTALL_CUDA_TOOLKIT}, or pip install triton (it bundles cuobjdump)"))
-    elif not (nvcc.found or gpu):
-        capabilities.append(Capability("sass_analysis", label, needs, False,
-                                       f"cuobjdump found ({cuobjdump.source}) but nothing here can produce a cubin",
-                                       INSTALL_CUDA_TOOLKIT))
-    else:
-        scope = "CUDA and Triton kernels" if gpu and nvcc.found else ("Triton kernels" if gpu else "CUDA kernels (built by nvcc)")
-        version = f" {cuobjdump.version}" if cuobjdump.version else ""
-        capabilities.append(Capability("sass_analysis", label, needs, True,
-                                       f"cuobjdump{version} from {cuobjdump.source}, for {scope}"))
-    return capabilities
-
-
-def _ncu_capability(probes: Probes, gpu: bool, no_gpu_reason: str, gpu_fix: str) -> Capability:
-    """ncu needs the GPU, the ncu binary, a way to read its reports, and permission to read counters."""
-    label, needs = "ncu profile", "GPU + ncu + (nsight-python 0.9.x, or ncu_report)"
-    ncu = probes.ncu
-    if not gpu:
-        reasons = [no_gpu_reason] + ([] if ncu.found else ["ncu is missing"])
-        return Capability("ncu_profile", label, needs, False, "; ".join(reasons),
-                          gpu_fix if ncu.found else f"{gpu_fix}; {INSTALL_NCU}")
-    if not ncu.found:
-        return Capability("ncu_profile", label, needs, False, ncu.error or "ncu is missing", INSTALL_NCU)
-    if probes.profiling_admin_only and not probes.is_root:
-        return Capability(
-            "ncu_profile", label, needs, False,
-            "the driver lets only root read GPU performance counters (RmProfilingAdminOnly=1) and this is not "
-            "root, so ncu would fail with ERR_NVGPUCTRPERM",
-            "run the profiling step as root, or have an admin set the nvidia module option "
-            "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)",
-        )
-    nsight = probes.nsight_python
-    compatibility = nsight_python_compatibility(nsight.version if nsight.installed else None, ncu.version)
-    reader = probes.ncu_report
-    if compatibility.usable:
-        return Capability("ncu_profile", label, needs, True, f"ncu {ncu.version}; {compatibility.message}")
-    if reader.available:
-        note = "" if not nsight.installed else f" ({compatibility.message})"
-        return Capability("ncu_profile", label, needs, True,
-                          f"ncu {ncu.version}; reports read with ncu_report from {reader.source}{note}")
-    if nsight.installed:
-        fix = compatibility.message.split("; ", 1)[-1]
-    else:
-        pin = f"=={NSIGHT_PYTHON_PIN_FOR_OLD_NCU}" if version_tuple(ncu.version) < NSIGHT_PYTHON_1X_MIN_NCU else ""
-        fix = f"pip install 'nsight-python{pin}' (or pip install ncu-report)"
-    return Capability("ncu_profile", label, needs, False,
-                      f"ncu {ncu.version} found, but no way to read its reports: {compatibility.message}, "
-                      "and ncu_report is not available", fix)
-
-
-def overall_verdict(probes: Probes, capabilities: list[Capability]) -> tuple[Verdict, str]:
-    """ok: kernels run and time on the GPU. cpu_only: no GPU, but compiling or interpreting works. broken: neither."""
-    by_step = {item.step: item for item in capabilities}
-    if _gpu_usable(probes) and by_step["benchmark"].can_run and (
-        by_step["cuda_correctness"].can_run or by_step["triton_correctness"].can_run
-    ):
-        gpu = probes.torch.gpus[0]
-        return "ok", f"The GPU path works: {gpu.name} ({gpu.arch}, {gpu.sm_count} SMs, {gpu.memory_gib:g} GiB)."
-    runnable = [item.label for item in capabilities if item.can_run]
-    if not _gpu_usable(probes) and (by_step["compile_cuda"].can_run or by_step["triton_correctness"].can_run):
-        return "cpu_only", (
-            f"No usable GPU: {why_no_gpu(probes)}; CUDA kernels cannot run and nothing can be timed or profiled "
-            f"here, but {', '.join(runnable)} can."
-        )
-    if _gpu_usable(probes):
-        blocked = "; ".join(f"{item.label}: {item.reason}" for item in capabilities if not item.can_run)
-        return "broken", f"A GPU is visible but no kernel can run on it ({blocked})."
-    return "broken", f"Nothing in the loop can run here: {why_no_gpu(probes)}."
-
-
-def environment_warnings(probes: Probes) -> list[str]:
-    """Things that do not stop a step but skew its results or will surprise later."""
-    warnings: list[str] = []
-    for gpu in probes.nvidia_smi.gpus:
-        if gpu.compute_mode and gpu.compute_mode.lower() == "prohibited":
-            warnings.append(f"GPU {gpu.index} ({gpu.name}) is in compute mode Prohibited: no process may use it")
-        elif gpu.compute_mode and gpu.compute_mode.lower().startswith("exclusive"):
-            warnings.append(f"GPU {gpu.index} is in compute mode {gpu.compute_mode}: another process can lock you out")
-    nsight = probes.nsight_python
-    if nsight.installed:
-        compatibility = nsight_python_compatibility(nsight.version, probes.ncu.version)
-        if not compatibility.usable:
-            warnings.append(compatibility.message)
-    torch = probes.torch
-    if torch.gpus and torch.compiled_archs and torch.gpus[0].arch not in torch.compiled_archs:
-        warnings.append(
-            f"torch {torch.version} was not compiled for {torch.gpus[0].arch} ({', '.join(torch.compiled_archs)}); "
-            "its own kernels (the reference) may run through PTX JIT or fail"
-        )
-    if probes.nvcc.found and probes.nvcc.release and torch.cuda_build_version:
-        if version_tuple(probes.nvcc.release)[:1] != version_tuple(torch.cuda_build_version)[:1]:
-            warnings.append(
-                f"nvcc is CUDA {probes.nvcc.release} but torch was built with CUDA {torch.cuda_build_version}; "
-                "fine for extern \"C\" kernels, but the driver must support the newer of the two"
-            )
-    return warnings
-
-
-def check_environment(probes: Probes | None = None) -> EnvironmentReport:
-    """Probe this machine (or use given probes) and decide what can run here."""
-    probes = probes if probes is not None else collect_probes()
-    capabilities = assess_capabilities(probes)
-    verdict, headline = overall_verdict(probes, capabilities)
-    return EnvironmentReport(verdict, headline, probes, capabilities, environment_warnings(probes))
-
-
-# --- opt-in clock locking --------------------------------------------------------------------
-
-ClockAction = Literal["lock", "unlock"]
-
-
-@dataclass
-class ClockCommandResult:
-    command: list[str]
-    returncode: int | None
-    output: str
-
-
-def clock_lock_commands(nvidia_smi: str, gpus: list[SmiGpu]) -> list[list[str]]:
-    """Commands that pin each GPU's SM clock at its maximum.
-
-    One command for all GPUs when they share a maximum (the usual single-model node); one per
-    GPU (`-i N`) when they differ, so no GPU is locked at another model's clock.
-    """
-    maxima = {gpu.max_sm_clock_mhz for gpu in gpus}
-    if None in maxima or not maxima:
-        raise EnvironmentFault(
-            "nvidia-smi did not report a maximum SM clock, so there is no clock to lock at; nothing was changed",
-            hint="check `nvidia-smi -q -d CLOCK`; some GPUs (and most VMs) do not allow clock locking",
-        )
-    if len(maxima) == 1:
-        clock = maxima.pop()
-        return [[nvidia_smi, f"--lock-gpu-clocks={clock},{clock}"]]
-    return [[nvidia_smi, "-i", str(gpu.index), f"--lock-gpu-clocks={gpu.max_sm_clock_mhz},{gpu.max_sm_clock_mhz}"]
-            for gpu in gpus]
-
-
-def clock_reset_command(nvidia_smi: str) -> list[str]:
-    return [nvidia_smi, "--reset-gpu-clocks"]
-
-
-def plan_clock_change(action: ClockAction, smi: NvidiaSmiProbe) -> list[list[str]]:
-    """The exact nvidia-smi commands for an opt-in clock change, after checking they can work.
-
-    Raises EnvironmentFault (nothing changed) without nvidia-smi or without root: changing clocks
-    is a machine-wide act, so it is never attempted half-way or through a silent sudo.
-    """
-    if not smi.found or smi.path is None:
-        raise EnvironmentFault("nvidia-smi is not on PATH, so GPU clocks cannot be changed; nothing was changed")
-    if smi.error:
-        raise EnvironmentFault(f"nvidia-smi does not answer ({smi.error.splitlines()[0]}); nothing was changed")
-    commands = [clock_reset_command(smi.path)] if action == "unlock" else clock_lock_commands(smi.path, smi.gpus)
-    if os.geteuid() != 0:
-        flag = "--lock-clocks" if action == "lock" else "--unlock-clocks"
-        raise EnvironmentFault(
-            f"changing GPU clocks needs root and this is not root; nothing was changed (it would run: "
-            f"{'; '.join(' '.join(command) for command in commands)})",
-            hint=f"run `sudo python env_check.py {flag}` on a machine you own, or run that command with sudo yourself",
-        )
-    return commands
-
-
-def run_clock_command(command: list[str]) -> ClockCommandResult:
-    returncode, output = _run(command)
-    return ClockCommandResult(command=command, returncode=returncode, output=output.strip())

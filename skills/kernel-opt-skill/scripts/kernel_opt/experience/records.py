@@ -108,6 +108,13 @@ def strategy_slug(text: str) -> str:
 
 def validate(record: ExperienceRecord) -> ExperienceRecord:
     """Normalise labels and check every field in place; raise UsageError naming the bad field."""
+    _normalise_text_and_labels(record)
+    _check_numbers(record)
+    _check_provenance(record)
+    return record
+
+
+def _normalise_text_and_labels(record: ExperienceRecord) -> None:
     for name in _TEXT_FIELDS:
         value = getattr(record, name)
         if value is not None and not isinstance(value, str):
@@ -135,6 +142,9 @@ def validate(record: ExperienceRecord) -> ExperienceRecord:
             setattr(record, name, None)
     if record.stall is not None:
         record.stall = re.sub(r"[\s\-]+", "_", record.stall.lower())
+
+
+def _check_numbers(record: ExperienceRecord) -> None:
     _check_id(record)
     _check_dims(record.dims)
     if record.iteration is not None and (isinstance(record.iteration, bool) or not isinstance(record.iteration, int) or record.iteration < 0):
@@ -153,6 +163,9 @@ def validate(record: ExperienceRecord) -> ExperienceRecord:
         raise UsageError(
             f"fields 'speedup_ci_low' ({record.speedup_ci_low}) and 'speedup_ci_high' ({record.speedup_ci_high}) are reversed"
         )
+
+
+def _check_provenance(record: ExperienceRecord) -> None:
     if record.outcome_source not in OUTCOME_SOURCES:
         raise UsageError(f"field 'outcome_source' must be one of {', '.join(OUTCOME_SOURCES)}, got {record.outcome_source!r}")
     if record.outcome_source == "forced" and not record.notes:
@@ -170,7 +183,6 @@ def validate(record: ExperienceRecord) -> ExperienceRecord:
             f"field 'schema_version' is {record.schema_version!r}; this kernel-opt reads version {SCHEMA_VERSION}",
             hint="update kernel-opt-skill to read records written by a newer version",
         )
-    return record
 
 
 def _check_id(record: ExperienceRecord) -> None:

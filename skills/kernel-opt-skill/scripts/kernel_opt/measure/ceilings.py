@@ -33,6 +33,7 @@ from typing import Any, Iterator
 
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic
+from kernel_opt.env.probes import driver_version, probe_nvidia_smi
 from kernel_opt.measure import roofline, timing
 
 SCHEMA_VERSION = 1
@@ -212,17 +213,6 @@ def write_cache(path: Path, ceilings: MeasuredCeilings) -> Path:
 # --- device ------------------------------------------------------------------------------
 
 
-def _driver_version() -> str:
-    """The NVIDIA driver version from nvidia-smi; 'unknown' where nvidia-smi cannot say."""
-    from kernel_opt.env import probes as environment
-
-    probe = environment.probe_nvidia_smi()
-    for gpu in probe.gpus:
-        if gpu.driver_version:
-            return gpu.driver_version
-    return "unknown"
-
-
 def current_device_identity(device: Any = None) -> DeviceIdentity:
     """Name, driver and versions of the GPU torch would use; EnvironmentFault without one."""
     import torch
@@ -231,7 +221,7 @@ def current_device_identity(device: Any = None) -> DeviceIdentity:
     properties = torch.cuda.get_device_properties(resolved)
     return DeviceIdentity(
         name=torch.cuda.get_device_name(resolved),
-        driver_version=_driver_version(),
+        driver_version=driver_version(probe_nvidia_smi()) or "unknown",  # "unknown" where nvidia-smi cannot say
         torch_version=torch.__version__,
         cuda_version=torch.version.cuda,
         compute_capability=f"{properties.major}.{properties.minor}",

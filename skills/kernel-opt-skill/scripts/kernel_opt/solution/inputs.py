@@ -6,7 +6,8 @@ wrong indexing, so degenerate inputs from a user's setup() are reported as warni
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -25,20 +26,44 @@ for _name in ("uint16", "uint32", "uint64"):
         DTYPES[_name] = getattr(torch, _name)
 
 
+@contextlib.contextmanager
+def _watching_cuda_initialisation() -> Iterator[Callable[[], bool]]:
+    """Tell whether code run inside tried to initialise CUDA.
+
+    Every first CUDA use (a tensor created on or moved to "cuda", a CUDA seed) goes through
+    torch.cuda._lazy_init, whatever error follows: "Torch not compiled with CUDA enabled" on a
+    CPU build, "Found no NVIDIA driver" on a CUDA build without a driver. Watching the call is
+    reliable where searching the error text for "cuda" is not.
+    """
+    original = torch.cuda._lazy_init
+    calls: list[bool] = []
+
+    def recording_lazy_init(*args, **kwargs):
+        calls.append(True)
+        return original(*args, **kwargs)
+
+    torch.cuda._lazy_init = recording_lazy_init
+    try:
+        yield lambda: bool(calls)
+    finally:
+        torch.cuda._lazy_init = original
+
+
 def build_instance(setup: Callable, dims: dict[str, Any], seed: int, device: str) -> ProblemInstance:
     """Call setup(seed=, device=, **dims) and check what it returns against the contract."""
     torch.manual_seed(seed)  # also randomises setups that ignore their seed argument
     kwargs = accepted_kwargs(setup, {**dims, "seed": seed, "device": device})
-    try:
-        returned = setup(**kwargs)
-    except (RuntimeError, AssertionError, AttributeError) as error:
-        if device == "cpu" and "cuda" in str(error).lower():
-            raise UsageError(
-                f"setup() tried to use CUDA on a machine without a GPU: {error}",
-                hint="create tensors on the `device` argument setup() receives (setup(..., device='cuda')), "
-                "so the Triton interpreter can run them on the CPU",
-            ) from error
-        raise
+    with _watching_cuda_initialisation() as cuda_touched:
+        try:
+            returned = setup(**kwargs)
+        except Exception as error:
+            if device == "cpu" and cuda_touched():
+                raise UsageError(
+                    f"setup() tried to use CUDA on a machine without a GPU: {type(error).__name__}: {error}",
+                    hint="create tensors on the `device` argument setup() receives (setup(..., device='cuda')), "
+                    "so the Triton interpreter can run them on the CPU",
+                ) from error
+            raise
     if not isinstance(returned, dict) or "inputs" not in returned or "outputs" not in returned:
         raise UsageError('setup() must return {"inputs": {name: value, ...}, "outputs": [names]}')
     values, outputs = dict(returned["inputs"]), list(returned["outputs"])

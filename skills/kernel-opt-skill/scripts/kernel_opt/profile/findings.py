@@ -1,0 +1,238 @@
+"""Secondary findings: everything besides the label worth knowing about a kernel, one small rule each.
+
+A rule is a function of a `FindingContext` (the kernel's metrics and the classifier's
+assessments of them) that returns a `Finding`, with the values that triggered it, or None.
+`@finding_rule` registers it in `FINDING_RULES`, and `secondary_findings` runs the rules in the
+order they are registered here, which is the order findings appear in the reports. To add a
+finding: one decorated function below, named after its key, with its threshold in thresholds.py
+(and profiling/NCU.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Sequence
+
+from kernel_opt.profile.assessments import (
+    GridAssessment,
+    Label,
+    OccupancyAssessment,
+    grid_text,
+    occupancy_cause_text,
+    percent_text,
+)
+from kernel_opt.profile.ncu.metrics import STALL_MEANINGS, KernelMetrics, StallShare
+from kernel_opt.profile.thresholds import threshold
+
+
+@dataclass
+class Finding:
+    """One observation worth acting on, with the values that triggered it."""
+
+    key: str
+    text: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FindingContext:
+    """What every finding rule reads: one kernel's metrics, its label, and the assessments behind the label."""
+
+    metrics: KernelMetrics
+    label: Label
+    memory_sol_pct: float | None
+    memory_limiter: str | None  # "DRAM", "L2" or "L1/shared"
+    sm_sol_pct: float | None
+    balanced: bool
+    occupancy: OccupancyAssessment
+    grid: GridAssessment
+    top_stalls: Sequence[StallShare]
+
+
+FindingRule = Callable[[FindingContext], "Finding | None"]
+
+# Every rule, in the order its findings are reported.
+FINDING_RULES: list[FindingRule] = []
+
+
+def finding_rule(rule: FindingRule) -> FindingRule:
+    """Register `rule` (after every rule defined before it)."""
+    FINDING_RULES.append(rule)
+    return rule
+
+
+def secondary_findings(context: FindingContext) -> list[Finding]:
+    """Everything else worth knowing, each with the values that triggered it: every rule that fires, in order."""
+    return [finding for rule in FINDING_RULES if (finding := rule(context)) is not None]
+
+
+# --- the rules, in report order --------------------------------------------------------------
+
+
+@finding_rule
+def memory_at_peak(context: FindingContext) -> Finding | None:
+    memory, high = context.memory_sol_pct, threshold("high_throughput_pct")
+    if memory is None or memory < high:
+        return None
+    limiter = context.memory_limiter
+    return Finding("memory_at_peak", f"{limiter or 'memory'} runs at {memory:.1f}% of its peak "
+                   f"(>= {high:g}%): only moving fewer bytes through it helps",
+                   {"memory_sol_pct": memory, "memory_limiter": limiter})
+
+
+@finding_rule
+def compute_at_peak(context: FindingContext) -> Finding | None:
+    sm, high = context.sm_sol_pct, threshold("high_throughput_pct")
+    if sm is None or sm < high:
+        return None
+    return Finding("compute_at_peak", f"the SM runs at {sm:.1f}% of its peak (>= {high:g}%): only fewer "
+                   "or cheaper instructions help", {"sm_sol_pct": sm})
+
+
+@finding_rule
+def balanced(context: FindingContext) -> Finding | None:
+    if not context.balanced:
+        return None
+    return Finding("balanced", "compute and memory are balanced: a lasting speed-up must reduce both",
+                   {"memory_sol_pct": context.memory_sol_pct, "sm_sol_pct": context.sm_sol_pct})
+
+
+@finding_rule
+def small_grid(context: FindingContext) -> Finding | None:
+    grid = context.grid
+    if not grid.small_grid:
+        return None
+    return Finding("small_grid", f"the grid cannot fill the GPU ({grid_text(grid)}): give it more "
+                   "blocks (split the work) or make each block do more in a persistent loop",
+                   {"grid_size_blocks": grid.grid_size_blocks, "sm_count": grid.sm_count,
+                    "waves_per_sm": grid.waves_per_sm})
+
+
+def _occupancy_is_secondary(context: FindingContext) -> bool:
+    """Occupancy is a finding only where it is not already the label and a small grid does not explain it."""
+    return context.label != "occupancy_bound" and not context.grid.small_grid
+
+
+@finding_rule
+def low_occupancy(context: FindingContext) -> Finding | None:
+    occupancy = context.occupancy
+    if not (_occupancy_is_secondary(context) and occupancy.low):
+        return None
+    return Finding("low_occupancy", f"achieved occupancy {percent_text(occupancy.achieved_pct)} is below "
+                   f"{threshold('low_occupancy_pct'):g}% ({occupancy_cause_text(occupancy)})",
+                   {"achieved_occupancy_pct": occupancy.achieved_pct,
+                    "theoretical_occupancy_pct": occupancy.theoretical_pct,
+                    "limiters": occupancy.limiters})
+
+
+@finding_rule
+def occupancy_gap(context: FindingContext) -> Finding | None:
+    occupancy = context.occupancy
+    if not (_occupancy_is_secondary(context) and occupancy.gap) or occupancy.low:  # low_occupancy says it already
+        return None
+    return Finding("occupancy_gap", f"achieved occupancy {percent_text(occupancy.achieved_pct)} is far below "
+                   f"theoretical {percent_text(occupancy.theoretical_pct)}: imbalanced blocks or a partial last wave",
+                   {"achieved_occupancy_pct": occupancy.achieved_pct,
+                    "theoretical_occupancy_pct": occupancy.theoretical_pct})
+
+
+@finding_rule
+def top_stall(context: FindingContext) -> Finding | None:
+    if not context.top_stalls:
+        return None
+    top = context.top_stalls[0]
+    return Finding("top_stall", f"warps spend {top.share_pct:.0f}% of the cycles between issues on "
+                   f"{top.reason} ({STALL_MEANINGS.get(top.reason, 'see the Warp State section')})",
+                   {share.reason: round(share.share_pct, 1) for share in context.top_stalls})
+
+
+def _uncoalesced(context: FindingContext, kind: Literal["load", "store"]) -> Finding | None:
+    value = getattr(context.metrics, f"global_{kind}_sectors_per_request")
+    scattered = threshold("uncoalesced_sectors_per_request")
+    if value is None or value <= scattered:
+        return None
+    return Finding(f"uncoalesced_{kind}s", f"global {kind}s touch {value:.1f} sectors per request "
+                   f"(coalesced: 4 to {scattered:g}): neighbouring threads access scattered addresses",
+                   {f"global_{kind}_sectors_per_request": value})
+
+
+@finding_rule
+def uncoalesced_loads(context: FindingContext) -> Finding | None:
+    return _uncoalesced(context, "load")
+
+
+@finding_rule
+def uncoalesced_stores(context: FindingContext) -> Finding | None:
+    return _uncoalesced(context, "store")
+
+
+@finding_rule
+def bank_conflicts(context: FindingContext) -> Finding | None:
+    metrics = context.metrics
+    conflicts = metrics.shared_bank_conflict_pct
+    if conflicts is None or conflicts < threshold("bank_conflict_pct"):
+        return None
+    return Finding("bank_conflicts", f"{conflicts:.1f}% of shared-memory wavefronts are bank conflicts",
+                   {"shared_bank_conflict_pct": conflicts,
+                    "shared_load_bank_conflicts": metrics.shared_load_bank_conflicts,
+                    "shared_store_bank_conflicts": metrics.shared_store_bank_conflicts})
+
+
+@finding_rule
+def local_memory(context: FindingContext) -> Finding | None:
+    metrics = context.metrics
+    local = metrics.local_memory_sectors
+    if not local:
+        return None
+    return Finding("local_memory", f"{local:g} local-memory sectors: register spills or a local array "
+                   "indexed at run time (check static_analysis.py for LDL/STL and spill bytes)",
+                   {"local_load_sectors": metrics.local_load_sectors,
+                    "local_store_sectors": metrics.local_store_sectors})
+
+
+@finding_rule
+def divergence(context: FindingContext) -> Finding | None:
+    threads, uniform = context.metrics.threads_per_warp_instruction, context.metrics.branch_uniformity_pct
+    few_threads = threads is not None and threads < threshold("divergent_threads_per_instruction")
+    divergent_branches = uniform is not None and uniform < threshold("low_branch_uniformity_pct")
+    if not (few_threads or divergent_branches):
+        return None
+    return Finding("divergence", f"warps run with {threads if threads is not None else 'n/a'} of 32 threads "
+                   f"active per instruction on average; branch uniformity {percent_text(uniform)}",
+                   {"threads_per_warp_instruction": threads, "branch_uniformity_pct": uniform})
+
+
+@finding_rule
+def issue_bound(context: FindingContext) -> Finding | None:
+    issue = context.metrics.issue_slots_busy_pct
+    if issue is None or issue < threshold("high_throughput_pct"):
+        return None
+    return Finding("issue_bound", f"issue slots are {issue:.1f}% busy: the instruction count itself is "
+                   "the limit", {"issue_slots_busy_pct": issue})
+
+
+@finding_rule
+def tensor_pipe_idle(context: FindingContext) -> Finding | None:
+    tensor = context.metrics.tensor_pipe_pct
+    if context.label != "compute_bound" or tensor is None or tensor >= threshold("tensor_pipe_idle_pct"):
+        return None
+    return Finding("tensor_pipe_idle", f"the tensor pipe is {tensor:.1f}% busy: the math runs on the "
+                   "FMA/ALU pipes; a matmul-like kernel should use tensor cores",
+                   {"tensor_pipe_pct": tensor, "fma_pipe_pct": context.metrics.fma_pipe_pct})
+
+
+@finding_rule
+def tensor_pipe_at_peak(context: FindingContext) -> Finding | None:
+    tensor = context.metrics.tensor_pipe_pct
+    if tensor is None or tensor < threshold("high_throughput_pct"):
+        return None
+    return Finding("tensor_pipe_at_peak", f"the tensor pipe is {tensor:.1f}% busy", {"tensor_pipe_pct": tensor})
+
+
+@finding_rule
+def short_kernel(context: FindingContext) -> Finding | None:
+    duration = context.metrics.duration_us
+    if duration is None or duration >= threshold("short_kernel_us"):
+        return None
+    return Finding("short_kernel", f"the kernel runs {duration:.2f} us: launch overhead is of "
+                   "the same order", {"duration_us": duration})

@@ -1,0 +1,51 @@
+"""The optimization guides a profile points to, and links to their sections.
+
+A suggestion names a strategy or a label; its link is the guide's path from the skill root with
+the anchor GitHub gives the heading that names it, read from the guide itself so the link stays
+right when a heading's wording changes.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+SKILL_ROOT = Path(__file__).resolve().parents[3]  # skills/kernel-opt-skill/
+GUIDES: dict[str, str] = {"cuda": "experience/cuda/CUDA.md", "triton": "experience/triton/TRITON.md"}
+
+
+def github_anchor(heading: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped (not _ or -), spaces to hyphens."""
+    text = heading.strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+@lru_cache(maxsize=4)
+def guide_anchors(guide: str) -> dict[str, str]:
+    """Strategy or label name -> anchor, read from the guide's headings.
+
+    A heading's key is its first `backticked` name, else its first word: "### `tma_pipeline`
+    (sm_90)" -> tma_pipeline, "## memory_bound" -> memory_bound. Reading the real headings keeps
+    the links right when a heading's tail changes.
+    """
+    path = SKILL_ROOT / GUIDES[guide]
+    anchors: dict[str, str] = {}
+    if not path.is_file():
+        return anchors
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^#{2,4}\s+(.*)$", line)
+        if not match:
+            continue
+        heading = match.group(1)
+        named = re.search(r"`([A-Za-z0-9_]+)`", heading)
+        key = named.group(1) if named else heading.split()[0]
+        anchors.setdefault(key, github_anchor(heading))
+    return anchors
+
+
+def guide_link(guide: str, name: str) -> str:
+    """`GUIDE.md#anchor` for a strategy or label name (the bare name as anchor where no heading names it)."""
+    anchor = guide_anchors(guide).get(name, name)
+    return f"{GUIDES[guide]}#{anchor}"
