@@ -262,7 +262,7 @@ def test_the_experience_log_accepts_a_registered_backend_and_its_aliases(toy_bac
 
 
 def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
-    from kernel_opt.profile import classify, guides
+    from kernel_opt.profile import classify
     from kernel_opt.profile.ncu.metrics import KernelMetrics
 
     metrics = KernelMetrics(dram_throughput_pct=92.0, memory_throughput_pct=92.0, sm_throughput_pct=20.0,
@@ -272,9 +272,23 @@ def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
     suggestions = classify.suggest(result, metrics, None, "9.0")  # every backend; the toy has no guide
     assert [s.guide for s in suggestions] == ["cuda"] * 4 + ["triton"] * 4
     assert [s.strategy for s in suggestions[:2]] == ["single_pass", "fuse_kernels"]  # DRAM at its peak
+    assert suggestions[0].link == "experience/cuda/CUDA.md#single_pass-fewer-bytes-when-dram-is-at-peak"
     assert all(s.link.startswith(registry.get(s.guide).guide + "#") for s in suggestions)
-    # the guide-link table names the same guide files as the backends
-    assert guides.GUIDES == {backend.name: backend.guide for backend in registry.backends() if backend.guide}
+
+
+def test_a_guide_is_whatever_the_backend_names(toy_backend, tmp_path, monkeypatch):
+    from kernel_opt.profile import guides
+
+    with pytest.raises(UsageError, match="the torch_ops backend has no optimization guide"):
+        guides.guide_link("torch_ops", "single_pass")
+    guide = tmp_path / "TORCH_OPS.md"
+    guide.write_text("# torch ops\n\n## `fuse_ops` (one kernel instead of three)\n")
+    monkeypatch.setattr(TorchOpsBackend, "guide", str(guide))  # an absolute path: SKILL_ROOT / it is itself
+    guides.guide_anchors.cache_clear()
+    try:
+        assert guides.guide_link("torch_ops", "fuse_ops") == f"{guide}#fuse_ops-one-kernel-instead-of-three"
+    finally:
+        guides.guide_anchors.cache_clear()
 
 
 def test_a_backend_name_cannot_be_taken_twice(toy_backend):

@@ -7,7 +7,6 @@ registry rather than comparing backend names.
 Adding a backend: a new folder here, `<name>/backend.py`, that defines a `Backend` subclass and
 `BACKEND = ThatBackend()` (heavy imports such as torch inside its methods), plus its tests; the
 registry finds it, and argparse choices, detection, the correctness check, the benchmark,
-static analysis, profiling suggestions and the experience log follow. tests/test_backends.py
-plugs a toy backend in this way. One thing is still listed by hand: a backend with a strategy
-guide must also appear in profile/classify.py's GUIDES (the guide-link table).
+static analysis, profiling suggestions with links into its guide, and the experience log follow.
+tests/test_backends.py plugs a toy backend in this way.
 """

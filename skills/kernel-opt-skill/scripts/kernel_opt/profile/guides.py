@@ -2,7 +2,7 @@
 
 A suggestion names a strategy or a label; its link is the guide's path from the skill root with
 the anchor GitHub gives the heading that names it, read from the guide itself so the link stays
-right when a heading's wording changes.
+right when a heading's wording changes. Each backend names its guide (`Backend.guide`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,17 @@ from functools import lru_cache
 from pathlib import Path
 
 SKILL_ROOT = Path(__file__).resolve().parents[3]  # skills/kernel-opt-skill/
-GUIDES: dict[str, str] = {"cuda": "experience/cuda/CUDA.md", "triton": "experience/triton/TRITON.md"}
+
+
+def guide_path(backend: str) -> str:
+    """The backend's guide, relative to the skill root: 'experience/cuda/CUDA.md' for cuda."""
+    from kernel_opt.backends import registry
+    from kernel_opt.core.errors import UsageError
+
+    guide = registry.get(backend).guide
+    if guide is None:
+        raise UsageError(f"the {backend} backend has no optimization guide to link to")
+    return guide
 
 
 def github_anchor(heading: str) -> str:
@@ -30,7 +40,7 @@ def guide_anchors(guide: str) -> dict[str, str]:
     (sm_90)" -> tma_pipeline, "## memory_bound" -> memory_bound. Reading the real headings keeps
     the links right when a heading's tail changes.
     """
-    path = SKILL_ROOT / GUIDES[guide]
+    path = SKILL_ROOT / guide_path(guide)
     anchors: dict[str, str] = {}
     if not path.is_file():
         return anchors
@@ -48,4 +58,4 @@ def guide_anchors(guide: str) -> dict[str, str]:
 def guide_link(guide: str, name: str) -> str:
     """`GUIDE.md#anchor` for a strategy or label name (the bare name as anchor where no heading names it)."""
     anchor = guide_anchors(guide).get(name, name)
-    return f"{GUIDES[guide]}#{anchor}"
+    return f"{guide_path(guide)}#{anchor}"
