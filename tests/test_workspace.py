@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
-from kernel_opt.check.compare import CorrectnessReport
+from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.commands import hypothesis_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
 from kernel_opt.loop import final_report
@@ -23,7 +23,7 @@ from kernel_opt.loop.workspace import (
     read_run,
     run_status,
 )
-from kernel_opt.measure.benchmark import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
 from kernel_opt.measure.roofline import Ceilings, roofline_point
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"

@@ -32,6 +32,7 @@ from typing import Any
 
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
+from kernel_opt.run.events import DoneEvent, ErrorEvent, PhaseEvent, read_event_log
 
 SUMMARY_JSON = "ncu_summary.json"
 SUMMARY_MD = "ncu_summary.md"
@@ -256,35 +257,29 @@ def _gpu_arch() -> str:
     return f"sm_{major}{minor}"
 
 
-def _events(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _unfinished_phase(events_path: Path) -> str | None:
     """The phase the profiled program was in when it stopped without finishing; None when it finished or never ran."""
-    events = _events(events_path)
-    if not events or any(event["event"] in ("done", "error") for event in events):
+    events = read_event_log(events_path)
+    if not events or any(isinstance(event, (DoneEvent, ErrorEvent)) for event in events):
         return None
-    phases = [event for event in events if event["event"] == "phase"]
-    return phases[-1]["phase"] if phases else "start-up"
+    phases = [event for event in events if isinstance(event, PhaseEvent)]
+    return phases[-1].phase if phases else "start-up"
 
 
 def _raise_for_child_error(events_path: Path) -> None:
     """Turn the profiled program's own error event into the matching exit code."""
-    error = next((event for event in _events(events_path) if event["event"] == "error"), None)
+    error = next((event for event in read_event_log(events_path) if isinstance(event, ErrorEvent)), None)
     if error is None:
         return
-    code = int(error.get("exit_code", ExitCode.SOLUTION_FAULT))
-    error_class = {int(ExitCode.USAGE): UsageError, int(ExitCode.ENVIRONMENT_FAULT): EnvironmentFault}.get(code, SolutionError)
-    raise error_class(f"the profiled program failed: {error.get('message')}", hint=error.get("hint"),
-                      kind=error.get("kind") or "solution_error")
+    error_class = {int(ExitCode.USAGE): UsageError, int(ExitCode.ENVIRONMENT_FAULT): EnvironmentFault}.get(
+        error.exit_code, SolutionError)
+    raise error_class(f"the profiled program failed: {error.message}", hint=error.hint,
+                      kind=error.kind or "solution_error")
 
 
 def _profiled_dims(events_path: Path) -> dict[str, Any]:
-    done = next((event for event in _events(events_path) if event["event"] == "done"), None)
-    return dict(done.get("dims") or {}) if done else {}
+    done = next((event for event in read_event_log(events_path) if isinstance(event, DoneEvent)), None)
+    return dict(done.dims or {}) if done else {}
 
 
 # --- reports ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
-from kernel_opt.run.events import EventLog, classify_exception_message, one_line
+from kernel_opt.run.events import EventLog, NoteEvent, classify_exception_message, one_line
 
 
 class LoadedSolution:
@@ -63,10 +63,10 @@ def instance_maker(reference, solution: LoadedSolution, device: str, events: Eve
     from kernel_opt.solution.inputs import build_instance, infer_instance
 
     if reference.setup is not None:
-        events.emit("note", text="inputs from ref.py setup()")
+        events.emit(NoteEvent("inputs from ref.py setup()"))
         return lambda dims, seed: build_instance(reference.setup, dims, seed, device)
     if solution.setup is not None:
-        events.emit("note", text="inputs from the solution's setup() (ref.py has none)")
+        events.emit(NoteEvent("inputs from the solution's setup() (ref.py has none)"))
         return lambda dims, seed: build_instance(solution.setup, dims, seed, device)
     if solution.backend == "cuda":
         return lambda dims, seed: infer_instance(solution.signature, dims, seed, device)
