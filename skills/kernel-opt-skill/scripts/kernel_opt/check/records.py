@@ -97,10 +97,13 @@ class CorrectnessReport:
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = CORRECTNESS_FILE) -> CorrectnessReport:
-        """The record as written; "passed" is derived from the verdict, so it is not read back."""
+        """The record as written; "passed" follows from the verdict, so it is read only where the verdict is missing."""
         check_schema(payload, CORRECTNESS_SCHEMA, what)
         cases = [CaseResult.from_dict(case) for case in payload.get("cases") or []]
-        return cls(**field_values(cls, payload, cases=cases, schema=CORRECTNESS_SCHEMA))
+        verdict = payload.get("verdict")
+        if verdict is None and "passed" in payload:  # a record that says only whether it passed
+            verdict = "pass" if payload["passed"] is True else "fail"
+        return cls(**field_values(cls, payload, cases=cases, verdict=verdict, schema=CORRECTNESS_SCHEMA))
 
     def build_kernels(self) -> list[dict[str, Any]]:
         """The kernels the CUDA build reported (name, registers, spills...); [] without a build record."""
