@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from kernel_opt.check.records import CaseResult, CorrectnessReport
 from kernel_opt.check.report import write_correctness_reports
-from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
+from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import gpu_arch, resolve_device
 from kernel_opt.run.events import (
     CaseResultEvent,
@@ -24,6 +24,7 @@ from kernel_opt.run.events import (
     PlanEvent,
     ToleranceEvent,
     WarningEvent,
+    dispatch,
 )
 from kernel_opt.solution.contract import detect_backend
 
@@ -167,10 +168,7 @@ def check_correctness(
         _build_and_run(report, solution, reference, options, build, build_dir)
     except KernelOptError as error:
         report.error = error.to_dict()
-        report.verdict = {
-            ExitCode.USAGE: "usage_error",
-            ExitCode.ENVIRONMENT_FAULT: "environment_error",
-        }.get(error.exit_code, "solution_error")
+        report.verdict = failure_verdict(error.exit_code)
     return report
 
 
@@ -244,13 +242,10 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
 
 def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     """Fill a report from the worker's events (see check/child.py) and how the child ended."""
-    for event in outcome.events:
-        handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(report, event)
+    dispatch(outcome.events, _HANDLERS, report)
     report.error = outcome.failure()
     if report.error is not None:
-        report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
+        report.verdict = failure_verdict(report.error["exit_code"])
     elif report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases:
         report.verdict = "pass"
     else:

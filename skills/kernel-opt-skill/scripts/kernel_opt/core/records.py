@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from kernel_opt.core.errors import UsageError
+
+
+RecordType = TypeVar("RecordType", bound="Record")
 
 
 def now_iso() -> str:
@@ -50,3 +53,18 @@ def field_values(cls: type, payload: Mapping[str, Any], **converted: Any) -> dic
         else:
             values[item.name] = None
     return values
+
+
+class Record:
+    """For a dataclass record whose fields are plain JSON: to_dict is asdict, from_dict `field_values`.
+
+    A record with nested records, a schema tag or derived fields overrides them.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[RecordType], payload: Mapping[str, Any]) -> RecordType:
+        return cls(**field_values(cls, payload))
+

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kernel_opt.check.correctness import BuildOptions
 from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport
 from kernel_opt.core.errors import ExitCode, UsageError
 from kernel_opt.core.files import read_json
-from kernel_opt.core.records import check_schema, field_values
+from kernel_opt.core.records import Record, check_schema, field_values
 from kernel_opt.measure.records import BENCHMARK_FILE, DEFAULT_TARGET_PERCENT, BenchmarkReport
 from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
 
@@ -107,7 +107,7 @@ class VersionRecord:
 
 
 @dataclass
-class StepResult:
+class StepResult(Record):
     """One step of `evaluate`: which tool, how it ended, how long it took, what it wrote."""
 
     name: str  # correctness, compile_check, hypothesis, ceilings, benchmark, profile, static_analysis, recommend
@@ -116,10 +116,6 @@ class StepResult:
     exit_code: int | None = None
     summary: str = ""
     outputs: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_dict(cls, payload: dict[str, Any]) -> StepResult:
-        return cls(**field_values(cls, payload))
 
 
 STEP_STATUS_BY_EXIT_CODE = {
@@ -161,37 +157,32 @@ class EvaluationRecord:
 # --- finding the records in a run folder -----------------------------------------------------------
 
 
+def _read(path: Path, from_dict: Callable[..., Any]) -> Any:
+    payload = read_json(path)
+    return None if payload is None else from_dict(payload, what=str(path))
+
+
 def read_run_record(out: Path) -> RunRecord | None:
     payload = read_json(out / RUN_FILE)
     return None if payload is None else RunRecord.from_dict(payload)
 
 
 def read_version_record(folder: Path) -> VersionRecord | None:
-    path = folder / VERSION_FILE
-    payload = read_json(path)
-    return None if payload is None else VersionRecord.from_dict(payload, what=str(path))
+    return _read(folder / VERSION_FILE, VersionRecord.from_dict)
 
 
 def read_evaluation(folder: Path) -> EvaluationRecord | None:
-    path = folder / EVALUATION_FILE
-    payload = read_json(path)
-    return None if payload is None else EvaluationRecord.from_dict(payload, what=str(path))
+    return _read(folder / EVALUATION_FILE, EvaluationRecord.from_dict)
 
 
 def read_correctness(folder: Path) -> CorrectnessReport | None:
-    path = folder / CORRECTNESS_FILE
-    payload = read_json(path)
-    return None if payload is None else CorrectnessReport.from_dict(payload, what=str(path))
+    return _read(folder / CORRECTNESS_FILE, CorrectnessReport.from_dict)
 
 
 def read_benchmark(folder: Path) -> BenchmarkReport | None:
     """folder/benchmark.json: a version's, or OUT/benchmark.json from SKILL.md's Finish step."""
-    path = folder / BENCHMARK_FILE
-    payload = read_json(path)
-    return None if payload is None else BenchmarkReport.from_dict(payload, what=str(path))
+    return _read(folder / BENCHMARK_FILE, BenchmarkReport.from_dict)
 
 
 def read_profile(folder: Path) -> NcuSummary | None:
-    path = folder / NCU_SUMMARY_FILE
-    payload = read_json(path)
-    return None if payload is None else NcuSummary.from_dict(payload, what=str(path))
+    return _read(folder / NCU_SUMMARY_FILE, NcuSummary.from_dict)

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
 from kernel_opt.check.records import summarize_failures
-from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
+from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import resolve_device
 from kernel_opt.measure.benchmark_report import write_benchmark_reports
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT, BenchmarkReport, Comparison, TimedEntry
@@ -49,6 +49,7 @@ from kernel_opt.run.events import (
     TimedEvent,
     WarningEvent,
     WorkEvent,
+    dispatch,
 )
 from kernel_opt.solution.contract import detect_backend
 
@@ -119,8 +120,7 @@ def benchmark_solution(request: BenchmarkRequest, command: str | None = None) ->
             _time_in_worker(report, request, solution, reference)
         except KernelOptError as error:
             report.error = error.to_dict()
-            report.verdict = {ExitCode.USAGE: "usage_error", ExitCode.ENVIRONMENT_FAULT: "environment_error"}.get(
-                error.exit_code, "solution_error")
+            report.verdict = failure_verdict(error.exit_code)
         report.exit_code = int({"measured": 0, "incorrect": 1}.get(report.verdict,
                                                                    (report.error or {}).get("exit_code", 3)))
     write_benchmark_reports(report, request.output_dir)
@@ -270,7 +270,7 @@ def _copy_same_bytes(report: BenchmarkReport, event: CopySameBytesEvent) -> None
 
 
 # Which events fill which part of the record (the interleaved comparison also needs the other
-# version's labels, so assemble_report handles it); phases and done only say where the worker was.
+# version's labels, so assemble_report adds its handler); phases and done only say where the worker was.
 _HANDLERS: dict[type[Event], Callable[[BenchmarkReport, Any], None]] = {
     EnvironmentEvent: _environment,
     PrecisionEvent: _precision,
@@ -290,16 +290,13 @@ _HANDLERS: dict[type[Event], Callable[[BenchmarkReport, Any], None]] = {
 def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
                     against_dir: str | None) -> BenchmarkReport:
     """Fill the report from the worker's events; every derived number is computed here."""
-    for event in outcome.events:
-        if isinstance(event, InterleavedEvent):
-            report.comparison = _comparison(event, report, against_label, against_dir)
-            continue
-        handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(report, event)
+    def interleaved(record: BenchmarkReport, event: InterleavedEvent) -> None:
+        record.comparison = _comparison(event, record, against_label, against_dir)
+
+    dispatch(outcome.events, {**_HANDLERS, InterleavedEvent: interleaved}, report)
     report.error = outcome.failure()
     if report.error is not None:
-        report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
+        report.verdict = failure_verdict(report.error["exit_code"])
         return report
     if not all(check["passed"] for check in report.post_timing_check.values()):
         report.verdict = "incorrect"

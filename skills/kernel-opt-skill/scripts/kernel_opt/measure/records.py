@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.core.records import check_schema, field_values
+from kernel_opt.core.records import Record, check_schema, field_values
 
 BENCHMARK_FILE = "benchmark.json"
 BENCHMARK_SCHEMA = "kernel_opt.benchmark/1"
@@ -23,7 +23,7 @@ OLDER_PRIMARY_SOURCES = ("measured", "datasheet")
 
 
 @dataclass
-class TimedEntry:
+class TimedEntry(Record):
     """One timed callable: the solution, another version, or a baseline."""
 
     name: str
@@ -51,16 +51,9 @@ class TimedEntry:
             **extra,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, payload: dict[str, Any]) -> TimedEntry:
-        return cls(**field_values(cls, payload))
-
 
 @dataclass
-class Comparison:
+class Comparison(Record):
     """This solution against another version, timed interleaved."""
 
     against: str
@@ -74,10 +67,6 @@ class Comparison:
     other_median_us: float
     verdict: str
     other_correct_after_timing: bool
-
-    @classmethod
-    def from_dict(cls, payload: dict[str, Any]) -> Comparison:
-        return cls(**field_values(cls, payload))
 
     def against_folder(self) -> str | None:
         """The other version's folder name ("v1"): from against_dir, else the folder of the file."""

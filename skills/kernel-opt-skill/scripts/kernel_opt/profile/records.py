@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kernel_opt.core.records import check_schema, field_values
+from kernel_opt.core.records import Record, check_schema, field_values
 
 NCU_SUMMARY_FILE = "ncu_summary.json"
 NCU_SUMMARY_SCHEMA = "kernel_opt.ncu_summary/1"
 
 
 @dataclass
-class Collection:
+class Collection(Record):
     """How the report was obtained, for the report's last section."""
 
     mode: str  # "profiled" or "from_report"
@@ -35,13 +35,9 @@ class Collection:
     dims: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
-    @classmethod
-    def from_dict(cls, payload: dict[str, Any]) -> Collection:
-        return cls(**field_values(cls, payload))
-
 
 @dataclass
-class FindingRecord:
+class FindingRecord(Record):
     """An observation worth acting on (profile.classify.Finding), with the values that triggered it."""
 
     key: str
@@ -50,7 +46,7 @@ class FindingRecord:
 
 
 @dataclass
-class GuideLink:
+class GuideLink(Record):
     """A guide section to read next (profile.classify.Suggestion) and why it applies."""
 
     guide: str
@@ -60,13 +56,13 @@ class GuideLink:
 
 
 @dataclass
-class DominantKernel:
+class DominantKernel(Record):
     name: str | None
     share_pct: float | None  # of the profiled time
 
 
 @dataclass
-class BaselineChange:
+class BaselineChange(Record):
     """One metric or label before (the baseline version) and after (this one)."""
 
     name: str
@@ -85,7 +81,7 @@ class BaselineComparison:
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> BaselineComparison:
-        changes = [BaselineChange(**field_values(BaselineChange, item)) for item in payload.get("changes") or []]
+        changes = [BaselineChange.from_dict(item) for item in payload.get("changes") or []]
         return cls(dir=payload.get("dir"), changes=changes)
 
 
@@ -113,7 +109,7 @@ class KernelSummary:
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> KernelSummary:
-        findings = [FindingRecord(**field_values(FindingRecord, item)) for item in payload.get("findings") or []]
+        findings = [FindingRecord.from_dict(item) for item in payload.get("findings") or []]
         return cls(**field_values(cls, payload, findings=findings))
 
 
@@ -145,13 +141,13 @@ class NcuSummary:
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = NCU_SUMMARY_FILE) -> NcuSummary:
         check_schema(payload, NCU_SUMMARY_SCHEMA, what)
-        dominant = payload.get("dominant_kernel") or {}
+        dominant = payload.get("dominant_kernel") or {}  # DominantKernel: None where a record lacks them
         baseline, collection = payload.get("baseline"), payload.get("collection")
         return cls(**field_values(
             cls, payload, schema=NCU_SUMMARY_SCHEMA,
-            dominant_kernel=DominantKernel(dominant.get("name"), dominant.get("share_pct")),
-            findings=[FindingRecord(**field_values(FindingRecord, item)) for item in payload.get("findings") or []],
-            read_next=[GuideLink(**field_values(GuideLink, item)) for item in payload.get("read_next") or []],
+            dominant_kernel=DominantKernel.from_dict(dominant),
+            findings=[FindingRecord.from_dict(item) for item in payload.get("findings") or []],
+            read_next=[GuideLink.from_dict(item) for item in payload.get("read_next") or []],
             kernels=[KernelSummary.from_dict(item) for item in payload.get("kernels") or []],
             baseline=BaselineComparison.from_dict(baseline) if isinstance(baseline, dict) else None,
             collection=Collection.from_dict(collection) if isinstance(collection, dict) else None,

@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 from kernel_opt.core.errors import KernelOptError
 
@@ -260,6 +260,14 @@ def parse_event(payload: dict[str, Any]) -> Event:
     event = event_type.from_json(payload)
     event.t = payload.get("t")
     return event
+
+
+def dispatch(events: list[Event], handlers: Mapping[type[Event], Callable[[Any, Any], None]], record: Any) -> None:
+    """Give each event to its type's handler, which fills `record`; events without one are skipped."""
+    for event in events:
+        handler = handlers.get(type(event))
+        if handler is not None:
+            handler(record, event)
 
 
 def read_event_log(path: Path) -> list[Event]:
