@@ -24,9 +24,9 @@ from kernel_opt.loop.records import EvaluationRecord, RunRecord, StepResult
 from kernel_opt.loop.workspace import conclude_evaluation, read_run, run_status
 from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
 from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.measure.roofline import Ceilings, roofline_point
 from kernel_opt.profile import profiler
 from kernel_opt.profile.profiler import ProfileRequest
-from kernel_opt.measure.roofline import Ceilings, roofline_point
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 SOFTMAX = REFERENCE_DIR / "softmax"

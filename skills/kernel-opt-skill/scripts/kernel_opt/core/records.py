@@ -14,7 +14,6 @@ from typing import Any, Mapping, TypeVar
 
 from kernel_opt.core.errors import UsageError
 
-
 RecordType = TypeVar("RecordType", bound="Record")
 
 

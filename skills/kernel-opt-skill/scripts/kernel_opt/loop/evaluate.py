@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from kernel_opt.check import correctness as correctness_tool
+from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.report import correctness_summary
 from kernel_opt.core.errors import ExitCode, KernelOptError
 from kernel_opt.core.files import write_text_atomic
-from kernel_opt.core.render import render
 from kernel_opt.core.records import now_iso
+from kernel_opt.core.render import render
 from kernel_opt.experience.ranking import RecommendRequest, recommend_from_log
 from kernel_opt.loop.hypothesis import check_hypothesis
 from kernel_opt.loop.records import (
@@ -47,19 +47,19 @@ from kernel_opt.loop.workspace import (
     read_run,
     write_evaluation,
 )
-from kernel_opt.measure import benchmark as benchmark_tool
+from kernel_opt.measure.benchmark import PROG as BENCHMARK_PROG
 from kernel_opt.measure.benchmark import BenchmarkRequest, benchmark_solution
 from kernel_opt.measure.benchmark_report import benchmark_summary
 from kernel_opt.measure.ceilings import load_or_measure
 from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
 from kernel_opt.measure.records import BenchmarkReport
-from kernel_opt.profile import profiler as profile_tool
-from kernel_opt.profile import static_analysis as static_tool
 from kernel_opt.profile.ncu_summary import profile_summary
+from kernel_opt.profile.profiler import PROG as PROFILE_PROG
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
 from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
 from kernel_opt.profile.sass import StaticReport
+from kernel_opt.profile.static_analysis import PROG as STATIC_ANALYSIS_PROG
 from kernel_opt.profile.static_analysis import StaticAnalysisRequest, analyze_solution, static_analysis_summary
 
 EVALUATE_LOG = "evaluate.log"
@@ -226,7 +226,7 @@ def _cpu_steps(evaluation: Evaluation) -> None:
         # for a kernel that has not run.
         request = CorrectnessRequest(evaluation.solution, evaluation.reference, folder / "compile_check",
                                      check=CheckOptions(compile_only=True), build=run.build_options())
-        evaluation.step("compile_check", [correctness_tool.PROG, *request.argv()], lambda: _check(request),
+        evaluation.step("compile_check", [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
                         _compile_line, ["compile_check/correctness.json"])
     if not evaluation.stopped:
         _hypothesis_step(evaluation)
@@ -244,7 +244,7 @@ def _check(request: CorrectnessRequest) -> StepOutcome:
 
 
 def _correctness_step(evaluation: Evaluation, request: CorrectnessRequest) -> None:
-    evaluation.step("correctness", [correctness_tool.PROG, *request.argv()], lambda: _check(request),
+    evaluation.step("correctness", [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
                     _correctness_line, ["correctness.json", "correctness.md"])
 
 
@@ -302,7 +302,7 @@ def _benchmark_step(evaluation: Evaluation, options: EvaluateOptions) -> None:
         report = benchmark_solution(request)
         return StepOutcome(report, int(report.exit_code), benchmark_summary(report, request.output_dir))
 
-    evaluation.step("benchmark", [benchmark_tool.PROG, *request.argv()], measure, _benchmark_line,
+    evaluation.step("benchmark", [BENCHMARK_PROG, *request.argv()], measure, _benchmark_line,
                     ["benchmark.json", "benchmark.md"])
 
 
@@ -318,7 +318,7 @@ def _profile_step(evaluation: Evaluation) -> None:
         summary = profile_solution(request)
         return StepOutcome(summary, int(ExitCode.OK), profile_summary(summary, request.output_dir))
 
-    evaluation.step("profile", [profile_tool.PROG, *request.argv()], profile, _profile_line,
+    evaluation.step("profile", [PROFILE_PROG, *request.argv()], profile, _profile_line,
                     ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])
 
 
@@ -333,7 +333,7 @@ def _static_analysis_step(evaluation: Evaluation) -> None:
         report = analyze_solution(request)
         return StepOutcome(report, int(ExitCode.OK), static_analysis_summary(report, request.output_dir))
 
-    evaluation.step("static_analysis", [static_tool.PROG, *request.argv()], analyze, _static_line,
+    evaluation.step("static_analysis", [STATIC_ANALYSIS_PROG, *request.argv()], analyze, _static_line,
                     ["static_analysis.json", "static_analysis.md"])
 
 
