@@ -1,7 +1,7 @@
 """benchmark.py without a GPU: the report assembled from worker events, and its exit codes.
 
-The worker's events are what a GPU run emits (see benchmark.run_benchmark); here they are
-written by hand, so every derived number (speedups, the comparison verdict, roofline
+The worker's events are the JSON lines a GPU run emits (see measure/benchmark_child.py); here they
+are written by hand and parsed as the parent parses them, so every derived number (speedups, the comparison verdict, roofline
 percentages, the suspicious-floor flag) is checked against arithmetic done in the test.
 """
 
@@ -11,13 +11,10 @@ from dataclasses import asdict
 import pytest
 from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.commands.benchmark import main
-from kernel_opt.measure.benchmark import (
-    BenchmarkReport,
-    TimedEntry,
-    assemble_report,
-    phase_durations,
-)
+from kernel_opt.measure.benchmark import assemble_report, phase_durations
 from kernel_opt.measure.ceilings import CopyCeiling
+from kernel_opt.measure.records import BenchmarkReport, TimedEntry
+from kernel_opt.run.events import DoneEvent, EnvironmentEvent, PhaseEvent, TimedEvent, parse_event
 from kernel_opt.run.runner import ChildOutcome
 
 N = 1 << 28
@@ -72,7 +69,8 @@ def events(solution_us=1200.0, post_timing_passed=True, interleaved=None, bandwi
 
 def assemble(event_list, **kwargs):
     report = BenchmarkReport(solution={"path": "v1.cu", "backend": "cuda"}, reference="ref.py", backend="cuda", command="benchmark.py v1.cu")
-    return assemble_report(report, ChildOutcome(events=event_list, returncode=0), kwargs.get("label"), kwargs.get("against_dir"))
+    outcome = ChildOutcome(events=[parse_event(event) for event in event_list], returncode=0)
+    return assemble_report(report, outcome, kwargs.get("label"), kwargs.get("against_dir"))
 
 
 def test_measured_report_derives_speedups_and_roofline():
@@ -120,16 +118,16 @@ def test_a_slower_same_size_copy_leaves_the_cached_ceiling_in_charge():
 
 def test_phase_durations_follow_the_event_timestamps():
     stamped = [
-        {"event": "environment", "t": 102.0},
-        {"event": "phase", "phase": "load_solution", "t": 103.0},
-        {"event": "phase", "phase": "solution", "t": 104.5},
-        {"event": "timed", "t": 106.0},
-        {"event": "phase", "phase": "baseline eager", "t": 107.0},
-        {"event": "done", "t": 109.0},
+        EnvironmentEvent({}, t=102.0),
+        PhaseEvent("load_solution", t=103.0),
+        PhaseEvent("solution", t=104.5),
+        TimedEvent({"name": "solution"}, t=106.0),
+        PhaseEvent("baseline eager", t=107.0),
+        DoneEvent(t=109.0),
     ]
     assert phase_durations(stamped, spawned=100.0, ended=109.5) == {
         "worker start": 2.0, "load_solution": 1.5, "solution": 2.5, "baseline eager": 2.5}
-    assert phase_durations([{"event": "done"}], 0.0, 1.0) == {}  # records from before timestamps
+    assert phase_durations([DoneEvent()], 0.0, 1.0) == {}  # records from before timestamps
 
 
 def test_time_below_the_physical_floor_is_flagged():

@@ -6,14 +6,13 @@ import pytest
 import torch
 from kernel_opt.check.compare import (
     DEFAULT_TOLERANCES,
-    CaseResult,
     compare_tensors,
     inputs_modified,
     poison_,
     resolve_tolerance,
     run_reference,
-    summarize_failures,
 )
+from kernel_opt.check.records import CaseResult, summarize_failures
 from kernel_opt.core.errors import UsageError
 
 

@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernel_opt.commands import ncu_profile
 from kernel_opt.commands.ncu_profile import main
 from kernel_opt.env import probes as environment
 from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.profile import profiler
 from kernel_opt.profile.ncu import collection as ncu_collection
 from kernel_opt.profile.ncu import reading
 from kernel_opt.profile.ncu.collection import NcuCommandOptions, NcuRun, build_ncu_command
@@ -154,7 +154,7 @@ def vector_add_args(reference_dir, output_dir):
 
 
 def test_this_cpu_machine_cannot_profile(reference_dir, tmp_path, capsys):
-    if ncu_profile._gpu_problem() is None and environment.probe_ncu().found:
+    if profiler._gpu_problem() is None and environment.probe_ncu().found:
         pytest.skip("this machine has a GPU and ncu: the exit-4 path is covered by the forced tests below")
     code = main(vector_add_args(reference_dir, tmp_path) + ["--json", "--n=4096"])
     assert code == 4
@@ -170,7 +170,7 @@ def test_this_cpu_machine_cannot_profile(reference_dir, tmp_path, capsys):
 ])
 def test_no_gpu_or_no_ncu_is_exit_4_with_a_plain_sentence(reference_dir, tmp_path, monkeypatch, capsys, gpu, ncu_found,
                                                           words):
-    monkeypatch.setattr(ncu_profile, "_gpu_problem", lambda: None if gpu else "torch sees no NVIDIA GPU on this machine")
+    monkeypatch.setattr(profiler, "_gpu_problem", lambda: None if gpu else "torch sees no NVIDIA GPU on this machine")
     monkeypatch.setattr(environment, "probe_ncu", lambda: environment.ToolProbe(
         "ncu", ncu_found, "/opt/ncu/ncu" if ncu_found else None, "2025.3.1.0" if ncu_found else None))
     assert main(vector_add_args(reference_dir, tmp_path)) == 4
@@ -312,7 +312,7 @@ def test_a_report_without_kernels_is_a_usage_error(tmp_path, monkeypatch, capsys
 @pytest.fixture
 def profiling_machine(monkeypatch):
     """A machine with a GPU and ncu 2025.3.1, where ncu itself is replaced by `behaviour`."""
-    monkeypatch.setattr(ncu_profile, "_gpu_problem", lambda: None)
+    monkeypatch.setattr(profiler, "_gpu_problem", lambda: None)
     monkeypatch.setattr(environment, "probe_ncu", lambda: environment.ToolProbe("ncu", True, "/opt/ncu/ncu", "2025.3.1.0"))
     use_fake_reader(monkeypatch, [streaming_action()])
     calls = []
@@ -502,7 +502,7 @@ def test_without_a_reader_the_report_is_kept_and_the_exit_is_4(reference_dir, tm
 def test_the_profiled_program_reports_a_missing_gpu_as_exit_4(reference_dir, tmp_path):
     from kernel_opt.profile import target as profile_target
 
-    if ncu_profile._gpu_problem() is None:
+    if profiler._gpu_problem() is None:
         pytest.skip("this machine has a GPU")
     problem = reference_dir / "vector_add"
     events = tmp_path / "events.jsonl"

@@ -11,20 +11,22 @@ from pathlib import Path
 
 import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
-from kernel_opt.check.compare import CorrectnessReport
-from kernel_opt.commands import hypothesis_check, ncu_profile
+from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.commands import benchmark as benchmark_command
+from kernel_opt.commands import correctness_check, hypothesis_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
-from kernel_opt.loop import final_report
-from kernel_opt.loop.workspace import (
-    EvaluationRecord,
-    RunRecord,
-    StepResult,
-    conclude_evaluation,
-    read_run,
-    run_status,
-)
-from kernel_opt.measure.benchmark import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.experience.ranking import Match, Query, Recommendation, RecommendationResult
+from kernel_opt.experience.records import ExperienceRecord
+from kernel_opt.experience.store import Entry
+from kernel_opt.loop import evaluate, final_report
+from kernel_opt.loop.records import EvaluationRecord, RunRecord, StepResult
+from kernel_opt.loop.workspace import conclude_evaluation, read_run, run_status
+from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
 from kernel_opt.measure.roofline import Ceilings, roofline_point
+from kernel_opt.profile import profiler
+from kernel_opt.profile.profiler import ProfileRequest
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 SOFTMAX = REFERENCE_DIR / "softmax"
@@ -83,6 +85,7 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
             versions={"python": "3.11.7", "torch": "2.9.0", "triton": "3.5.0", "cuda": "12.8"},
             dims={"N": 4096, "D": 4096}, work=dict(WORK), roofline={"points": points}, percent_of_ceiling=percent,
             target_percent=target_percent, target_reached=percent >= target_percent, comparison=comparison,
+            exit_code=0,
         )
         for name, baseline_us in (baselines or {}).items():
             report.baselines.append(TimedEntry(name, median_us=baseline_us, p20_us=baseline_us, p80_us=baseline_us,
@@ -323,37 +326,72 @@ def test_conclusions_of_an_evaluation():
     assert conclude_evaluation([no_gpu("correctness"), StepResult("compile_check", "solution_error", 2.0, 3)]) == ("failed", 3)
 
 
+H200_CEILINGS = {
+    "schema_version": 1, "measured_at": "2026-11-22T04:40:41+00:00",
+    "device": {"name": "NVIDIA H200", "driver_version": "580", "torch_version": "2.11", "cuda_version": "13.0",
+               "compute_capability": "9.0", "sm_count": 132, "l2_cache_bytes": 52428800, "total_memory_bytes": 141e9},
+    "copy": {"buffer_bytes": 1 << 30, "bytes_moved": 1 << 31, "bandwidth_gbps": 4000.0, "median_us": 537.0,
+             "p20_us": 536.0, "p80_us": 538.0, "method": "copy"},
+    "copy_error": None,
+    "matmul": {"float32": {"dtype": "float32", "size": 4096, "tflops": 55.0, "median_us": 1.0, "p20_us": 1.0,
+                           "p80_us": 1.0, "precision": "strict", "error": None}},
+}
+
+
 class FakeTools:
-    """Stands in for the GPU tools: records each call and writes what the real tool would."""
+    """Stands in for the GPU tools' library calls: records each typed request, writes what the real tool
+    would, and returns the record. Each also prints noise on stdout: evaluate must not read stdout."""
 
     def __init__(self, out: Path, median_us: float, ceilings_fail: bool = False):
         self.out, self.median_us, self.calls, self.ceilings_fail = out, median_us, [], ceilings_fail
 
-    def __call__(self, command: str, argv: list[str]):
-        self.calls.append((command, argv))
-        option = lambda flag: argv[argv.index(flag) + 1] if flag in argv else None  # noqa: E731
-        folder = Path(option("--output-dir") or self.out)
-        number = int(folder.name[1:]) if folder.name.startswith("v") else None
-        if command == "correctness_check":
-            write_version(self.out, number, state=None)
-        elif command == "benchmark":
-            against = Path(option("--against")).parent.name if option("--against") else None
-            write_version(self.out, number, median_us=self.median_us, against=against,
-                          speedup=(self.median_us * 1.2) / self.median_us if against else None,
-                          ci=(1.15, 1.25), verdict="success", state=None)
-        elif command == "ncu_profile":
-            argv = ["--from-report", str(NCU_FIXTURES / "memory_streaming.ncu-rep"), "--output-dir", str(folder)]
-            if option("--baseline"):
-                argv += ["--baseline", option("--baseline")]
-            return ncu_profile.main(argv), "profiled"
-        elif command == "experience_log":
-            return 0, json.dumps({"ok": True, "recommendations": [{"strategy": "vector_loads", "successes": 2}], "avoid": []})
-        elif command == "measure_ceilings":
-            if self.ceilings_fail:
-                return 4, "error: no GPU that torch can use"
-            return 0, ("NVIDIA H200 (driver 580)\nceilings read from cache, measured at 2026-11-22T04:40:41+00:00: "
-                       "/cache/ceilings-nvidia-h200-580.json\n")
-        return 0, f"{command} ok"
+    def install(self, monkeypatch) -> "FakeTools":
+        monkeypatch.setattr(evaluate, "gpu_available", lambda: True)
+        for name in ("check_solution", "load_or_measure", "benchmark_solution", "profile_solution",
+                     "recommend_from_log"):
+            monkeypatch.setattr(evaluate, name, getattr(self, name))
+        return self
+
+    def requests(self, tool: str) -> list:
+        return [request for name, request in self.calls if name == tool]
+
+    def check_solution(self, request):
+        self.calls.append(("correctness_check", request))
+        print('{"passed": false} <- stdout, never read')
+        folder = write_version(self.out, int(request.output_dir.name[1:]), state=None)
+        return CorrectnessReport.from_dict(json.loads((folder / "correctness.json").read_text()))
+
+    def load_or_measure(self, refresh=False):
+        self.calls.append(("measure_ceilings", refresh))
+        print("ceilings measured at 1999-01-01 <- stdout, never read")
+        if self.ceilings_fail:
+            raise EnvironmentFault("no GPU that torch can use")
+        return CeilingsResult(MeasuredCeilings.from_dict(H200_CEILINGS), from_cache=True,
+                              cache_path=Path("/cache/ceilings-nvidia-h200-580.json"))
+
+    def benchmark_solution(self, request):
+        self.calls.append(("benchmark", request))
+        print('{"verdict": "incorrect"} <- stdout, never read')
+        against = request.against.parent.name if request.against else None
+        folder = write_version(self.out, int(request.output_dir.name[1:]), median_us=self.median_us, against=against,
+                               speedup=(self.median_us * 1.2) / self.median_us if against else None,
+                               ci=(1.15, 1.25), verdict="success", state=None)
+        return BenchmarkReport.from_dict(json.loads((folder / "benchmark.json").read_text()))
+
+    def profile_solution(self, request):
+        self.calls.append(("ncu_profile", request))
+        print("COMPUTE_BOUND <- stdout, never read")
+        return profiler.profile_solution(ProfileRequest(request.output_dir, baseline=request.baseline,
+                                                        from_report=NCU_FIXTURES / "memory_streaming.ncu-rep"))
+
+    def recommend_from_log(self, request):
+        self.calls.append(("experience_log", request))
+        print('{"recommendations": []} <- stdout, never read')
+        entry = Entry("local", ExperienceRecord(id=1, kernel="softmax", backend="cuda", optimization="float4 loads",
+                                                outcome="success", strategy="vector_loads", speedup=1.3))
+        found = Recommendation("vector_loads", 1.0, [Match(entry, 1.0, ["same kernel"])])
+        result = RecommendationResult(Query(kernel="softmax"), [found], [], 1)
+        return result, []
 
 
 def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkeypatch, capsys):
@@ -362,33 +400,41 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     workspace_command.main(["next", str(out)])  # v3 from v1
     (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
     (out / "v3" / "v3.cu").write_text((out / "v3" / "v3.cu").read_text() + "// one change\n")
-    tools = FakeTools(out, median_us=70.0)
-    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
-    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    tools = FakeTools(out, median_us=70.0).install(monkeypatch)
     capsys.readouterr()
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
     assert [command for command, _ in tools.calls] == [
         "correctness_check", "measure_ceilings", "benchmark", "ncu_profile", "experience_log"]
-    benchmark_argv = tools.calls[2][1]
-    assert benchmark_argv[benchmark_argv.index("--against") + 1] == str(out / "v1" / "v1.cu")  # the best, not v2
-    assert benchmark_argv[benchmark_argv.index("--target-percent") + 1] == "90"
-    assert benchmark_argv[benchmark_argv.index("--compile-modes") + 1] == "default"
-    assert benchmark_argv[benchmark_argv.index("--baseline") + 1] == "eager"  # torch.compile was timed at v0
-    assert benchmark_argv[benchmark_argv.index("--seeds") + 1] == "1"  # the full check ran a moment before
-    assert benchmark_argv[-2:] == ["--N=4096", "--D=4096"]
-    profile_argv = tools.calls[3][1]
-    assert profile_argv[profile_argv.index("--baseline") + 1] == str(out / "v1")
-    recommend_argv = tools.calls[4][1]
-    assert recommend_argv[recommend_argv.index("--bottleneck") + 1] == "memory_bound"
-    assert recommend_argv[recommend_argv.index("--chip") + 1] == "NVIDIA H200"
+    [check] = tools.requests("correctness_check")
+    assert (check.solution, check.output_dir, check.dims) == (out / "v3" / "v3.cu", out / "v3", {"N": 4096, "D": 4096})
+    [benchmark] = tools.requests("benchmark")
+    assert benchmark.against == out / "v1" / "v1.cu"  # the best, not v2
+    assert benchmark.target_percent == 90.0 and benchmark.compile_modes == ["default"]
+    assert benchmark.baselines == ["eager"]  # torch.compile was timed at v0
+    assert benchmark.check_seeds == 1  # the full check ran a moment before
+    assert benchmark.dims == {"N": 4096, "D": 4096}
+    assert tools.requests("ncu_profile")[0].baseline == out / "v1"
+    [recommend] = tools.requests("experience_log")
+    assert (recommend.bottleneck, recommend.chip, recommend.limit) == ("memory_bound", "NVIDIA H200", 5)
     record = json.loads((out / "v3" / "evaluation.json").read_text())
     assert (record["state"], record["exit_code"], record["against"]) == ("measured", 0, "v1")
     assert [s["name"] for s in record["steps"]] == [
         "correctness", "hypothesis", "ceilings", "benchmark", "profile", "recommend"]
     assert all(s["status"] == "ok" and s["wall_s"] >= 0 for s in record["steps"])
-    assert record["steps"][2]["summary"] == "ceilings read from cache, measured at 2026-11-22T04:40:41+00:00"
+    summaries = {s["name"]: s["summary"] for s in record["steps"]}
+    assert summaries["correctness"] == "pass: 0 cases"
+    assert summaries["ceilings"] == "ceilings read from cache, measured at 2026-11-22T04:40:41+00:00"
+    assert summaries["benchmark"].startswith("70.00 us; vs v1 1.200x [1.150, 1.250] success")
+    assert summaries["profile"].startswith("memory_bound (DRAM), top stall ")
+    assert summaries["recommend"] == "for v3 (memory_bound): vector_loads"
     assert record["recommendations"]["for_version"] == "v3"
     assert record["recommendations"]["strategies"][0]["strategy"] == "vector_loads"
+    assert record["recommendations"]["read_next"]  # from v3's own profile, now the best
+    # The log holds each step's command line and the summary rendered from its record, not stdout.
+    log = (out / "v3" / "evaluate.log").read_text()
+    assert f"$ benchmark.py {out / 'v3' / 'v3.cu'} --ref {out / 'ref.py'}" in log
+    assert "--against " + str(out / "v1" / "v1.cu") in log and "MEASURED on NVIDIA H200" in log
+    assert "never read" not in log
     summary = capsys.readouterr().out
     assert "v3: MEASURED" in summary and "| benchmark" in summary and "70.00 us; vs v1 1.200x" in summary
     assert "experience_log.py add --from" in summary
@@ -399,13 +445,48 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert workspace_command.main(["evaluate", str(out), "v3", "--force"]) == 0
 
 
+def test_evaluate_builds_the_command_lines_the_tools_would_parse_back(tmp_path, monkeypatch):
+    """Each step's command line (in evaluate.log and the records' "command") parses back to its request."""
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    tools = FakeTools(out, median_us=70.0).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v3", "--baseline", "none"]) == 0
+    for tool, module in (("correctness_check", correctness_check), ("benchmark", benchmark_command),
+                         ("ncu_profile", ncu_profile)):
+        [request] = tools.requests(tool)
+        assert module.parse_request(request.argv())[0] == request
+    assert tools.requests("benchmark")[0].argv()[-8:] == [
+        "--compile-modes", "default", "--seeds", "1", "--against", str(out / "v1" / "v1.cu"), "--N=4096", "--D=4096"]
+    assert "--baseline none" in (out / "v3" / "evaluate.log").read_text()
+
+
+def test_evaluate_records_a_tool_that_raised_as_its_exit_code(tmp_path, monkeypatch):
+    """A library call that raises is what its CLI would have exited with: the step says why, nothing stops."""
+    out = tmp_path / "run"
+    make_run(out)
+    tools = FakeTools(out, median_us=100.0).install(monkeypatch)
+
+    def no_ncu(request):
+        raise EnvironmentFault("this machine cannot profile: Nsight Compute (ncu) is not installed", hint="install it")
+
+    monkeypatch.setattr(evaluate, "profile_solution", no_ncu)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    profile = next(s for s in record["steps"] if s["name"] == "profile")
+    assert (record["state"], profile["status"], profile["exit_code"]) == ("measured", "cannot_run_here", 4)
+    assert profile["summary"] == "this machine cannot profile: Nsight Compute (ncu) is not installed"
+    assert record["needs_gpu"] == [f"profile: {profile['summary']}"]
+    assert "error: this machine cannot profile" in (out / "v0" / "evaluate.log").read_text()
+    assert [name for name, _ in tools.calls][-1] == "experience_log"
+
+
 def test_evaluate_benchmarks_against_the_datasheet_only_with_a_warning(tmp_path, monkeypatch):
     """A machine that can neither read nor measure ceilings still times the version, and says so."""
     out = tmp_path / "run"
     make_run(out)
-    tools = FakeTools(out, median_us=100.0, ceilings_fail=True)
-    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
-    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    FakeTools(out, median_us=100.0, ceilings_fail=True).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
     record = json.loads((out / "v0" / "evaluation.json").read_text())
     steps = {s["name"]: s["status"] for s in record["steps"]}
@@ -416,27 +497,21 @@ def test_evaluate_benchmarks_against_the_datasheet_only_with_a_warning(tmp_path,
 def test_evaluate_times_torch_compile_at_v0_only_unless_asked(tmp_path, monkeypatch):
     out = tmp_path / "run"
     make_run(out)
-    tools = FakeTools(out, median_us=100.0)
-    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
-    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    tools = FakeTools(out, median_us=100.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
-    benchmark_argv = dict(tools.calls)["benchmark"]
-    assert benchmark_argv[benchmark_argv.index("--baseline") + 1] == "eager,compile"
+    assert tools.requests("benchmark")[0].baselines == ["eager", "compile"]
     assert workspace_command.main(["next", str(out)]) == 0
     (out / "v1" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
     tools.calls.clear()
     assert workspace_command.main(["evaluate", str(out), "v1", "--baseline", "eager,compile"]) == 0
-    benchmark_argv = dict(tools.calls)["benchmark"]
-    assert benchmark_argv[benchmark_argv.index("--baseline") + 1] == "eager,compile"  # asked for it
+    assert tools.requests("benchmark")[0].baselines == ["eager", "compile"]  # asked for it
 
 
 def test_evaluate_stops_at_an_unfilled_hypothesis(tmp_path, monkeypatch):
     out = tmp_path / "run"
     synthetic_run(out, iterations=4)
     workspace_command.main(["next", str(out)])
-    tools = FakeTools(out, median_us=70.0)
-    monkeypatch.setattr(workspace_command, "gpu_available", lambda: True)
-    monkeypatch.setattr(workspace_command, "run_tool", tools)
+    tools = FakeTools(out, median_us=70.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 1
     assert [command for command, _ in tools.calls] == ["correctness_check"]
     record = json.loads((out / "v3" / "evaluation.json").read_text())
@@ -452,7 +527,7 @@ def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, mo
     out = tmp_path / "run"
     assert workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.py"),
                                    "--ref", str(SOFTMAX / "ref.py"), "--iterations", "1", "--N=8", "--D=129"]) == 0
-    monkeypatch.setattr(workspace_command, "gpu_available", lambda: False)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
     monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
     capsys.readouterr()
     assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
@@ -481,7 +556,7 @@ def test_evaluate_names_a_missing_version(tmp_path, capsys):
 def test_evaluate_without_a_gpu_compiles_a_cuda_kernel_and_claims_no_correctness(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     make_run(out, iterations=1)
-    monkeypatch.setattr(workspace_command, "gpu_available", lambda: False)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
     monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
     capsys.readouterr()
     assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
@@ -500,7 +575,7 @@ def test_evaluate_reports_a_compile_error_as_the_solutions_fault(tmp_path, monke
     out = tmp_path / "run"
     make_run(out, iterations=1)
     (out / "v0" / "v0.cu").write_text((out / "v0" / "v0.cu").read_text() + "\nthis is not CUDA;\n")
-    monkeypatch.setattr(workspace_command, "gpu_available", lambda: False)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 3
     record = json.loads((out / "v0" / "evaluation.json").read_text())
     assert record["state"] == "failed"

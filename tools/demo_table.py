@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.final_report import build_report  # noqa: E402
-from kernel_opt.loop.workspace import read_json  # noqa: E402
+from kernel_opt.loop.records import read_benchmark  # noqa: E402
+from kernel_opt.measure.records import BenchmarkReport  # noqa: E402
 
 START, END = "<!-- demo-table:start -->", "<!-- demo-table:end -->"
 HEADERS = ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",
@@ -76,15 +77,15 @@ def read_case(out: Path) -> CaseFigures:
     v0 = report.versions[0]
     best = next(row for row in report.versions if row.is_best)
     best_us = report.final_median_us or best.median_us
-    v0_record = read_json(out / "v0" / "benchmark.json") or {}
-    timed = {entry["name"]: entry["median_us"] for entry in v0_record.get("baselines") or [] if entry.get("median_us")}
+    v0_record = read_benchmark(out / "v0") or BenchmarkReport(solution={}, reference="", backend="", command="")
+    timed = {entry.name: entry.median_us for entry in v0_record.baselines if entry.median_us}
     timed.update({row.name: row.median_us for row in report.final_baselines if row.median_us})
     compiled = [us for name, us in timed.items() if name.startswith("torch.compile")]
     return CaseFigures(
         folder=out, name=f"{report.kernel_name} ({report.backend})",
         shape=" ".join(f"{k}={v}" for k, v in report.dims.items()),
-        dtype=next(iter((v0_record.get("dtypes") or {}).values()), "?"),
-        gpu=(v0_record.get("gpu") or {}).get("name", "?").replace("NVIDIA ", ""),
+        dtype=next(iter(v0_record.dtypes.values()), "?"),
+        gpu=(v0_record.gpu_name or "?").replace("NVIDIA ", ""),
         v0_us=v0.median_us, best=best.name, best_us=best_us, eager_us=timed.get("eager"),
         best_compile_us=min(compiled) if compiled else None, percent_of_ceiling=best.percent_of_ceiling,
         iterations=f"{report.iterations_used}/{report.iterations_budget}")

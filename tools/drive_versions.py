@@ -51,7 +51,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
-from kernel_opt.loop.workspace import FINAL_STATES, run_status  # noqa: E402  (the checkout's package)
+from kernel_opt.loop.records import read_evaluation  # noqa: E402  (the checkout's package)
+from kernel_opt.loop.workspace import FINAL_STATES, run_status  # noqa: E402
 
 
 class PlanError(Exception):
@@ -123,8 +124,8 @@ class Driver:
         return [f"--{name}={value}" for name, value in (self.plan.init.get("dims") or {}).items()]
 
     def state(self, version: str) -> str | None:
-        path = self.out / version / "evaluation.json"
-        return json.loads(path.read_text()).get("state") if path.is_file() else None
+        evaluation = read_evaluation(self.out / version)
+        return evaluation.state if evaluation is not None else None
 
     def start(self) -> bool:
         init = self.plan.init

@@ -88,16 +88,19 @@ def read_ncu_durations_us(path: str) -> list[float]:
     return durations
 
 
-def benchmark_json(case: str, out_dir: Path, run: int, *extra: str) -> dict:
+def benchmark_json(case: str, out_dir: Path, run: int, *extra: str):
+    """One benchmark.py run of a case, read back as its BenchmarkReport."""
+    from kernel_opt.loop.records import read_benchmark
+
     solution, ref, dims = CASES[case]
     target = out_dir / f"{case}_run{run}"
     command = [sys.executable, str(SCRIPTS / "benchmark.py"), str(REPO / solution), "--ref", str(REPO / ref),
                "--output-dir", str(target), *extra, *(f"--{k}={v}" for k, v in dims.items())]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    report = json.loads((target / "benchmark.json").read_text())
-    if report["verdict"] != "measured" or not (report.get("kernel_time") or {}).get("median_us"):
+    report = read_benchmark(target)
+    if report.verdict != "measured" or not (report.kernel_time or {}).get("median_us"):
         print(completed.stdout[-3000:], completed.stderr[-3000:], file=sys.stderr)
-        print(json.dumps(report.get("kernel_time")), file=sys.stderr)
+        print(json.dumps(report.kernel_time), file=sys.stderr)
     return report
 
 
@@ -126,8 +129,8 @@ def main() -> int:
     lines = []
     for case in CASES:
         reports = [benchmark_json(case, scratch, run, "--baseline", "none") for run in range(RUNS)]
-        medians = [r["solution"]["median_us"] for r in reports]
-        kernel = [r["kernel_time"]["median_us"] for r in reports]
+        medians = [r.median_us for r in reports]
+        kernel = [r.kernel_time["median_us"] for r in reports]
         ncu_median, ncu_all = ncu_median_us(case, scratch)
         results[case] = {"event_medians_us": medians, "kernel_time_medians_us": kernel, "ncu_us": ncu_all,
                          "ncu_median_us": ncu_median}
@@ -139,7 +142,7 @@ def main() -> int:
             lines.append(f"{case:<11} {label:<12} {tool:9.2f} us  ncu {ncu_median:9.2f} us  gap {100 * gap:5.2f}% (target <5)  "
                          f"5-run spread {100 * spread:5.2f}% (target <2)")
     eager = benchmark_json("softmax", scratch, 99, "--baseline", "eager")
-    eager_us = next(b["median_us"] for b in eager["baselines"] if b["name"] == "eager")
+    eager_us = next(b.median_us for b in eager.baselines if b.name == "eager")
     x = torch.randn(4096, 4096, device="cuda")
     do_bench_us = statistics.median(triton.testing.do_bench(lambda: torch.softmax(x, -1), return_mode="median") * 1000
                                     for _ in range(5))

@@ -42,7 +42,9 @@ SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 from kernel_opt.core.errors import ExitCode, UsageError  # noqa: E402
 from kernel_opt.core.render import markdown_table  # noqa: E402
-from kernel_opt.loop.workspace import list_versions, read_json  # noqa: E402
+from kernel_opt.loop.records import read_benchmark, read_correctness  # noqa: E402
+from kernel_opt.loop.workspace import list_versions  # noqa: E402
+from kernel_opt.measure.records import BenchmarkReport  # noqa: E402
 
 DEFAULT_TOLERANCE = 0.05  # relative; see the module docstring for why 5%
 FINAL = "final"  # the case-level benchmark written by SKILL.md's Finish step
@@ -152,32 +154,34 @@ def relocate(command: str, case: Path, output_dir: Path) -> tuple[str, list[str]
     return script, relocated
 
 
-def claimed_figures(record: dict) -> dict[str, float | str]:
+def claimed_figures(record: BenchmarkReport | None) -> dict[str, float | str]:
     """Every figure a benchmark.json claims, by the name the reproduction table shows."""
     figures: dict[str, float | str] = {}
-    solution = record.get("solution") or {}
-    if solution.get("median_us"):
-        figures["median µs"] = solution["median_us"]
-    kernel_time = record.get("kernel_time") or {}
+    if record is None:
+        return figures
+    if record.median_us:
+        figures["median µs"] = record.median_us
+    kernel_time = record.kernel_time or {}
     if kernel_time.get("median_us") and not kernel_time.get("error"):
         figures["kernel time µs"] = kernel_time["median_us"]
-    for baseline in record.get("baselines") or []:
-        if baseline.get("median_us") and not baseline.get("error"):
-            figures[f"{baseline['name']} median µs"] = baseline["median_us"]
-    if record.get("speedup_vs_best_baseline") and record.get("best_baseline"):
-        figures[f"speedup vs {record['best_baseline']}"] = record["speedup_vs_best_baseline"]
-    if record.get("percent_of_ceiling"):
-        figures["% of ceiling"] = record["percent_of_ceiling"]
-    comparison = record.get("comparison") or {}
-    if comparison.get("speedup"):
-        other = Path(comparison.get("against_dir") or comparison.get("against") or "other").name
-        figures[f"speedup vs {other}"] = comparison["speedup"]
-        figures[f"verdict vs {other}"] = comparison.get("verdict", "?")
+    for baseline in record.baselines:
+        if baseline.median_us and not baseline.error:
+            figures[f"{baseline.name} median µs"] = baseline.median_us
+    if record.speedup_vs_best_baseline and record.best_baseline:
+        figures[f"speedup vs {record.best_baseline}"] = record.speedup_vs_best_baseline
+    if record.percent_of_ceiling:
+        figures["% of ceiling"] = record.percent_of_ceiling
+    comparison = record.comparison
+    if comparison is not None and comparison.speedup:
+        other = Path(comparison.against_dir or comparison.against or "other").name
+        figures[f"speedup vs {other}"] = comparison.speedup
+        figures[f"verdict vs {other}"] = comparison.verdict or "?"
     return figures
 
 
-def compare(item: str, recorded: dict, reproduced: dict | None, tolerance: float) -> list[Figure]:
-    claims, now = claimed_figures(recorded), claimed_figures(reproduced or {})
+def compare(item: str, recorded: BenchmarkReport | None, reproduced: BenchmarkReport | None,
+            tolerance: float) -> list[Figure]:
+    claims, now = claimed_figures(recorded), claimed_figures(reproduced)
     figures = []
     for name, value in claims.items():
         new = now.get(name)
@@ -195,33 +199,33 @@ def reproduce(case: Path, items: dict[str, Path], output_dir: Path, tolerance: f
               runner: Runner = run_script) -> Reproduction:
     result = Reproduction(str(case), tolerance)
     for item, folder in items.items():
-        recorded = read_json(folder / "benchmark.json") or {}
+        recorded = read_benchmark(folder)
         scratch = output_dir / item
         scratch.mkdir(parents=True, exist_ok=True)
-        correctness = read_json(folder / "correctness.json") if item != FINAL else None
-        if correctness and correctness.get("command"):
-            script, arguments = relocate(correctness["command"], case, scratch)
+        correctness = read_correctness(folder) if item != FINAL else None
+        if correctness and correctness.command:
+            script, arguments = relocate(correctness.command, case, scratch)
             code = runner(script, arguments)
-            rechecked = read_json(scratch / "correctness.json") or {}
-            result.figures.append(Figure(item, "correctness", correctness.get("verdict", "?"),
-                                         rechecked.get("verdict", f"exit {code}"),
-                                         code == 0 and rechecked.get("passed") is True))
+            rechecked = read_correctness(scratch)
+            result.figures.append(Figure(item, "correctness", correctness.verdict or "?",
+                                         rechecked.verdict if rechecked else f"exit {code}",
+                                         code == 0 and rechecked is not None and rechecked.passed))
             if code == ExitCode.ENVIRONMENT_FAULT:
                 result.errors.append(f"{item}: correctness_check.py found no usable GPU (exit 4)")
                 result.exit_code = int(ExitCode.ENVIRONMENT_FAULT)
                 return result
-        if not recorded.get("command"):
+        if recorded is None or not recorded.command:
             result.errors.append(f"{item}: benchmark.json records no command")
             continue
-        script, arguments = relocate(recorded["command"], case, scratch)
+        script, arguments = relocate(recorded.command, case, scratch)
         code = runner(script, arguments)
-        reproduced = read_json(scratch / "benchmark.json")
+        reproduced = read_benchmark(scratch)
         if code == ExitCode.ENVIRONMENT_FAULT:
             result.errors.append(f"{item}: benchmark.py found no usable GPU (exit 4)")
             result.exit_code = int(ExitCode.ENVIRONMENT_FAULT)
             return result
-        result.device_recorded = result.device_recorded or (recorded.get("gpu") or {}).get("name")
-        result.device_now = result.device_now or ((reproduced or {}).get("gpu") or {}).get("name")
+        result.device_recorded = result.device_recorded or recorded.gpu_name
+        result.device_now = result.device_now or (reproduced.gpu_name if reproduced else None)
         if result.device_now and result.device_recorded and result.device_now != result.device_recorded:
             result.errors.append(f"recorded on {result.device_recorded}, this GPU is {result.device_now}: "
                                  "timings compare only on the same device type")

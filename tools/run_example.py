@@ -15,13 +15,14 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+from kernel_opt.loop.records import read_evaluation  # noqa: E402  (the checkout's package)
 
 # (label, run folder, kernel, dims on a GPU, dims on the CPU: the interpreter needs a small problem)
 EXAMPLES = [
@@ -55,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
             report_code = run(str(SCRIPTS / "final_report.py"), str(target))
             if report_code != 0:
                 code = max(code, report_code)
-        evaluation = target / "v0" / "evaluation.json"
-        if evaluation.exists():
-            missing.update(step.split(":")[0] for step in json.loads(evaluation.read_text()).get("needs_gpu", []))
+        evaluation = read_evaluation(target / "v0")
+        if evaluation is not None:
+            missing.update(step.split(":")[0] for step in evaluation.needs_gpu)
         rows.append((label, OUTCOMES.get(code, f"exit {code}"), target / "final_report.md"))
         if code not in (0, 4):
             worst = max(worst, code)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kernel_opt.check.child import run_correctness
 from kernel_opt.core.errors import KernelOptError, UsageError
-from kernel_opt.run.events import EventLog, one_line
+from kernel_opt.run.events import ErrorEvent, EventLog, one_line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,12 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raise UsageError(f"unknown worker mode {request.get('mode')!r}")
     except KernelOptError as error:
-        events.emit("error", **error.to_dict())
+        events.emit(ErrorEvent.from_error(error))
         return int(error.exit_code)
     except BaseException as error:  # anything else is a bug or a solution side effect: report it whole
-        events.emit(
-            "error", kind="internal_error", message=one_line(error), hint=traceback.format_exc()[-2000:], exit_code=3
-        )
+        events.emit(ErrorEvent("internal_error", one_line(error), traceback.format_exc()[-2000:], 3))
         return 3
     return 0
 

@@ -36,7 +36,7 @@ from kernel_opt.core.files import write_text_atomic  # noqa: E402
 from kernel_opt.experience.merge import imported_copy  # noqa: E402
 from kernel_opt.experience.records import ExperienceRecord  # noqa: E402
 from kernel_opt.experience.store import CURATED, CURATED_PATH, SKILL_ROOT, LogContents, next_id, read_log  # noqa: E402
-from kernel_opt.loop.workspace import read_json  # noqa: E402
+from kernel_opt.loop.records import read_benchmark  # noqa: E402
 
 PROG = "build_curated.py"
 DEFAULT_DEMO = SKILL_ROOT.parents[1] / "demo"
@@ -73,9 +73,8 @@ def _device(case_dir: Path, record: ExperienceRecord) -> str | None:
     """The GPU's full name as the version's benchmark recorded it."""
     if not record.version_dir:
         return None
-    benchmark = read_json(case_dir / PurePosixPath(record.version_dir).name / "benchmark.json") or {}
-    gpu = benchmark.get("gpu")
-    return gpu.get("name") if isinstance(gpu, dict) else None
+    benchmark = read_benchmark(case_dir / PurePosixPath(record.version_dir).name)
+    return benchmark.gpu_name if benchmark is not None else None
 
 
 def build(demo: Path, previous: LogContents) -> tuple[str, list[str]]:

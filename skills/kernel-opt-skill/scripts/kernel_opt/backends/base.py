@@ -32,6 +32,13 @@ class BuildOptions:
     arch: str = "auto"
     nvcc_flags: str = ""
 
+    def arguments(self) -> list[str]:
+        """--arch / --nvcc-flags as the tools take them, only where they differ from the default."""
+        arguments = [] if self.arch == "auto" else ["--arch", self.arch]
+        if self.nvcc_flags:
+            arguments.append(f"--nvcc-flags={self.nvcc_flags}")  # "=" form: the value starts with "-"
+        return arguments
+
 
 @dataclass
 class Prepared:
@@ -55,7 +62,7 @@ class CpuInterpreter:
 
 
 @dataclass
-class StaticAnalysisRequest:
+class AnalysisInputs:
     """What static_analysis.py asks of a backend: compile, never run, and disassemble."""
 
     solution: Path
@@ -136,7 +143,7 @@ class Backend(ABC):
             kind="no_gpu",
         )
 
-    def analyze(self, request: StaticAnalysisRequest) -> StaticReport:
+    def analyze(self, request: AnalysisInputs) -> StaticReport:
         """Compile (never run) the solution's kernels and analyse their SASS: resources and instruction mix."""
         raise UsageError(f"static analysis is not available for {self.title} solutions")
 

@@ -2,130 +2,149 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
-from kernel_opt.run.events import EventLog, environment_info, one_line
-from kernel_opt.solution.loaded import call_solution, instance_maker, solution_or_fault
+from kernel_opt.run.events import (
+    CaseResultEvent,
+    CaseStartEvent,
+    DoneEvent,
+    EnvironmentEvent,
+    EventLog,
+    NoteEvent,
+    PhaseEvent,
+    PlanEvent,
+    ToleranceEvent,
+    WarningEvent,
+    environment_info,
+    one_line,
+)
+from kernel_opt.solution.loaded import LoadedSolution, call_solution, instance_maker, solution_or_fault
+
+SAME_INPUTS_WARNING = "setup() returned the same inputs for every seed: each seed should draw fresh random inputs"
 
 
 def run_correctness(request: dict[str, Any], events: EventLog) -> None:
+    """Run every case of the plan (shapes x seeds), reporting each through the event log."""
     import torch
 
-    from kernel_opt.check.compare import (
-        case_verdict,
-        compare_tensors,
-        inputs_modified,
-        poison_,
-        resolve_tolerance,
-        run_reference,
-    )
-    from kernel_opt.solution.contract import load_reference
-    from kernel_opt.solution.inputs import degenerate_input_warnings, fingerprint
+    from kernel_opt.solution.contract import load_reference, problem_cases, set_matmul_precision
 
     device = request["device"]
     if device == "cuda" and not torch.cuda.is_available():
         raise EnvironmentFault("torch sees no CUDA GPU in the worker process")
-    events.emit("environment", info=environment_info(device))
+    events.emit(EnvironmentEvent(environment_info(device)))
     reference = load_reference(Path(request["reference"]))
     if device == "cuda":
-        from kernel_opt.solution.contract import set_matmul_precision
-
-        events.emit("note", text=set_matmul_precision(reference.allow_tf32)["note"])
-    events.emit("phase", phase="load_solution")
+        events.emit(NoteEvent(set_matmul_precision(reference.allow_tf32)["note"]))
+    events.emit(PhaseEvent("load_solution"))
     solution = solution_or_fault(request)
-
     make = instance_maker(reference, solution, device, events)
-
-    from kernel_opt.solution.contract import problem_cases
-
-    setup_function = reference.setup or solution.setup
-    cases = problem_cases(request["cli_dims"], reference.shapes, setup_function)
-    events.emit("plan", cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes))
-
-    warned: set[str] = set()
-
-    def warn(text: str) -> None:
-        if text not in warned:
-            warned.add(text)
-            events.emit("warning", text=text)
-
-    tolerances_seen: set[str] = set()
+    cases = problem_cases(request["cli_dims"], reference.shapes, reference.setup or solution.setup)
+    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes)))
+    runner = _CaseRunner(request, reference, solution, make, events)
     for case_index, dims in enumerate(cases):
-        fingerprints = {}
-        for seed in request["seeds"]:
-            events.emit("case_start", case=case_index, dims=dims, seed=seed)
-            events.emit("phase", phase="setup", case=case_index, dims=dims, seed=seed)
-            instance = make(dict(dims), seed)
-            for note in instance.notes:
-                warn(note)
-            for text in degenerate_input_warnings(instance):
-                warn(text)
-            if device == "cpu" and any(
-                isinstance(v, torch.Tensor) and v.dtype == torch.bfloat16 for v in instance.values.values()
-            ):
-                raise EnvironmentFault(
-                    "the Triton interpreter (TRITON_INTERPRET=1, used on machines without a GPU) does not support "
-                    "bfloat16, so this problem can only be checked on a GPU",
-                    kind="interpreter_bf16",
-                )
-            fingerprints[seed] = fingerprint(instance)
-            values, outputs = instance.values, instance.outputs
-            pristine = {
-                name: value.clone()
-                for name, value in values.items()
-                if isinstance(value, torch.Tensor) and name not in outputs
-            }
-            reference_kwargs = {
-                **instance.dims,
-                **{n: (v.clone() if isinstance(v, torch.Tensor) else v) for n, v in values.items()},
-            }
-            events.emit("phase", phase="reference", case=case_index, dims=dims, seed=seed)
-            try:
-                run_reference(reference.reference, reference_kwargs, outputs)
-                if device == "cuda":
-                    torch.cuda.synchronize()
-            except KernelOptError:
-                raise
-            except Exception as error:
-                raise UsageError(f"the reference raised {one_line(error)}", kind="reference_error") from error
-            for name in outputs:
-                poison_(values[name])
-            events.emit("phase", phase="solution", case=case_index, dims=dims, seed=seed)
-            call_solution(solution, values, instance.dims, outputs)
-            events.emit("phase", phase="compare", case=case_index, dims=dims, seed=seed)
-            comparisons = []
-            for name in outputs:
-                atol, rtol, source = resolve_tolerance(
-                    values[name].dtype, reference.atol, reference.rtol, request.get("atol"), request.get("rtol")
-                )
-                key = f"{name}:{values[name].dtype}"
-                if key not in tolerances_seen:
-                    tolerances_seen.add(key)
-                    events.emit(
-                        "tolerance", output=name, dtype=str(values[name].dtype).removeprefix("torch."),
-                        atol=atol, rtol=rtol, source=source,
-                    )
-                comparison = compare_tensors(name, values[name], reference_kwargs[name], atol, rtol)
-                if comparison.zeros_would_pass:
-                    warn(
-                        f"output {name!r}: the reference values are so small that an all-zero output would pass "
-                        f"atol={atol:g}, rtol={rtol:g}; this check cannot tell a kernel that writes zeros from a "
-                        "correct one: scale the inputs or tighten atol in ref.py"
-                    )
-                comparisons.append(comparison)
-            modified = inputs_modified(pristine, values)
-            events.emit(
-                "case_result",
-                case=case_index,
-                dims=instance.dims,
-                seed=seed,
-                passed=case_verdict(comparisons, modified),
-                outputs=[asdict(c) for c in comparisons],
-                modified_inputs=modified,
-            )
+        fingerprints = {seed: runner.run(case_index, dims, seed) for seed in request["seeds"]}
         if len(request["seeds"]) > 1 and len(set(fingerprints.values())) == 1:
-            warn("setup() returned the same inputs for every seed: each seed should draw fresh random inputs")
-    events.emit("done")
+            runner.warn(SAME_INPUTS_WARNING)
+    events.emit(DoneEvent())
+
+
+class _CaseRunner:
+    """One case (a shape and a seed) at a time; warnings and tolerances are reported once per run."""
+
+    def __init__(self, request: dict[str, Any], reference, solution: LoadedSolution, make: Callable, events: EventLog):
+        self.request, self.reference, self.solution, self.make, self.events = request, reference, solution, make, events
+        self.device = request["device"]
+        self._warned: set[str] = set()
+        self._tolerances_seen: set[str] = set()
+
+    def warn(self, text: str) -> None:
+        if text not in self._warned:
+            self._warned.add(text)
+            self.events.emit(WarningEvent(text))
+
+    def run(self, case: int, dims: dict[str, Any], seed: int) -> tuple:
+        """Reference, then the solution on poisoned outputs, then the comparison; returns the inputs' fingerprint."""
+        import torch
+
+        from kernel_opt.check.compare import case_verdict, inputs_modified, poison_
+        from kernel_opt.solution.inputs import cloned_arguments, fingerprint
+
+        self.events.emit(CaseStartEvent(case=case, dims=dims, seed=seed))
+        self.events.emit(PhaseEvent("setup", case=case, dims=dims, seed=seed))
+        instance = self._instance(dims, seed)
+        inputs_fingerprint = fingerprint(instance)
+        values, outputs = instance.values, instance.outputs
+        pristine = {name: value.clone() for name, value in values.items()
+                    if isinstance(value, torch.Tensor) and name not in outputs}
+        reference_kwargs = cloned_arguments(instance.dims, values)
+        self.events.emit(PhaseEvent("reference", case=case, dims=dims, seed=seed))
+        self._run_reference(reference_kwargs, outputs)
+        for name in outputs:
+            poison_(values[name])
+        self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
+        call_solution(self.solution, values, instance.dims, outputs)
+        self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
+        comparisons = [self._compare(name, values[name], reference_kwargs[name]) for name in outputs]
+        modified = inputs_modified(pristine, values)
+        self.events.emit(CaseResultEvent(
+            case=case, dims=instance.dims, seed=seed, passed=case_verdict(comparisons, modified),
+            outputs=[comparison.to_dict() for comparison in comparisons], modified_inputs=modified,
+        ))
+        return inputs_fingerprint
+
+    def _instance(self, dims: dict[str, Any], seed: int):
+        """The case's inputs, with their warnings; bfloat16 cannot run under the Triton interpreter."""
+        import torch
+
+        from kernel_opt.solution.inputs import degenerate_input_warnings
+
+        instance = self.make(dict(dims), seed)
+        for text in [*instance.notes, *degenerate_input_warnings(instance)]:
+            self.warn(text)
+        if self.device == "cpu" and any(
+            isinstance(v, torch.Tensor) and v.dtype == torch.bfloat16 for v in instance.values.values()
+        ):
+            raise EnvironmentFault(
+                "the Triton interpreter (TRITON_INTERPRET=1, used on machines without a GPU) does not support "
+                "bfloat16, so this problem can only be checked on a GPU",
+                kind="interpreter_bf16",
+            )
+        return instance
+
+    def _run_reference(self, kwargs: dict[str, Any], outputs: list[str]) -> None:
+        """reference(**kwargs); its failure is ref.py's fault (exit 2), not the solution's."""
+        import torch
+
+        from kernel_opt.check.compare import run_reference
+
+        try:
+            run_reference(self.reference.reference, kwargs, outputs)
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+        except KernelOptError:
+            raise
+        except Exception as error:
+            raise UsageError(f"the reference raised {one_line(error)}", kind="reference_error") from error
+
+    def _compare(self, name: str, actual, expected):
+        from kernel_opt.check.compare import compare_tensors, dtype_name, resolve_tolerance
+
+        reference, request = self.reference, self.request
+        atol, rtol, source = resolve_tolerance(actual.dtype, reference.atol, reference.rtol, request.get("atol"),
+                                               request.get("rtol"))
+        key = f"{name}:{actual.dtype}"
+        if key not in self._tolerances_seen:
+            self._tolerances_seen.add(key)
+            self.events.emit(ToleranceEvent(output=name, dtype=dtype_name(actual.dtype), atol=atol, rtol=rtol,
+                                            source=source))
+        comparison = compare_tensors(name, actual, expected, atol, rtol)
+        if comparison.zeros_would_pass:
+            self.warn(
+                f"output {name!r}: the reference values are so small that an all-zero output would pass "
+                f"atol={atol:g}, rtol={rtol:g}; this check cannot tell a kernel that writes zeros from a "
+                "correct one: scale the inputs or tighten atol in ref.py"
+            )
+        return comparison

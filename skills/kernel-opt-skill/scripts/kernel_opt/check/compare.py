@@ -1,4 +1,4 @@
-"""Compare a solution's outputs with the reference's, and the records that hold the verdict.
+"""Compare a solution's outputs with the reference's (in the worker; the records are in check/records.py).
 
 A wrong kernel must not pass: outputs are poisoned with NaN before each call (an element the
 kernel never writes stays NaN), inputs are compared bit for bit after the call (a kernel that
@@ -9,11 +9,11 @@ reports the evidence (error sizes, mismatch count, first bad indices with values
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
+from kernel_opt.check.records import Mismatch, OutputComparison
 from kernel_opt.core.errors import UsageError
 from kernel_opt.solution.contract import call_with_accepted
 
@@ -28,8 +28,6 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {  # dtype -> (atol, rtol)
     "bfloat16": (1e-2, 1.6e-2),
 }
 FIRST_MISMATCHES_SHOWN = 10
-
-Verdict = Literal["pass", "fail", "usage_error", "solution_error", "environment_error"]
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -69,32 +67,6 @@ def json_number(value: float | int | None) -> float | int | str | None:
     if math.isnan(value) or math.isinf(value):
         return str(value)
     return value
-
-
-@dataclass
-class Mismatch:
-    index: list[int]
-    actual: float | str
-    expected: float | str
-
-
-@dataclass
-class OutputComparison:
-    name: str
-    dtype: str
-    shape: list[int]
-    numel: int
-    atol: float
-    rtol: float
-    passed: bool
-    mismatches: int
-    nonfinite_unexpected: int  # NaN/Inf where the reference is finite
-    nan_unexpected: int  # NaN where the reference is finite: unwritten (poison) or computed NaN
-    max_abs_error: float | str | None
-    max_rel_error: float | str | None  # over elements with |expected| > atol
-    norm_rel_error: float | str | None  # ||actual - expected|| / ||expected|| over finite pairs
-    zeros_would_pass: bool  # an all-zero output would be within tolerance: the check is weak
-    first_mismatches: list[Mismatch] = field(default_factory=list)
 
 
 def poison_(tensor: torch.Tensor) -> None:
@@ -221,119 +193,5 @@ def run_reference(reference, kwargs: dict[str, Any], outputs: list[str]) -> None
         target.copy_(value)
 
 
-@dataclass
-class CaseResult:
-    dims: dict[str, Any]
-    seed: int
-    passed: bool
-    outputs: list[OutputComparison]
-    modified_inputs: list[str]
-
-
-@dataclass
-class CorrectnessReport:
-    verdict: Verdict
-    solution: str
-    reference: str
-    backend: str
-    device: dict[str, Any]  # {"type": "cuda"|"cpu", "name": GPU name or None, "compute_capability": "9.0" or None}
-    interpreter: bool
-    command: str
-    dims: dict[str, Any]
-    seeds: list[int]
-    cases: list[CaseResult] = field(default_factory=list)
-    planned_cases: int = 0
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    tolerances: list[dict[str, Any]] = field(default_factory=list)
-    build: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    environment: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == "pass"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, **asdict(self)}
-
-
 def case_verdict(outputs: list[OutputComparison], modified_inputs: list[str]) -> bool:
     return all(output.passed for output in outputs) and not modified_inputs
-
-
-def summarize_failures(cases: list[CaseResult]) -> list[str]:
-    """One sentence per failing (shape, output), its seeds merged: the evidence without the repeats."""
-    grouped: dict[tuple[str, str], dict[str, Any]] = {}
-    for case in cases:
-        if case.passed:
-            continue
-        shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
-        problems = [(f"input {name!r}", "was modified by the solution") for name in case.modified_inputs]
-        for output in case.outputs:
-            if output.passed:
-                continue
-            text = f"{output.mismatches} of {output.numel} elements outside atol={output.atol:g}, rtol={output.rtol:g}"
-            if output.nan_unexpected:
-                text += f"; {output.nan_unexpected} still NaN (never written, or NaN computed)"
-            elif output.nonfinite_unexpected:
-                text += f"; {output.nonfinite_unexpected} Inf where the reference is finite"
-            elif isinstance(output.max_abs_error, float) and isinstance(output.max_rel_error, float):
-                text += f"; max abs error {output.max_abs_error:.3g}, max rel error {output.max_rel_error:.3g}"
-            problems.append((f"output {output.name!r}", text))
-        for subject, text in problems:
-            entry = grouped.setdefault((shape, subject), {"text": text, "seeds": []})
-            entry["seeds"].append(case.seed)
-    sentences = []
-    for (shape, subject), entry in grouped.items():
-        seeds = ", ".join(str(seed) for seed in entry["seeds"])
-        label = "seed" if len(entry["seeds"]) == 1 else "seeds"
-        sentences.append(f"{subject}: {entry['text']} ({shape or 'default shape'}; {label} {seeds})")
-    return sentences
-
-
-def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
-    """Fill a report from the worker's events (see check/child.py) and how the child ended."""
-    for event in outcome.events:
-        kind = event["event"]
-        if kind == "environment":
-            report.environment = event["info"]
-            gpu = event["info"].get("gpu")
-            if gpu:
-                report.device = {**report.device, "name": gpu["name"], "compute_capability": gpu["compute_capability"]}
-        elif kind == "plan":
-            report.planned_cases = len(event["cases"]) * len(event["seeds"])
-            if not event["has_shapes"]:
-                report.warnings.append(
-                    "ref.py has no SHAPES: only the command-line shape was tested; add shapes that straddle "
-                    "powers of two (127, 128, 129) to catch tail and indexing bugs"
-                )
-        elif kind == "warning":
-            report.warnings.append(event["text"])
-        elif kind == "note":
-            report.notes.append(event["text"])
-        elif kind == "tolerance":
-            report.tolerances.append({k: v for k, v in event.items() if k != "event"})
-        elif kind == "case_result":
-            report.cases.append(
-                CaseResult(
-                    dims=event["dims"],
-                    seed=event["seed"],
-                    passed=event["passed"],
-                    outputs=[
-                        OutputComparison(
-                            **{**o, "first_mismatches": [Mismatch(**m) for m in o["first_mismatches"]]}
-                        )
-                        for o in event["outputs"]
-                    ],
-                    modified_inputs=event["modified_inputs"],
-                )
-            )
-    report.error = outcome.failure()
-    if report.error is not None:
-        report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
-    elif report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases:
-        report.verdict = "pass"
-    else:
-        report.verdict = "fail"
-    return report

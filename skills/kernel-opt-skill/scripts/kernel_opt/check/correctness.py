@@ -1,30 +1,103 @@
 """Prepare a solution to run (build it, describe it for the worker) and check its correctness.
 
 Shared by correctness_check and benchmark: the benchmark times nothing that this check has
-not passed, and it runs the very same check.
+not passed, and it runs the very same check. `check_solution` is correctness_check.py as a
+library call: typed options in, the record out (and correctness.json/.md written).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kernel_opt.backends import registry
 from kernel_opt.backends.base import BuildOptions
-from kernel_opt.check.compare import CorrectnessReport, report_from_events
-from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
+from kernel_opt.check.records import CaseResult, CorrectnessReport
+from kernel_opt.check.report import write_correctness_reports
+from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError, failure_verdict
+from kernel_opt.env.device import resolve_device
+from kernel_opt.run.events import (
+    CaseResultEvent,
+    EnvironmentEvent,
+    Event,
+    NoteEvent,
+    PlanEvent,
+    ToleranceEvent,
+    WarningEvent,
+    dispatch,
+)
 
-__all__ = ["BuildOptions", "CheckOptions", "check_correctness", "exit_code_of", "solution_spec"]
+PROG = "correctness_check.py"
+DEFAULT_SEEDS = 3
+DEFAULT_TIMEOUT_S = 120.0
+NO_SHAPES_WARNING = (
+    "ref.py has no SHAPES: only the command-line shape was tested; add shapes that straddle "
+    "powers of two (127, 128, 129) to catch tail and indexing bugs"
+)
 
 
 @dataclass
 class CheckOptions:
-    seeds: int = 3
+    seeds: int = DEFAULT_SEEDS
     atol: float | None = None
     rtol: float | None = None
-    timeout_s: float = 120.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     compile_only: bool = False
+
+
+@dataclass
+class CorrectnessRequest:
+    """What correctness_check.py is asked to do, as typed options."""
+
+    solution: Path
+    reference: Path
+    output_dir: Path
+    dims: dict[str, Any] = field(default_factory=dict)
+    backend: str = "auto"
+    device: str = "auto"
+    check: CheckOptions = field(default_factory=CheckOptions)
+    build: BuildOptions = field(default_factory=BuildOptions)
+
+    def argv(self) -> list[str]:
+        """The same request as correctness_check.py's arguments (defaults left out)."""
+        check = self.check
+        arguments = [str(self.solution), "--ref", str(self.reference), "--output-dir", str(self.output_dir)]
+        arguments += [] if self.backend == "auto" else ["--backend", self.backend]
+        arguments += [] if self.device == "auto" else ["--device", self.device]
+        arguments += ["--compile-only"] if check.compile_only else []
+        arguments += [] if check.seeds == DEFAULT_SEEDS else ["--seeds", str(check.seeds)]
+        arguments += [] if check.atol is None else ["--atol", str(check.atol)]
+        arguments += [] if check.rtol is None else ["--rtol", str(check.rtol)]
+        arguments += [] if check.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(check.timeout_s)]
+        return arguments + self.build.arguments() + [f"--{name}={value}" for name, value in self.dims.items()]
+
+
+def check_solution(request: CorrectnessRequest, command: str | None = None) -> CorrectnessReport:
+    """Check a solution as correctness_check.py does; write DIR/correctness.json and .md; return the record.
+
+    Bad options raise UsageError (exit 2); everything that happens to the solution is in the
+    record, whose exit code is `exit_code_of(report)`.
+    """
+    if request.check.seeds < 1:
+        raise UsageError("--seeds must be at least 1")
+    if request.check.timeout_s <= 0:
+        raise UsageError("--timeout must be positive")
+    solution, reference = request.solution.resolve(), request.reference.resolve()
+    if not solution.is_file():
+        raise UsageError(f"solution file not found: {request.solution}")
+    if not reference.is_file():
+        raise UsageError(f"reference file not found: {request.reference}")
+    backend = registry.detect(solution, request.backend)
+    device = resolve_device(request.device)
+    report = check_correctness(
+        solution, reference, backend, device, request.dims, request.check, request.build,
+        build_dir=request.output_dir / "build", command=command or f"{PROG} {shlex.join(request.argv())}",
+    )
+    report.solution, report.reference = str(request.solution), str(request.reference)
+    write_correctness_reports(report, request.output_dir, exit_code_of(report))
+    return report
 
 
 def solution_spec(
@@ -49,8 +122,7 @@ def check_correctness(
     command: str,
 ) -> CorrectnessReport:
     """Build, run every shape and seed in a child process, and return the filled report."""
-    definition = registry.get(backend)
-    interpreter = definition.cpu_interpreter if device == "cpu" else None
+    interpreter = registry.get(backend).cpu_interpreter if device == "cpu" else None
     report = CorrectnessReport(
         verdict="fail",
         solution=str(solution),
@@ -65,38 +137,90 @@ def check_correctness(
     if interpreter is not None:
         report.notes.append(interpreter.note)
     try:
-        if options.compile_only and not definition.builds_ahead:
-            builders = " and ".join(b.title for b in registry.backends() if b.builds_ahead)
-            raise UsageError(f"--compile-only applies to {builders} solutions; {definition.title} kernels compile "
-                             "when they first run")
-        spec, report.build = solution_spec(solution.resolve(), backend, device, build_dir, build, report.notes)
-        if options.compile_only:
-            report.verdict = "pass"
-            report.notes.append("--compile-only: the solution compiled; nothing was run, so correctness is not established")
-            return report
-        if device != "cuda" and not definition.runs_on_cpu:
-            raise definition.cannot_run_without_gpu(solution, report.build)
-        from kernel_opt.run.runner import run_worker
-
-        request = {
-            **spec,
-            "mode": "correctness",
-            "reference": str(reference.resolve()),
-            "device": device,
-            "cli_dims": dims,
-            "seeds": report.seeds,
-            "atol": options.atol,
-            "rtol": options.rtol,
-        }
-        environment = dict(interpreter.environment) if interpreter is not None else {}
-        outcome = run_worker(request, timeout_s=options.timeout_s, env=environment)
-        report_from_events(report, outcome)
+        _build_and_run(report, solution, reference, options, build, build_dir)
     except KernelOptError as error:
         report.error = error.to_dict()
-        report.verdict = {
-            ExitCode.USAGE: "usage_error",
-            ExitCode.ENVIRONMENT_FAULT: "environment_error",
-        }.get(error.exit_code, "solution_error")
+        report.verdict = failure_verdict(error.exit_code)
+    return report
+
+
+def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, options: CheckOptions,
+                   build: BuildOptions, build_dir: Path) -> None:
+    """Build (where the backend has a build step), then run the cases in the worker unless only the build was asked for."""
+    definition = registry.get(report.backend)
+    device = report.device["type"]
+    if options.compile_only and not definition.builds_ahead:
+        builders = " and ".join(b.title for b in registry.backends() if b.builds_ahead)
+        raise UsageError(f"--compile-only applies to {builders} solutions; {definition.title} kernels compile "
+                         "when they first run")
+    spec, report.build = solution_spec(solution.resolve(), report.backend, device, build_dir, build, report.notes)
+    if options.compile_only:
+        report.verdict = "pass"
+        report.notes.append("--compile-only: the solution compiled; nothing was run, so correctness is not established")
+        return
+    if device != "cuda" and not definition.runs_on_cpu:
+        raise definition.cannot_run_without_gpu(solution, report.build)
+    from kernel_opt.run.runner import run_worker
+
+    request = {
+        **spec,
+        "mode": "correctness",
+        "reference": str(reference.resolve()),
+        "device": device,
+        "cli_dims": report.dims,
+        "seeds": report.seeds,
+        "atol": options.atol,
+        "rtol": options.rtol,
+    }
+    interpreter = definition.cpu_interpreter if device == "cpu" else None
+    environment = dict(interpreter.environment) if interpreter is not None else {}
+    outcome = run_worker(request, timeout_s=options.timeout_s, env=environment)
+    report_from_events(report, outcome)
+
+
+# --- the worker's events -> the record -------------------------------------------------------------
+
+
+def _environment(report: CorrectnessReport, event: EnvironmentEvent) -> None:
+    report.environment = event.info
+    gpu = event.info.get("gpu")
+    if gpu:
+        report.device = {**report.device, "name": gpu["name"], "compute_capability": gpu["compute_capability"]}
+
+
+def _plan(report: CorrectnessReport, event: PlanEvent) -> None:
+    report.planned_cases = len(event.cases) * len(event.seeds)
+    if not event.has_shapes:
+        report.warnings.append(NO_SHAPES_WARNING)
+
+
+def _case_result(report: CorrectnessReport, event: CaseResultEvent) -> None:
+    report.cases.append(CaseResult.from_dict({"dims": event.dims, "seed": event.seed, "passed": event.passed,
+                                              "outputs": event.outputs, "modified_inputs": event.modified_inputs}))
+
+
+# Which events fill which part of the record; the others (phases, case starts, done) only say
+# where the worker was, which the outcome's failure() reads.
+_HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
+    EnvironmentEvent: _environment,
+    PlanEvent: _plan,
+    WarningEvent: lambda report, event: report.warnings.append(event.text),
+    NoteEvent: lambda report, event: report.notes.append(event.text),
+    ToleranceEvent: lambda report, event: report.tolerances.append(event.tolerance()),
+    CaseResultEvent: _case_result,
+}
+
+
+def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
+    """Fill a report from the worker's events (see check/child.py) and how the child ended."""
+    dispatch(outcome.events, _HANDLERS, report)
+    report.error = outcome.failure()
+    if report.error is not None:
+        report.verdict = failure_verdict(report.error["exit_code"])
+    elif report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases:
+        report.verdict = "pass"
+    else:
+        report.verdict = "fail"
     return report
 
 

@@ -22,15 +22,18 @@ import shlex
 from pathlib import Path
 
 from kernel_opt.backends import registry
-from kernel_opt.check.compare import CaseResult, CorrectnessReport, summarize_failures
-from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of
+from kernel_opt.check.correctness import (
+    DEFAULT_SEEDS,
+    DEFAULT_TIMEOUT_S,
+    PROG,
+    BuildOptions,
+    CheckOptions,
+    CorrectnessRequest,
+    check_solution,
+    exit_code_of,
+)
+from kernel_opt.check.report import correctness_summary
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
-from kernel_opt.core.errors import UsageError
-from kernel_opt.core.files import write_json_atomic, write_text_atomic
-from kernel_opt.core.render import format_number, markdown_table, render
-from kernel_opt.env.device import resolve_device
-
-DEFAULT_TIMEOUT_S = 120.0
 
 
 def main(argv=None) -> int:
@@ -38,14 +41,14 @@ def main(argv=None) -> int:
 
 
 def build_parser():
-    parser = make_parser("correctness_check.py", __doc__)
+    parser = make_parser(PROG, __doc__)
     parser.add_argument("solution", type=Path, help="the solution: a .cu file with extern \"C\" solve(...) or a Triton .py with run_kernel(...)")
     parser.add_argument("--ref", type=Path, required=True, help="ref.py with reference(**kwargs) (and setup, SHAPES, atol, rtol)")
     parser.add_argument("--output-dir", type=Path, required=True, help="where correctness.md and correctness.json go")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
                         help="auto: the GPU when torch sees one, else the CPU (Triton interpreter; CUDA compile-check only)")
-    parser.add_argument("--seeds", type=int, default=3, help="random input sets per shape (default 3)")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="random input sets per shape (default 3)")
     parser.add_argument("--atol", type=float, help="absolute tolerance (overrides ref.py and the dtype default)")
     parser.add_argument("--rtol", type=float, help="relative tolerance (overrides ref.py and the dtype default)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
@@ -57,137 +60,24 @@ def build_parser():
     return parser
 
 
+def parse_request(argv: list[str]) -> tuple[CorrectnessRequest, bool]:
+    """The typed request behind a command line, and whether --json was given."""
+    args, dims = parse_args_with_dims(build_parser(), argv)
+    request = CorrectnessRequest(
+        solution=args.solution, reference=args.ref, output_dir=args.output_dir, dims=dims, backend=args.backend,
+        device=args.device, check=CheckOptions(args.seeds, args.atol, args.rtol, args.timeout, args.compile_only),
+        build=BuildOptions(args.arch, args.nvcc_flags),
+    )
+    return request, args.json
+
+
 def _main(argv: list[str]) -> int:
-    parser = build_parser()
-    args, dims = parse_args_with_dims(parser, argv)
-    if args.seeds < 1:
-        raise UsageError("--seeds must be at least 1")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    solution, reference = args.solution.resolve(), args.ref.resolve()
-    if not solution.is_file():
-        raise UsageError(f"solution file not found: {args.solution}")
-    if not reference.is_file():
-        raise UsageError(f"reference file not found: {args.ref}")
-    backend = registry.detect(solution, args.backend)
-    device = resolve_device(args.device)
-    report = check_correctness(
-        solution,
-        reference,
-        backend,
-        device,
-        dims,
-        CheckOptions(args.seeds, args.atol, args.rtol, args.timeout, args.compile_only),
-        BuildOptions(args.arch, args.nvcc_flags),
-        build_dir=args.output_dir / "build",
-        command="correctness_check.py " + shlex.join(argv),
-    )
-    report.solution, report.reference = str(args.solution), str(args.ref)
-    _write_reports(report, args.output_dir)
+    request, wants_json = parse_request(argv)
+    report = check_solution(request, command=f"{PROG} {shlex.join(argv)}")
     exit_code = exit_code_of(report)
-    if args.json:
-        print_json({"ok": exit_code == 0, "exit_code": exit_code, "report": str(args.output_dir / "correctness.md"), **report.to_dict()})
+    if wants_json:
+        print_json({"ok": exit_code == 0, "exit_code": exit_code, "report": str(request.output_dir / "correctness.md"),
+                    **report.to_dict()})
     else:
-        print(_summary(report, args.output_dir))
+        print(correctness_summary(report, request.output_dir))
     return exit_code
-
-
-def _write_reports(report: CorrectnessReport, output_dir: Path) -> None:
-    payload = report.to_dict()
-    failures = summarize_failures(report.cases)
-    markdown = render(
-        "correctness.md.j2",
-        report=report,
-        failures=failures,
-        exit_code=exit_code_of(report),
-        tables=_tables(report),
-        versions=", ".join(
-            f"{key} {report.environment[key]}" for key in ("python", "torch", "triton", "cuda") if report.environment.get(key)
-        ),
-    )
-    write_json_atomic(output_dir / "correctness.json", payload)
-    write_text_atomic(output_dir / "correctness.md", markdown)
-
-
-def _shape_text(dims: dict) -> str:
-    return ", ".join(f"{key}={value}" for key, value in dims.items()) or "default"
-
-
-def _tables(report: CorrectnessReport) -> dict:
-    """The report's tables as Markdown (formatting only: every value is already in the record)."""
-    tolerances = markdown_table(
-        [[t["output"], t["dtype"], format_number(t["atol"]), format_number(t["rtol"]), t["source"]] for t in report.tolerances],
-        ["output", "dtype", "atol", "rtol", "from"],
-    )
-    cases = markdown_table(
-        [
-            [
-                _shape_text(case.dims), case.seed, "pass" if case.passed else "FAIL", o.name,
-                f"{o.mismatches} / {o.numel}", o.nan_unexpected, format_number(o.max_abs_error),
-                format_number(o.max_rel_error), format_number(o.norm_rel_error),
-                ", ".join(case.modified_inputs) or "none",
-            ]
-            for case in report.cases
-            for o in case.outputs
-        ],
-        ["shape", "seed", "result", "output", "mismatches", "unexpected NaN", "max abs err", "max rel err",
-         "norm rel err", "inputs modified"],
-    )
-    first_failing_seed: dict[str, CaseResult] = {}
-    for case in report.cases:
-        if not case.passed:
-            first_failing_seed.setdefault(_shape_text(case.dims), case)
-    mismatches = [
-        {
-            "output": o.name,
-            "dtype": o.dtype,
-            "shape": o.shape,
-            "where": f"{_shape_text(case.dims)}, seed {case.seed}",
-            "table": markdown_table(
-                [[m.index, format_number(m.actual, 8), format_number(m.expected, 8)] for m in o.first_mismatches],
-                ["index", "actual", "expected"],
-            ),
-        }
-        for case in first_failing_seed.values()
-        for o in case.outputs
-        if o.first_mismatches
-    ][:8]
-    kernels = ""
-    if report.build:
-        kernels = markdown_table(
-            [
-                [k["name"], k["arch"], k["registers"], k["shared_memory_bytes"], k["stack_frame_bytes"],
-                 k["spill_stores_bytes"], k["spill_loads_bytes"]]
-                for k in report.build["kernels"]
-            ],
-            ["kernel", "arch", "registers/thread", "static shared B/block", "stack B/thread", "spill stores B",
-             "spill loads B"],
-        )
-    return {"tolerances": tolerances, "cases": cases, "mismatches": mismatches, "kernels": kernels}
-
-
-def _summary(report: CorrectnessReport, output_dir: Path) -> str:
-    where = output_dir / "correctness.md"
-    mode = " (Triton interpreter on the CPU)" if report.interpreter else ""
-    if report.error is not None:
-        error = report.error
-        lines = [f"{report.verdict.upper().replace('_', ' ')} ({error['kind']}): {error['message']}"]
-        if error.get("hint") and error["kind"] not in ("crash", "internal_error"):
-            lines.append(f"hint: {error['hint'].splitlines()[0] if error['hint'] else ''}")
-        lines.append(f"report: {where}")
-        return "\n".join(lines)
-    if report.passed and report.build and not report.cases:
-        return f"COMPILED for {report.build['arch']}: correctness not run (--compile-only). report: {where}"
-    total = len(report.cases)
-    if report.passed:
-        shapes = len({str(case.dims) for case in report.cases})
-        text = f"PASS{mode}: all {total} cases ({shapes} shapes x {len(report.seeds)} seeds) match the reference."
-        if report.warnings:
-            text += f"\n{len(report.warnings)} warning(s), read them in {where}"
-        return text + f"\nreport: {where}\nnext: time and profile this version (SKILL.md, the profile step)"
-    failed = [case for case in report.cases if not case.passed]
-    lines = [f"FAIL{mode}: {len(failed)} of {total} cases differ from the reference."]
-    lines += [f"  - {sentence}" for sentence in summarize_failures(report.cases)[:5]]
-    lines.append(f"report: {where}")
-    lines.append("next: fix the solution and re-run this command")
-    return "\n".join(lines)

@@ -46,7 +46,7 @@ from kernel_opt.core.files import write_text_atomic
 from kernel_opt.core.render import markdown_table, render
 from kernel_opt.experience import labels
 from kernel_opt.experience.evidence import read_version
-from kernel_opt.experience.families import FAMILIES, OTHER_FAMILY, normalize_kernel
+from kernel_opt.experience.families import FAMILIES, OTHER_FAMILY
 from kernel_opt.experience.labels import (
     Chip,
     normalize_backend,
@@ -56,7 +56,7 @@ from kernel_opt.experience.labels import (
 )
 from kernel_opt.experience.merge import merge
 from kernel_opt.experience.query import Filters, filter_entries, search
-from kernel_opt.experience.ranking import Query, recommend
+from kernel_opt.experience.ranking import RecommendRequest, recommend_from_log
 from kernel_opt.experience.recording import build_record
 from kernel_opt.experience.records import parse_dims
 from kernel_opt.experience.store import (
@@ -321,17 +321,11 @@ def _add(args, log_path: Path, curated_path, wants_json: bool) -> int:
 
 
 def _recommend(args, log_path: Path, curated_path, wants_json: bool) -> int:
-    if args.n < 1:
-        raise UsageError(f"-n must be at least 1, got {args.n}")
-    experience = load_experience(log_path, curated_path)
-    skipped = _report_skipped(experience)
-    query = Query(
-        kernel=normalize_kernel(args.kernel) if args.kernel else None,
-        backend=normalize_backend(args.backend, field="--backend"),
-        chip=_chip_option(args.chip),
-        bottleneck=normalize_bottleneck(args.bottleneck, field="--bottleneck"),
-    )
-    result = recommend(experience.entries(), query, limit=args.n)
+    request = RecommendRequest(kernel=args.kernel, backend=args.backend, chip=args.chip, bottleneck=args.bottleneck,
+                               limit=args.n, log_path=log_path, curated_path=curated_path)
+    result, skipped = recommend_from_log(request)
+    for line in skipped:
+        print(f"warning: skipped {line}", file=sys.stderr)
     if wants_json:
         print_json({"ok": True, "command": "recommend", "log": str(log_path), **result.to_dict(), "skipped_lines": skipped})
         return 0

@@ -18,6 +18,12 @@ class ExitCode(IntEnum):
     ENVIRONMENT_FAULT = 4  # this machine cannot run the step: no GPU, no nvcc/ncu, versions
 
 
+def failure_verdict(exit_code: int) -> str:
+    """How a record names a step that failed with `exit_code`: usage_error, environment_error or solution_error."""
+    return {ExitCode.USAGE: "usage_error", ExitCode.ENVIRONMENT_FAULT: "environment_error"}.get(exit_code,
+                                                                                                "solution_error")
+
+
 class KernelOptError(Exception):
     """An error with a message for people, an optional fix, and the exit code it maps to."""
 

@@ -1,4 +1,4 @@
-"""Atomic file writes: a report is either the old one or the complete new one, never half."""
+"""Reading and writing the JSON and text records: a report is either the old one or the complete new one, never half."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
+
+from kernel_opt.core.errors import UsageError
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
@@ -26,3 +29,18 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 def write_json_atomic(path: str | os.PathLike, payload: dict) -> Path:
     return write_text_atomic(path, json.dumps(payload, indent=2, default=str) + "\n")
+
+
+def read_json(path: str | os.PathLike) -> dict[str, Any] | None:
+    """A tool's JSON record, or None when the file does not exist; a usage error when it is not a JSON object."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path} is not valid JSON (line {error.lineno}: {error.msg})",
+                         hint="re-run the step that writes it; never edit the records by hand") from None
+    if not isinstance(payload, dict):
+        raise UsageError(f"{path} must hold a JSON object, found {type(payload).__name__}")
+    return payload

@@ -1,8 +1,9 @@
 """A record's numbers read from a version folder, so they are copied and never retyped.
 
-`add --from DIR/vN` reads what the other tools wrote there:
+`add --from DIR/vN` reads what the other tools wrote there, through their records
+(check/records.py, measure/records.py, profile/records.py), and checks each field it copies:
 
-- vN/correctness.json   passed, backend, dims, device {name, compute_capability}
+- vN/correctness.json   verdict (passed), backend, dims, device {name, compute_capability}
 - vN/benchmark.json     gpu {name, compute_capability}, solution.median_us, comparison
                         {against_dir, speedup, ci_low, ci_high, verdict} or null
 - vN/ncu_summary.json   bottleneck, top_stall, metrics {memory_sol_pct, sm_sol_pct,
@@ -16,17 +17,20 @@ is listed, never filled with a guess.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.check.records import CORRECTNESS_FILE
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.labels import Chip, normalize_backend, normalize_bottleneck, normalize_chip
 from kernel_opt.loop.hypothesis import parse_hypothesis
+from kernel_opt.loop.records import read_benchmark, read_correctness, read_profile
+from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport
 from kernel_opt.measure.verdicts import VERDICTS, comparison_verdict
+from kernel_opt.profile.records import NCU_SUMMARY_FILE
 
 _VERSION_NAME = re.compile(r"^v(\d+)$")
 
@@ -105,25 +109,10 @@ class VersionEvidence:
         }
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
+def _checked(value: Any, dotted: str, kinds: tuple[type, ...], path: Path) -> Any:
+    """A field of a record, type-checked; None when absent or null. `dotted` names it for the message."""
+    if value is None:
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path} is not valid JSON (line {error.lineno}: {error.msg})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path} must hold a JSON object, found {type(data).__name__}")
-    return data
-
-
-def _field(data: dict | None, dotted: str, kinds: tuple[type, ...], path: Path) -> Any:
-    """data['a']['b'] for 'a.b', type-checked; None when absent or null."""
-    value: Any = data
-    for part in dotted.split("."):
-        if not isinstance(value, dict) or value.get(part) is None:
-            return None
-        value = value[part]
     if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise UsageError(f"{path}: field {dotted!r} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and float in kinds:
@@ -133,9 +122,11 @@ def _field(data: dict | None, dotted: str, kinds: tuple[type, ...], path: Path) 
     return value
 
 
-def _chip(data: dict | None, key: str, path: Path) -> Chip | None:
-    name = _field(data, f"{key}.name", (str,), path)
-    capability = _field(data, f"{key}.compute_capability", (str, float, int), path)
+def _chip(device: Any, key: str, path: Path) -> Chip | None:
+    """The chip of a record's device object ({"name": ..., "compute_capability": ...})."""
+    device = device if isinstance(device, dict) else {}
+    name = _checked(device.get("name"), f"{key}.name", (str,), path)
+    capability = _checked(device.get("compute_capability"), f"{key}.compute_capability", (str, float, int), path)
     if name is None and capability is None:
         return None
     if isinstance(capability, (int, float)) and not isinstance(capability, bool):
@@ -143,16 +134,19 @@ def _chip(data: dict | None, key: str, path: Path) -> Chip | None:
     return normalize_chip(name, capability, field=f"{path.name}: {key}")
 
 
-def _profile(path: Path) -> dict[str, Any]:
-    data = _read_json(path)
-    if data is None:
+def _profile(folder: Path) -> dict[str, Any]:
+    """The profile fields a record copies, from folder/ncu_summary.json; {} without one."""
+    summary = read_profile(folder)
+    if summary is None:
         return {}
+    path = folder / NCU_SUMMARY_FILE
     values = {
-        "bottleneck": normalize_bottleneck(_field(data, "bottleneck", (str,), path), field=f"{path}: bottleneck"),
-        "top_stall": _field(data, "top_stall", (str,), path),
+        "bottleneck": normalize_bottleneck(_checked(summary.bottleneck, "bottleneck", (str,), path),
+                                           field=f"{path}: bottleneck"),
+        "top_stall": _checked(summary.top_stall, "top_stall", (str,), path),
     }
     for name in ("memory_sol_pct", "sm_sol_pct", "achieved_occupancy_pct", "duration_us"):
-        values[name] = _field(data, f"metrics.{name}", (int, float), path)
+        values[name] = _checked(summary.metric(name), f"metrics.{name}", (int, float), path)
     return values
 
 
@@ -173,70 +167,81 @@ def read_version(version_dir: Path) -> VersionEvidence:
     evidence = VersionEvidence(version_dir=version_dir)
     match = _VERSION_NAME.match(version_dir.name)
     evidence.iteration = int(match.group(1)) if match else None
-
-    correctness_path = version_dir / "correctness.json"
-    correctness = _read_json(correctness_path)
-    if correctness is None:
-        evidence.not_measured.append(f"correctness: {correctness_path} not found")
-    else:
-        evidence.correct = _field(correctness, "passed", (bool,), correctness_path)
-        evidence.backend = normalize_backend(_field(correctness, "backend", (str,), correctness_path), field=f"{correctness_path}: backend")
-        evidence.dims = _field(correctness, "dims", (dict,), correctness_path)
-        evidence.chip = _chip(correctness, "device", correctness_path)
-
-    benchmark_path = version_dir / "benchmark.json"
-    benchmark = _read_json(benchmark_path)
-    if benchmark is None:
-        evidence.not_measured.append(f"speedup and time: {benchmark_path} not found")
-    else:
-        evidence.chip = _chip(benchmark, "gpu", benchmark_path) or evidence.chip
-        evidence.median_us = _field(benchmark, "solution.median_us", (int, float), benchmark_path)
-        evidence.comparison = _comparison(benchmark, benchmark_path)
-        if evidence.comparison is None:
-            evidence.not_measured.append(f"speedup: {benchmark_path} has no comparison (benchmark with --against vK)")
-
-    evidence.after = _profile(version_dir / "ncu_summary.json")
+    _read_correctness(evidence, version_dir)
+    benchmark_path = version_dir / BENCHMARK_FILE
+    _read_benchmark(evidence, version_dir)
+    evidence.after = _profile(version_dir)
     if not evidence.after:
-        evidence.not_measured.append(f"metrics after: {version_dir / 'ncu_summary.json'} not found")
+        evidence.not_measured.append(f"metrics after: {version_dir / NCU_SUMMARY_FILE} not found")
     if evidence.comparison and evidence.comparison.against_dir:
         evidence.baseline_dir = _resolve_baseline(evidence.comparison.against_dir, version_dir)
     if evidence.baseline_dir is None:
         evidence.not_measured.append("metrics before: no baseline folder (comparison.against_dir) to read them from")
     else:
-        evidence.before = _profile(evidence.baseline_dir / "ncu_summary.json")
+        evidence.before = _profile(evidence.baseline_dir)
         if not evidence.before:
-            evidence.not_measured.append(f"metrics before: {evidence.baseline_dir / 'ncu_summary.json'} not found")
-        baseline_benchmark = evidence.baseline_dir / "benchmark.json"
-        evidence.baseline_median_us = _field(_read_json(baseline_benchmark), "solution.median_us", (int, float), baseline_benchmark)
-
-    hypothesis_path = version_dir / "hypothesis.txt"
-    if hypothesis_path.is_file():
-        fields_found, _ = parse_hypothesis(hypothesis_path.read_text(encoding="utf-8", errors="replace"))
-        evidence.hypothesis = fields_found.get("hypothesis") or None
-        evidence.expected = fields_found.get("expected") or None
-        if evidence.hypothesis is None:
-            evidence.warnings.append(f"{hypothesis_path} has no 'Hypothesis:' field; run hypothesis_check.py {version_dir}")
-    else:
-        evidence.not_measured.append(f"hypothesis: {hypothesis_path} not found")
-
+            evidence.not_measured.append(f"metrics before: {evidence.baseline_dir / NCU_SUMMARY_FILE} not found")
+        baseline = read_benchmark(evidence.baseline_dir)
+        evidence.baseline_median_us = _checked(baseline.median_us if baseline else None, "solution.median_us",
+                                               (int, float), evidence.baseline_dir / BENCHMARK_FILE)
+    _read_hypothesis(evidence, version_dir)
     _cross_check_verdict(evidence, benchmark_path)
     return evidence
 
 
-def _comparison(benchmark: dict, path: Path) -> Comparison | None:
-    if not isinstance(benchmark.get("comparison"), dict):
+def _read_correctness(evidence: VersionEvidence, version_dir: Path) -> None:
+    path = version_dir / CORRECTNESS_FILE
+    correctness = read_correctness(version_dir)
+    if correctness is None:
+        evidence.not_measured.append(f"correctness: {path} not found")
+        return
+    evidence.correct = None if correctness.verdict is None else correctness.passed
+    evidence.backend = normalize_backend(_checked(correctness.backend, "backend", (str,), path),
+                                         field=f"{path}: backend")
+    evidence.dims = _checked(correctness.dims, "dims", (dict,), path)
+    evidence.chip = _chip(correctness.device, "device", path)
+
+
+def _read_benchmark(evidence: VersionEvidence, version_dir: Path) -> None:
+    path = version_dir / BENCHMARK_FILE
+    benchmark = read_benchmark(version_dir)
+    if benchmark is None:
+        evidence.not_measured.append(f"speedup and time: {path} not found")
+        return
+    evidence.chip = _chip(benchmark.gpu, "gpu", path) or evidence.chip
+    evidence.median_us = _checked(benchmark.median_us, "solution.median_us", (int, float), path)
+    evidence.comparison = _comparison(benchmark, path)
+    if evidence.comparison is None:
+        evidence.not_measured.append(f"speedup: {path} has no comparison (benchmark with --against vK)")
+
+
+def _read_hypothesis(evidence: VersionEvidence, version_dir: Path) -> None:
+    path = version_dir / "hypothesis.txt"
+    if not path.is_file():
+        evidence.not_measured.append(f"hypothesis: {path} not found")
+        return
+    fields_found, _ = parse_hypothesis(path.read_text(encoding="utf-8", errors="replace"))
+    evidence.hypothesis = fields_found.get("hypothesis") or None
+    evidence.expected = fields_found.get("expected") or None
+    if evidence.hypothesis is None:
+        evidence.warnings.append(f"{path} has no 'Hypothesis:' field; run hypothesis_check.py {version_dir}")
+
+
+def _comparison(benchmark: BenchmarkReport, path: Path) -> Comparison | None:
+    recorded = benchmark.comparison
+    if recorded is None:
         return None
-    speedup = _field(benchmark, "comparison.speedup", (int, float), path)
+    speedup = _checked(recorded.speedup, "comparison.speedup", (int, float), path)
     if speedup is None or speedup <= 0:
         raise UsageError(f"{path}: field 'comparison.speedup' must be a positive number, got {speedup!r}")
-    verdict = _field(benchmark, "comparison.verdict", (str,), path)
+    verdict = _checked(recorded.verdict, "comparison.verdict", (str,), path)
     if verdict is not None and verdict not in VERDICTS:
         raise UsageError(f"{path}: field 'comparison.verdict' must be one of {', '.join(VERDICTS)}, got {verdict!r}")
     return Comparison(
-        against_dir=_field(benchmark, "comparison.against_dir", (str,), path),
+        against_dir=_checked(recorded.against_dir, "comparison.against_dir", (str,), path),
         speedup=speedup,
-        ci_low=_field(benchmark, "comparison.ci_low", (int, float), path),
-        ci_high=_field(benchmark, "comparison.ci_high", (int, float), path),
+        ci_low=_checked(recorded.ci_low, "comparison.ci_low", (int, float), path),
+        ci_high=_checked(recorded.ci_high, "comparison.ci_high", (int, float), path),
         verdict=verdict,
     )
 

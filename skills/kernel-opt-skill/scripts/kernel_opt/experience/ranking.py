@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from kernel_opt.experience.families import kernel_family
-from kernel_opt.experience.labels import Chip, chip_similarity
+from kernel_opt.core.errors import UsageError
+from kernel_opt.experience.families import kernel_family, normalize_kernel
+from kernel_opt.experience.labels import Chip, chip_similarity, normalize_backend, normalize_bottleneck, normalize_chip
 from kernel_opt.experience.records import content_key
-from kernel_opt.experience.store import Entry
+from kernel_opt.experience.store import CURATED_PATH, Entry, default_log_path, load_experience
 
 # Similarity weights; the reasoning is in the module docstring. Same chip beats same
 # architecture (H100 vs H200: same SM, different memory), which beats the same generation
@@ -222,3 +224,44 @@ def recommend(entries: list[Entry], query: Query, limit: int = 5) -> Recommendat
     )
     avoid = sorted((m for m in relevant if m.entry.record.outcome == "failure"), key=strength)
     return RecommendationResult(query, ranked[:limit], avoid[:limit], considered=len(matches))
+
+
+@dataclass
+class RecommendRequest:
+    """What `experience_log.py recommend` is asked, as typed options; labels in any accepted spelling."""
+
+    kernel: str | None = None
+    backend: str | None = None
+    chip: str | None = None
+    bottleneck: str | None = None
+    limit: int = 5
+    log_path: Path | None = None  # None: default_log_path()
+    curated_path: Path | None = CURATED_PATH
+
+    def argv(self) -> list[str]:
+        """The same request as experience_log.py's arguments."""
+        arguments = ["recommend"]
+        for flag, value in (("--kernel", self.kernel), ("--backend", self.backend)):
+            arguments += [] if value is None else [flag, value]
+        arguments += ["-n", str(self.limit)]
+        for flag, value in (("--chip", self.chip), ("--bottleneck", self.bottleneck)):
+            arguments += [] if value is None else [flag, value]
+        return arguments
+
+
+def recommend_from_log(request: RecommendRequest) -> tuple[RecommendationResult, list[str]]:
+    """`recommend` as experience_log.py runs it, over the log and the curated records.
+
+    Returns the result and the log lines that could not be read (each described).
+    """
+    if request.limit < 1:
+        raise UsageError(f"-n must be at least 1, got {request.limit}")
+    experience = load_experience(request.log_path or default_log_path(), request.curated_path)
+    query = Query(
+        kernel=normalize_kernel(request.kernel) if request.kernel else None,
+        backend=normalize_backend(request.backend, field="--backend"),
+        chip=normalize_chip(request.chip, field="--chip") if request.chip else None,
+        bottleneck=normalize_bottleneck(request.bottleneck, field="--bottleneck"),
+    )
+    return recommend(experience.entries(), query, limit=request.limit), [line.describe() for line in experience.skipped]
+

@@ -12,11 +12,12 @@ import json
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from kernel_opt.core.cli import parse_dim_value
 from kernel_opt.core.errors import UsageError
+from kernel_opt.core.records import now_iso
 from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
 
@@ -92,10 +93,6 @@ FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(ExperienceRecord))
 # Fields that say where a record lives or came from, not what it measured: two records that
 # differ only here describe the same experience.
 BOOKKEEPING_FIELDS = frozenset({"id", "created_at", "provenance"})
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
 def strategy_slug(text: str) -> str:

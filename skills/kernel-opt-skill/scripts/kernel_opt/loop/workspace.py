@@ -16,25 +16,34 @@ so `next`, `evaluate`, `status` and the final report always agree on it.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
+from kernel_opt.core.records import now_iso
+from kernel_opt.loop.records import (
+    EVALUATION_FILE,
+    REFERENCE_FILE,
+    RUN_FILE,
+    VERSION_FILE,
+    EvaluationRecord,
+    RunRecord,
+    StepResult,
+    VersionRecord,
+    read_benchmark,
+    read_correctness,
+    read_evaluation,
+    read_profile,
+    read_run_record,
+    read_version_record,
+)
 
-RUN_FILE = "run.json"
-RUN_SCHEMA = "kernel_opt.run/1"
-EVALUATION_FILE = "evaluation.json"
-EVALUATION_SCHEMA = "kernel_opt.evaluation/1"
-VERSION_FILE = "version.json"
 HYPOTHESIS_FILE = "hypothesis.txt"
-REFERENCE_FILE = "ref.py"
 _VERSION_DIR = re.compile(r"^v(\d+)$")
 
 # How an evaluation ended (evaluation.json "state"):
@@ -58,80 +67,13 @@ class RunRefusal(KernelOptError):
     kind = "refused"
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
-# --- the run record --------------------------------------------------------------------------
-
-
-@dataclass
-class RunRecord:
-    """OUT/run.json: what every command of the run needs to know, written once by `init`."""
-
-    kernel_name: str  # the operation, e.g. "softmax": the experience log's --kernel
-    backend: str  # "cuda" or "triton"
-    solution_pattern: str  # where version n's source lives, relative to OUT: "v{n}/v{n}.cu"
-    reference_file: str  # relative to OUT
-    dims: dict[str, Any]  # the --NAME=VALUE problem sizes passed to every tool
-    iterations_budget: int  # versions v1..vN the run may create; fixed at init
-    target_percent: float  # of the roofline ceiling at which the loop may stop
-    created_at: str
-    source_kernel: str  # the file v0 was copied from
-    source_reference: str  # the file ref.py was copied from
-    nvcc_flags: str = ""  # passed to every tool that builds a CUDA solution
-    arch: str = "auto"
-    schema: str = RUN_SCHEMA
-
-    def solution_path(self, out: Path, number: int) -> Path:
-        return out / self.solution_pattern.format(n=number)
-
-    def dim_arguments(self) -> list[str]:
-        """The dims as the tools take them: ["--N=4096", "--D=4096"]."""
-        return [f"--{name}={value}" for name, value in self.dims.items()]
-
-    def build_arguments(self) -> list[str]:
-        """--arch / --nvcc-flags for the tools that compile, only where they differ from the default."""
-        arguments = [] if self.arch == "auto" else ["--arch", self.arch]
-        if self.nvcc_flags:
-            arguments.append(f"--nvcc-flags={self.nvcc_flags}")  # "=" form: the value starts with "-"
-        return arguments
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, payload: dict[str, Any]) -> "RunRecord":
-        known = {name for name in cls.__dataclass_fields__}
-        missing = {"kernel_name", "backend", "solution_pattern", "iterations_budget"} - set(payload)
-        if missing:
-            raise UsageError(f"{RUN_FILE} lacks {', '.join(sorted(missing))}",
-                             hint="it is written by `workspace.py init`; start a new run rather than editing it")
-        defaults = {"reference_file": REFERENCE_FILE, "dims": {}, "target_percent": 90.0, "created_at": "",
-                    "source_kernel": "", "source_reference": ""}
-        return cls(**{**defaults, **{k: v for k, v in payload.items() if k in known}})
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """A tool's JSON record, or None when the file does not exist."""
-    if not path.is_file():
-        return None
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path} is not valid JSON ({error})",
-                         hint="re-run the step that writes it; never edit the records by hand") from error
-    if not isinstance(payload, dict):
-        raise UsageError(f"{path} does not hold a JSON object")
-    return payload
-
-
 def read_run(out: Path) -> RunRecord:
-    payload = read_json(out / RUN_FILE)
-    if payload is None:
+    """OUT/run.json; a usage error for a folder that is not a run."""
+    run = read_run_record(out)
+    if run is None:
         raise UsageError(f"{out} has no {RUN_FILE}: it is not a run folder",
                          hint="start a run with `workspace.py init OUT --kernel FILE --ref REF --iterations N`")
-    return RunRecord.from_dict(payload)
+    return run
 
 
 def _is_empty_or_missing(folder: Path) -> bool:
@@ -169,7 +111,7 @@ def create_run(out: Path, kernel: Path, reference: Path, iterations: int, kernel
     solution.parent.mkdir(parents=True)
     shutil.copyfile(kernel, solution)
     write_json_atomic(solution.parent / VERSION_FILE,
-                      {"version": "v0", "parent": None, "copied_from": str(kernel), "created_at": run.created_at})
+                      VersionRecord("v0", None, copied_from=str(kernel), created_at=run.created_at).to_dict())
     write_json_atomic(out / RUN_FILE, run.to_dict())
     return run
 
@@ -241,36 +183,30 @@ def read_version(out: Path, number: int, run: RunRecord | None = None) -> Versio
     folder = out / f"v{number}"
     solution = _solution_of(out, number, run)
     state = VersionState(number=number, directory=str(folder), solution=str(solution), has_solution=solution.is_file())
-    version = read_json(folder / VERSION_FILE) or {}
-    state.parent = version.get("parent")
-    state.continued_past_target = bool(version.get("continued_past_target"))
-    evaluation = read_json(folder / EVALUATION_FILE) or {}
-    state.evaluation_state = evaluation.get("state")
-    state.evaluation_wall_s = evaluation.get("wall_s")
-    correctness = read_json(folder / "correctness.json")
+    version = read_version_record(folder)
+    if version is not None:
+        state.parent, state.continued_past_target = version.parent, version.continued_past_target
+    evaluation = read_evaluation(folder)
+    if evaluation is not None:
+        state.evaluation_state, state.evaluation_wall_s = evaluation.state, evaluation.wall_s
+    correctness = read_correctness(folder)
     if correctness is not None:
-        state.correct = correctness.get("passed")
-    benchmark = read_json(folder / "benchmark.json")
+        state.correct = correctness.passed
+    benchmark = read_benchmark(folder)
     if benchmark is not None:
-        solution_times = benchmark.get("solution") or {}
-        state.benchmark_verdict = benchmark.get("verdict")
-        state.median_us = solution_times.get("median_us")
-        state.p20_us = solution_times.get("p20_us")
-        state.p80_us = solution_times.get("p80_us")
-        state.percent_of_ceiling = benchmark.get("percent_of_ceiling")
-        state.target_reached = benchmark.get("target_reached")
-        state.gpu_name = (benchmark.get("gpu") or {}).get("name")
-        comparison = benchmark.get("comparison") or {}
-        if comparison:
-            against_dir = comparison.get("against_dir") or str(Path(comparison.get("against") or "").parent)
-            state.compared_with = Path(against_dir).name or None
-            state.comparison_speedup = comparison.get("speedup")
-            state.comparison_verdict = comparison.get("verdict")
-    profile = read_json(folder / "ncu_summary.json")
+        state.benchmark_verdict = benchmark.verdict
+        state.median_us, state.p20_us, state.p80_us = benchmark.median_us, benchmark.p20_us, benchmark.p80_us
+        state.percent_of_ceiling = benchmark.percent_of_ceiling
+        state.target_reached = benchmark.target_reached
+        state.gpu_name = benchmark.gpu_name
+        if benchmark.comparison is not None:
+            state.compared_with = benchmark.comparison.against_folder()
+            state.comparison_speedup = benchmark.comparison.speedup
+            state.comparison_verdict = benchmark.comparison.verdict
+    profile = read_profile(folder)
     if profile is not None:
-        state.bottleneck = profile.get("bottleneck")
-        state.memory_limiter = profile.get("memory_limiter")
-        state.top_stall = profile.get("top_stall")
+        state.bottleneck, state.memory_limiter = profile.bottleneck, profile.memory_limiter
+        state.top_stall = profile.top_stall
     return state
 
 
@@ -454,12 +390,11 @@ def create_next_version(out: Path, ignore_target: bool = False) -> NextVersion:
     solution = status.run.solution_path(out, number)
     solution.parent.mkdir(parents=True, exist_ok=False)  # a concurrent `next` fails here, not later
     shutil.copyfile(parent.solution, solution)
-    write_json_atomic(solution.parent / VERSION_FILE, {
-        "version": f"v{number}", "parent": parent.name, "copied_from": parent.solution,
-        "parent_median_us": parent.median_us, "created_at": now_iso(),
+    write_json_atomic(solution.parent / VERSION_FILE, VersionRecord(
+        f"v{number}", parent.name, copied_from=parent.solution, created_at=now_iso(), parent_median_us=parent.median_us,
         # Past the roofline target only by the agent's choice (--ignore-target): the report says so.
-        "continued_past_target": bool(status.target_reached and ignore_target),
-    })
+        continued_past_target=bool(status.target_reached and ignore_target),
+    ).to_dict())
     hypothesis = solution.parent / HYPOTHESIS_FILE
     write_text_atomic(hypothesis, hypothesis_template(parent, number, solution.name))
     return NextVersion(number, parent, solution, hypothesis)
@@ -484,49 +419,7 @@ def hypothesis_template(parent: VersionState, number: int, solution_name: str) -
     return "\n".join(lines) + "\n"
 
 
-# --- evaluation records --------------------------------------------------------------------------
-
-
-@dataclass
-class StepResult:
-    """One step of `evaluate`: which tool, how it ended, how long it took, what it wrote."""
-
-    name: str  # correctness, compile_check, hypothesis, benchmark, profile, static_analysis, recommend
-    status: str  # ok, failed, usage_error, solution_error, cannot_run_here, skipped
-    wall_s: float = 0.0
-    exit_code: int | None = None
-    summary: str = ""
-    outputs: list[str] = field(default_factory=list)
-
-
-STEP_STATUS_BY_EXIT_CODE = {
-    ExitCode.OK: "ok",
-    ExitCode.CHECK_FAILED: "failed",
-    ExitCode.USAGE: "usage_error",
-    ExitCode.SOLUTION_FAULT: "solution_error",
-    ExitCode.ENVIRONMENT_FAULT: "cannot_run_here",
-}
-
-
-@dataclass
-class EvaluationRecord:
-    """OUT/vN/evaluation.json."""
-
-    version: str
-    state: str
-    exit_code: int
-    started_at: str
-    wall_s: float
-    gpu_available: bool
-    against: str | None  # the best version so far that vN was compared and profiled against
-    steps: list[StepResult] = field(default_factory=list)
-    needs_gpu: list[str] = field(default_factory=list)  # steps this machine could not run, with why
-    recommendations: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    schema: str = EVALUATION_SCHEMA
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+# --- evaluations --------------------------------------------------------------------------------
 
 
 def conclude_evaluation(steps: list[StepResult]) -> tuple[str, int]:

@@ -14,169 +14,276 @@ What makes the numbers trustworthy (issue 3):
 - two versions are compared interleaved (A B, B A, ...) in one process on the same inputs.
 
 `run_benchmark` runs in the child process (see measure/benchmark_child.py) and reports through events;
-`BenchmarkReport` and `assemble_report` turn those events into the record the CLI writes.
+`assemble_report` turns those events into the record (measure/records.py) that `benchmark_solution`,
+benchmark.py as a library call, writes and returns.
 """
 
 from __future__ import annotations
 
+import shlex
+import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
+from kernel_opt.backends import registry
+from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
+from kernel_opt.check.records import summarize_failures
+from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError, failure_verdict
+from kernel_opt.env.device import resolve_device
+from kernel_opt.measure.benchmark_report import write_benchmark_reports
+from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT, BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.run.events import (
+    CeilingsEvent,
+    CopySameBytesEvent,
+    CudaGraphEvent,
+    EnvironmentEvent,
+    Event,
+    InterleavedEvent,
+    KernelTimeEvent,
+    NoteEvent,
+    PhaseEvent,
+    PostTimingCheckEvent,
+    PrecisionEvent,
+    ProblemEvent,
+    TimedEvent,
+    WarningEvent,
+    WorkEvent,
+    dispatch,
+)
+
+PROG = "benchmark.py"
 DEFAULT_COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
-DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may stop there (issue 3)
-
-
-# --- records -------------------------------------------------------------------------------
-
-
-@dataclass
-class TimedEntry:
-    """One timed callable: the solution, another version, or a baseline."""
-
-    name: str
-    median_us: float | None = None
-    p20_us: float | None = None
-    p80_us: float | None = None
-    min_us: float | None = None
-    reps: int | None = None
-    relative_spread: float | None = None
-    compile_s: float | None = None  # torch.compile: first call, compile and autotune included
-    error: str | None = None
-    timing: dict[str, Any] | None = None  # TimingSamples.to_dict(): samples and method
-
-    @classmethod
-    def from_samples(cls, name: str, samples, **extra) -> "TimedEntry":
-        return cls(
-            name=name,
-            median_us=samples.median_us,
-            p20_us=samples.p20_us,
-            p80_us=samples.p80_us,
-            min_us=samples.min_us,
-            reps=samples.reps,
-            relative_spread=samples.relative_spread,
-            timing=samples.to_dict(),
-            **extra,
-        )
+DEFAULT_BASELINES = ("eager", "compile")
+DEFAULT_SEED = 0
+DEFAULT_CHECK_SEEDS = 3
+DEFAULT_TIMEOUT_S = 900.0  # max-autotune compiles of a matmul baseline can take minutes
+CHECK_TIMEOUT_CAP_S = 300.0  # the correctness check before timing runs no baselines: it needs less
 
 
 @dataclass
-class Comparison:
-    """This solution against another version, timed interleaved."""
+class BenchmarkRequest:
+    """What benchmark.py is asked to do, as typed options."""
 
-    against: str
-    against_dir: str | None
-    speedup: float  # median(other) / median(this): > 1 means this solution is faster
-    ci_low: float
-    ci_high: float
-    confidence: float
-    pairs: int
-    this_median_us: float
-    other_median_us: float
-    verdict: str
-    other_correct_after_timing: bool
-
-
-@dataclass
-class BenchmarkReport:
-    solution: dict[str, Any]
-    reference: str
-    backend: str
-    command: str
+    solution: Path
+    reference: Path
+    output_dir: Path
     dims: dict[str, Any] = field(default_factory=dict)
-    dtypes: dict[str, str] = field(default_factory=dict)
-    seed: int = 0
-    gpu: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, Any] = field(default_factory=dict)
-    clocks_start: list[dict[str, Any]] = field(default_factory=list)
-    clocks_end: list[dict[str, Any]] = field(default_factory=list)
-    precision: dict[str, Any] = field(default_factory=dict)
-    correctness: dict[str, Any] = field(default_factory=dict)
-    post_timing_check: dict[str, Any] = field(default_factory=dict)
-    cuda_graph: dict[str, Any] | None = None
-    kernel_time: dict[str, Any] | None = None  # launch overhead removed, L2 flushed: comparable with ncu
-    baselines: list[TimedEntry] = field(default_factory=list)
-    best_baseline: str | None = None
-    speedup_vs_eager: float | None = None
-    speedup_vs_best_baseline: float | None = None
-    comparison: Comparison | None = None
-    work: dict[str, Any] = field(default_factory=dict)
-    roofline: dict[str, Any] = field(default_factory=dict)
-    copy_same_bytes: dict[str, Any] | None = None  # ceilings.CopyCeiling of a copy moving the problem's bytes
-    percent_of_ceiling: float | None = None
+    against: Path | None = None
+    baselines: list[str] = field(default_factory=lambda: list(DEFAULT_BASELINES))
+    compile_modes: list[str] = field(default_factory=lambda: list(DEFAULT_COMPILE_MODES))
+    backend: str = "auto"
+    seed: int = DEFAULT_SEED
+    check_seeds: int = DEFAULT_CHECK_SEEDS  # seeds of the correctness check run first
+    atol: float | None = None
+    rtol: float | None = None
     target_percent: float = DEFAULT_TARGET_PERCENT
-    target_reached: bool | None = None
-    verdict: str = "not_run"  # "measured", "incorrect", "solution_error", "environment_error", "usage_error"
-    error: dict[str, Any] | None = None
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    phases_s: dict[str, float] = field(default_factory=dict)  # where the command's wall time went
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    build: BuildOptions = field(default_factory=BuildOptions)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def argv(self) -> list[str]:
+        """The same request as benchmark.py's arguments; the loop's choices are always spelled out."""
+        arguments = [str(self.solution), "--ref", str(self.reference), "--output-dir", str(self.output_dir),
+                     *self.build.arguments(), "--target-percent", f"{self.target_percent:g}",
+                     "--baseline", ",".join(self.baselines) or "none", "--compile-modes", ",".join(self.compile_modes),
+                     "--seeds", str(self.check_seeds)]
+        arguments += [] if self.against is None else ["--against", str(self.against)]
+        arguments += [] if self.backend == "auto" else ["--backend", self.backend]
+        arguments += [] if self.seed == DEFAULT_SEED else ["--seed", str(self.seed)]
+        arguments += [] if self.atol is None else ["--atol", str(self.atol)]
+        arguments += [] if self.rtol is None else ["--rtol", str(self.rtol)]
+        arguments += [] if self.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(self.timeout_s)]
+        return arguments + [f"--{name}={value}" for name, value in self.dims.items()]
 
 
-# --- the parent side -----------------------------------------------------------------------
+def benchmark_solution(request: BenchmarkRequest, command: str | None = None) -> BenchmarkReport:
+    """Check, then time a solution as benchmark.py does; write DIR/benchmark.json and .md; return the record.
+
+    Bad options raise UsageError (exit 2), a machine without a GPU EnvironmentFault (exit 4);
+    everything that happens to the solution is in the record, with its exit code.
+    """
+    solution, reference = _validated(request)
+    backend = registry.detect(solution, request.backend)
+    if resolve_device("auto") != "cuda":
+        raise EnvironmentFault(
+            "the benchmark times kernels on an NVIDIA GPU and torch sees none on this machine; "
+            "here you can run correctness_check.py (Triton interpreter, or --compile-only for CUDA)"
+        )
+    command = command or f"{PROG} {shlex.join(request.argv())}"
+    report = BenchmarkReport(solution={"path": str(request.solution), "backend": backend},
+                             reference=str(request.reference), backend=backend, command=command,
+                             target_percent=request.target_percent)
+    if _check_first(report, request, solution, reference):
+        try:
+            _time_in_worker(report, request, solution, reference)
+        except KernelOptError as error:
+            report.error = error.to_dict()
+            report.verdict = failure_verdict(error.exit_code)
+        report.exit_code = int({"measured": 0, "incorrect": 1}.get(report.verdict,
+                                                                   (report.error or {}).get("exit_code", 3)))
+    write_benchmark_reports(report, request.output_dir)
+    return report
 
 
-def phase_durations(events: list[dict[str, Any]], spawned: float, ended: float) -> dict[str, float]:
+def _validated(request: BenchmarkRequest) -> tuple[Path, Path]:
+    unknown = set(request.baselines) - set(DEFAULT_BASELINES)
+    if unknown:
+        raise UsageError(f"unknown --baseline {sorted(unknown)}; use eager, compile, eager,compile or none")
+    if not 0 < request.target_percent <= 100:
+        raise UsageError("--target-percent must be in (0, 100]")
+    solution, reference = request.solution.resolve(), request.reference.resolve()
+    for path, role in ((solution, "solution"), (reference, "reference"), (request.against, "--against")):
+        if path is not None and not Path(path).is_file():
+            raise UsageError(f"{role} file not found: {path}")
+    return solution, reference
+
+
+def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: Path, reference: Path) -> bool:
+    """The same correctness check as correctness_check.py; False (and the record final) when it fails."""
+    started = time.time()
+    correctness = check_correctness(solution, reference, report.backend, "cuda", request.dims,
+                                    CheckOptions(request.check_seeds, request.atol, request.rtol,
+                                                 min(request.timeout_s, CHECK_TIMEOUT_CAP_S)),
+                                    request.build, request.output_dir / "build", report.command)
+    report.correctness = {
+        "passed": correctness.passed,
+        "verdict": correctness.verdict,
+        "cases": len(correctness.cases),
+        "failures": summarize_failures(correctness.cases)[:5],
+        "error": correctness.error,
+    }
+    report.warnings += correctness.warnings
+    report.phases_s["correctness check"] = round(time.time() - started, 2)
+    if correctness.passed:
+        return True
+    report.verdict = "incorrect" if correctness.verdict == "fail" else correctness.verdict
+    report.error = correctness.error
+    report.exit_code = exit_code_of(correctness)
+    return False
+
+
+def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: Path, reference: Path) -> None:
+    """Build, time in the child process, and fill the record from its events."""
+    from kernel_opt.env.probes import probe_nvidia_smi
+    from kernel_opt.run.runner import run_worker
+
+    build_dir = request.output_dir / "build"
+    spec, build_record = solution_spec(solution, report.backend, "cuda", build_dir, request.build, report.notes)
+    if build_record:
+        report.solution["build"] = {k: build_record[k] for k in ("arch", "kernels", "signature") if k in build_record}
+    report.warnings += registry.get(report.backend).source_warnings(solution)
+    against_spec = None
+    if request.against is not None:
+        other = request.against.resolve()
+        against_spec, _ = solution_spec(other, registry.detect(other), "cuda", build_dir, request.build, report.notes)
+    report.clocks_start = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
+    worker_request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
+                      "cli_dims": request.dims, "seed": request.seed, "baselines": request.baselines,
+                      "atol": request.atol, "rtol": request.rtol, "against": against_spec,
+                      "compile_modes": request.compile_modes}
+    spawned = time.time()
+    outcome = run_worker(worker_request, timeout_s=request.timeout_s)
+    report.phases_s.update(phase_durations(outcome.events, spawned, time.time()))
+    report.clocks_end = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
+    against_dir = str(request.against.parent) if request.against is not None else None
+    assemble_report(report, outcome, str(request.against) if request.against else None, against_dir)
+
+
+# --- the worker's events -> the record -------------------------------------------------------------
+
+
+def phase_durations(events: list[Event], spawned: float, ended: float) -> dict[str, float]:
     """Seconds per worker phase, from the events' timestamps: where a benchmark's wall time went.
 
     "worker start" runs from spawning the child to its first event (interpreter, torch import);
     each phase lasts until the next one begins; the last lasts until the worker ended.
     """
-    stamped = [event for event in events if isinstance(event.get("t"), (int, float))]
+    stamped = [event for event in events if isinstance(event.t, (int, float))]
     if not stamped:
         return {}
-    durations = {"worker start": round(stamped[0]["t"] - spawned, 2)}
-    phases = [event for event in stamped if event["event"] == "phase"]
+    durations = {"worker start": round(stamped[0].t - spawned, 2)}
+    phases = [event for event in stamped if isinstance(event, PhaseEvent)]
     for this, following in zip(phases, phases[1:] + [None]):
-        end = following["t"] if following is not None else ended
-        name = this["phase"]
-        durations[name] = round(durations.get(name, 0.0) + end - this["t"], 2)
+        end = following.t if following is not None else ended
+        durations[this.phase] = round(durations.get(this.phase, 0.0) + end - this.t, 2)
     return durations
 
 
-def assemble_report(report: BenchmarkReport, outcome, against_label: str | None, against_dir: str | None) -> BenchmarkReport:
+def _environment(report: BenchmarkReport, event: EnvironmentEvent) -> None:
+    report.gpu = {**report.gpu, **(event.info.get("gpu") or {})}
+    report.versions = {k: event.info.get(k) for k in ("python", "torch", "triton", "cuda")}
+
+
+def _problem(report: BenchmarkReport, event: ProblemEvent) -> None:
+    report.dims, report.dtypes, report.seed = event.dims, event.dtypes, event.seed
+
+
+def _ceilings(report: BenchmarkReport, event: CeilingsEvent) -> None:
+    report.roofline["measured_ceilings"] = event.measured
+    if event.error:
+        report.warnings.append(f"the cached ceilings could not be read: {event.error}")
+
+
+def _timed(report: BenchmarkReport, event: TimedEvent) -> None:
+    entry = TimedEntry.from_dict(event.entry)
+    if entry.name == "solution":
+        report.solution.update({k: v for k, v in entry.to_dict().items() if k not in ("name", "compile_s", "error")})
+    else:
+        report.baselines.append(entry)
+
+
+def _post_timing_check(report: BenchmarkReport, event: PostTimingCheckEvent) -> None:
+    report.post_timing_check[event.name] = {"passed": event.passed, "outputs": event.outputs}
+
+
+def _precision(report: BenchmarkReport, event: PrecisionEvent) -> None:
+    report.precision = {"allow_tf32": event.allow_tf32, "note": event.note}
+
+
+def _work(report: BenchmarkReport, event: WorkEvent) -> None:
+    report.work = dict(event.work)
+
+
+def _cuda_graph(report: BenchmarkReport, event: CudaGraphEvent) -> None:
+    report.cuda_graph = event.entry or {"error": event.error}
+
+
+def _kernel_time(report: BenchmarkReport, event: KernelTimeEvent) -> None:
+    report.kernel_time = event.entry or {"error": event.error}
+
+
+def _copy_same_bytes(report: BenchmarkReport, event: CopySameBytesEvent) -> None:
+    report.copy_same_bytes = event.copy
+
+
+# Which events fill which part of the record (the interleaved comparison also needs the other
+# version's labels, so assemble_report adds its handler); phases and done only say where the worker was.
+_HANDLERS: dict[type[Event], Callable[[BenchmarkReport, Any], None]] = {
+    EnvironmentEvent: _environment,
+    PrecisionEvent: _precision,
+    ProblemEvent: _problem,
+    WorkEvent: _work,
+    CeilingsEvent: _ceilings,
+    TimedEvent: _timed,
+    PostTimingCheckEvent: _post_timing_check,
+    CudaGraphEvent: _cuda_graph,
+    KernelTimeEvent: _kernel_time,
+    CopySameBytesEvent: _copy_same_bytes,
+    WarningEvent: lambda report, event: report.warnings.append(event.text),
+    NoteEvent: lambda report, event: report.notes.append(event.text),
+}
+
+
+def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
+                    against_dir: str | None) -> BenchmarkReport:
     """Fill the report from the worker's events; every derived number is computed here."""
-    for event in outcome.events:
-        kind = event["event"]
-        if kind == "environment":
-            info = event["info"]
-            report.gpu = {**report.gpu, **(info.get("gpu") or {})}
-            report.versions = {k: info.get(k) for k in ("python", "torch", "triton", "cuda")}
-        elif kind == "precision":
-            report.precision = {"allow_tf32": event["allow_tf32"], "note": event["note"]}
-        elif kind == "problem":
-            report.dims, report.dtypes, report.seed = event["dims"], event["dtypes"], event["seed"]
-        elif kind == "work":
-            report.work = {k: v for k, v in event.items() if k not in ("event", "t")}
-        elif kind == "ceilings":
-            report.roofline["measured_ceilings"] = event.get("measured")
-            if event.get("error"):
-                report.warnings.append(f"the cached ceilings could not be read: {event['error']}")
-        elif kind == "timed":
-            entry = TimedEntry(**event["entry"])
-            if entry.name == "solution":
-                report.solution.update({k: v for k, v in asdict(entry).items() if k not in ("name", "compile_s", "error")})
-            else:
-                report.baselines.append(entry)
-        elif kind == "post_timing_check":
-            report.post_timing_check[event["name"]] = {"passed": event["passed"], "outputs": event["outputs"]}
-        elif kind == "cuda_graph":
-            report.cuda_graph = event.get("entry") or {"error": event.get("error")}
-        elif kind == "kernel_time":
-            report.kernel_time = event.get("entry") or {"error": event.get("error")}
-        elif kind == "copy_same_bytes":
-            report.copy_same_bytes = event["copy"]
-        elif kind == "interleaved":
-            report.comparison = _comparison(event, report, against_label, against_dir)
-        elif kind == "warning":
-            report.warnings.append(event["text"])
-        elif kind == "note":
-            report.notes.append(event["text"])
+    def interleaved(record: BenchmarkReport, event: InterleavedEvent) -> None:
+        record.comparison = _comparison(event, record, against_label, against_dir)
+
+    dispatch(outcome.events, {**_HANDLERS, InterleavedEvent: interleaved}, report)
     report.error = outcome.failure()
     if report.error is not None:
-        report.verdict = {2: "usage_error", 4: "environment_error"}.get(report.error["exit_code"], "solution_error")
+        report.verdict = failure_verdict(report.error["exit_code"])
         return report
     if not all(check["passed"] for check in report.post_timing_check.values()):
         report.verdict = "incorrect"
@@ -192,11 +299,11 @@ def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
     return report
 
 
-def _comparison(event, report: BenchmarkReport, against_label, against_dir) -> Comparison:
+def _comparison(event: InterleavedEvent, report: BenchmarkReport, against_label, against_dir) -> Comparison:
     from kernel_opt.measure.statistics import speedup_interval
     from kernel_opt.measure.verdicts import comparison_verdict
 
-    this, other = event["this"]["samples_us"], event["other"]["samples_us"]
+    this, other = event.this["samples_us"], event.other["samples_us"]
     interval = speedup_interval(other, this)  # baseline = the other version; > 1: this one is faster
     this_ok = report.post_timing_check.get("solution (interleaved)", {}).get("passed", False)
     other_ok = report.post_timing_check.get("against", {}).get("passed", False)
@@ -263,8 +370,8 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     copy = report.copy_same_bytes or {}
     compute_roofs = measured_roofs or sheet_roofs
     if copy.get("bandwidth_gbps") and compute_roofs is not None:
-        same_size = roofline.Ceilings(copy["bandwidth_gbps"], compute_roofs.compute_tflops, source="copy of the same bytes",
-                                      dtype=compute_roofs.dtype)
+        same_size = roofline.Ceilings(copy["bandwidth_gbps"], compute_roofs.compute_tflops,
+                                      source="copy of the same bytes", dtype=compute_roofs.dtype)
         points["same-size copy"] = roofline.roofline_point(flops, traffic, time_us, same_size).to_dict()
     if sheet_roofs is not None:
         points["datasheet"] = roofline.roofline_point(flops, traffic, time_us, sheet_roofs).to_dict()

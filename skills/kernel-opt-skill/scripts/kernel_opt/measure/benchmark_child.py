@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kernel_opt.core.errors import SolutionError
-from kernel_opt.measure.benchmark import DEFAULT_COMPILE_MODES, TimedEntry
+from kernel_opt.measure.records import TimedEntry
+from kernel_opt.run.events import (
+    CeilingsEvent,
+    CopySameBytesEvent,
+    CudaGraphEvent,
+    DoneEvent,
+    EnvironmentEvent,
+    EventLog,
+    InterleavedEvent,
+    KernelTimeEvent,
+    NoteEvent,
+    PhaseEvent,
+    PostTimingCheckEvent,
+    PrecisionEvent,
+    ProblemEvent,
+    TimedEvent,
+    WorkEvent,
+)
+from kernel_opt.solution.inputs import cloned_arguments
 
 
 def _refill_inputs(values: dict[str, Any], outputs: list[str], fresh: dict[str, Any]) -> None:
@@ -26,28 +44,48 @@ def _expected_outputs(reference, values: dict[str, Any], dims: dict[str, Any], o
 
     from kernel_opt.check.compare import run_reference
 
-    kwargs = {**dims, **{n: (v.clone() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}}
+    kwargs = cloned_arguments(dims, values)
     run_reference(reference.reference, kwargs, outputs)
     torch.cuda.synchronize()
     return {name: kwargs[name] for name in outputs}
 
 
-def _compare_all(reference, values, expected, request) -> dict[str, Any]:
-    from kernel_opt.check.compare import compare_tensors, resolve_tolerance
+@dataclass
+class _Timed:
+    """The problem as the timers see it: inputs built once, the outputs expected on the refilled inputs."""
 
-    comparisons = []
-    for name, want in expected.items():
-        atol, rtol, _ = resolve_tolerance(values[name].dtype, reference.atol, reference.rtol, request.get("atol"), request.get("rtol"))
-        comparisons.append(compare_tensors(name, values[name], want, atol, rtol))
-    return {"passed": all(c.passed for c in comparisons), "outputs": [asdict(c) for c in comparisons]}
+    reference: Any
+    request: dict[str, Any]
+    values: dict[str, Any]
+    outputs: list[str]
+    dims: dict[str, Any]
+    expected: dict[str, Any]
+    events: EventLog
+
+    def poison_outputs(self, values: dict[str, Any] | None = None) -> None:
+        from kernel_opt.check.compare import poison_
+
+        for name in self.outputs:
+            poison_((values or self.values)[name])
+
+    def check(self, name: str, values: dict[str, Any] | None = None) -> None:
+        """Compare the outputs of the last timed call with the reference's, as a post-timing check event."""
+        from kernel_opt.check.compare import compare_tensors, resolve_tolerance
+
+        values, reference, request = values or self.values, self.reference, self.request
+        comparisons = []
+        for output, want in self.expected.items():
+            atol, rtol, _ = resolve_tolerance(values[output].dtype, reference.atol, reference.rtol, request.get("atol"),
+                                              request.get("rtol"))
+            comparisons.append(compare_tensors(output, values[output], want, atol, rtol))
+        self.events.emit(PostTimingCheckEvent(name=name, passed=all(c.passed for c in comparisons),
+                                              outputs=[c.to_dict() for c in comparisons]))
 
 
-def run_benchmark(request: dict[str, Any], events) -> None:
+def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     """Time the solution (and baselines, and another version) at the command-line shape."""
     import torch
 
-    from kernel_opt.check.compare import poison_
-    from kernel_opt.measure import timing
     from kernel_opt.run.events import environment_info
     from kernel_opt.solution.contract import accepted_kwargs, load_reference, problem_cases, set_matmul_precision
     from kernel_opt.solution.loaded import call_solution, instance_maker, solution_or_fault
@@ -56,50 +94,55 @@ def run_benchmark(request: dict[str, Any], events) -> None:
         from kernel_opt.core.errors import EnvironmentFault
 
         raise EnvironmentFault("the benchmark needs an NVIDIA GPU and torch sees none in the worker")
-    events.emit("environment", info=environment_info("cuda"))
+    events.emit(EnvironmentEvent(environment_info("cuda")))
     reference = load_reference(Path(request["reference"]))
-    events.emit("precision", **set_matmul_precision(reference.allow_tf32))  # same policy as the correctness check
-    events.emit("phase", phase="load_solution")
+    events.emit(PrecisionEvent(**set_matmul_precision(reference.allow_tf32)))  # same policy as the correctness check
+    events.emit(PhaseEvent("load_solution"))
     solution = solution_or_fault(request)
     other = solution_or_fault(request["against"]) if request.get("against") else None
     make = instance_maker(reference, solution, "cuda", events)
     dims = problem_cases(request["cli_dims"], [], reference.setup or solution.setup)[0]
     seed = int(request.get("seed", 0))
-    events.emit("phase", phase="setup", dims=dims, seed=seed)
+    events.emit(PhaseEvent("setup", dims=dims, seed=seed))
     instance = make(dict(dims), seed)
     values, outputs, dims = instance.values, instance.outputs, instance.dims
-    events.emit(
-        "problem",
-        dims=dims,
-        seed=seed,
-        dtypes={n: str(v.dtype).removeprefix("torch.") for n, v in values.items() if isinstance(v, torch.Tensor)},
-    )
+    events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
+        n: str(v.dtype).removeprefix("torch.") for n, v in values.items() if isinstance(v, torch.Tensor)}))
     work = _emit_work(reference, values, outputs, dims, events)
     _emit_ceilings(events)
 
     # The solution: one untimed call, fresh inputs, poisoned outputs, then timing.
-    events.emit("phase", phase="solution", dims=dims, seed=seed)
+    events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
-    fresh = make(dict(dims), seed + 1).values
-    _refill_inputs(values, outputs, fresh)
+    _refill_inputs(values, outputs, make(dict(dims), seed + 1).values)
     expected = _expected_outputs(reference, values, dims, outputs)
+    timed = _Timed(reference, request, values, outputs, dims, expected, events)
     run = solution.prepared(values, dims, outputs)
     other_values = other_run = None
     if other is not None:
         other_values = {n: (v.clone() if n in outputs else v) for n, v in values.items()}  # same inputs, own outputs
         call_solution(other, other_values, dims, outputs)
         other_run = other.prepared(other_values, dims, outputs)
-    def poison_outputs() -> None:
-        for name in outputs:
-            poison_(values[name])
+    median_us = _time_solution(solution, run, timed)
+    device = next((v.device for v in values.values() if isinstance(v, torch.Tensor)), None)
+    _time_copy_of_same_bytes(work.get("bytes"), device, events)
+    _time_kernel_only(solution, run, timed)
+    _time_cuda_graph(solution, run, median_us, events)
+    if other is not None:
+        _time_interleaved(run, other_run, other_values, timed)
+    _time_baselines(reference, values, dims, request, events, accepted_kwargs)
+    events.emit(DoneEvent())
 
-    def poison_other_outputs() -> None:
-        for name in outputs:
-            poison_(other_values[name])
+
+def _time_solution(solution, run: Callable[[], None], timed: _Timed) -> float:
+    """The solution's own timing, L2 flushed and outputs poisoned before each call; its median (us)."""
+    import torch
+
+    from kernel_opt.measure import timing
 
     torch.cuda.synchronize()
     try:
-        samples = timing.time_callable(run, flush_l2=True, before_each=poison_outputs)
+        samples = timing.time_callable(run, flush_l2=True, before_each=timed.poison_outputs)
         torch.cuda.synchronize()
         solution.raise_launch_error()
     except SolutionError:
@@ -107,53 +150,68 @@ def run_benchmark(request: dict[str, Any], events) -> None:
     except Exception as error:
         from kernel_opt.run.events import classify_exception_message, one_line
 
-        raise SolutionError(f"the solution raised {one_line(error)} while being timed", kind=classify_exception_message(str(error))) from error
-    events.emit("timed", entry=asdict(TimedEntry.from_samples("solution", samples)))
-    events.emit("post_timing_check", name="solution", **_compare_all(reference, values, expected, request))
+        raise SolutionError(f"the solution raised {one_line(error)} while being timed",
+                            kind=classify_exception_message(str(error))) from error
+    timed.events.emit(TimedEvent(TimedEntry.from_samples("solution", samples).to_dict()))
+    timed.check("solution")
+    return samples.median_us
 
-    device = next((v.device for v in values.values() if isinstance(v, torch.Tensor)), None)
-    _time_copy_of_same_bytes(work.get("bytes"), device, events)
 
-    events.emit("phase", phase="kernel_time")
-    kernel_only = timing.time_kernel_only(run, before_each=poison_outputs)
+def _time_kernel_only(solution, run: Callable[[], None], timed: _Timed) -> None:
+    """Kernel time without launch overhead (a CUDA graph of calls, minus one of L2 flushes)."""
+    from kernel_opt.measure import timing
+
+    events = timed.events
+    events.emit(PhaseEvent("kernel_time"))
+    kernel_only = timing.time_kernel_only(run, before_each=timed.poison_outputs)
     solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
     if isinstance(kernel_only, timing.GraphCaptureFailure):
-        events.emit("kernel_time", error=solution.launcher.capture_failure_reason(kernel_only.message))
+        events.emit(KernelTimeEvent(error=solution.launcher.capture_failure_reason(kernel_only.message)))
     elif min(kernel_only.samples_us) <= 0:
         # A difference of two graph timings: a call that does (almost) no GPU work shows as noise
         # around zero. That is evidence, not a timing: the post-timing check says what happened.
         median = sorted(kernel_only.samples_us)[len(kernel_only.samples_us) // 2]
-        events.emit("kernel_time", error=f"not measurable: the call adds no GPU time beyond the L2 flush that this "
-                                         f"method can resolve (median difference {median:.2f} us); does it launch "
-                                         "any work, or is it shorter than the method's noise?")
+        events.emit(KernelTimeEvent(error=f"not measurable: the call adds no GPU time beyond the L2 flush that this "
+                                          f"method can resolve (median difference {median:.2f} us); does it launch "
+                                          "any work, or is it shorter than the method's noise?"))
     else:
-        events.emit("kernel_time", entry=asdict(TimedEntry.from_samples("solution kernel time", kernel_only)))
-    events.emit("post_timing_check", name="solution (kernel time)", **_compare_all(reference, values, expected, request))
-
-    if timing.should_report_cuda_graph(samples.median_us):
-        events.emit("phase", phase="cuda_graph")
-        graph = timing.time_callable_cudagraph(run)
-        solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
-        if isinstance(graph, timing.GraphCaptureFailure):
-            events.emit("cuda_graph", error=solution.launcher.capture_failure_reason(graph.message))
-        else:
-            events.emit("cuda_graph", entry=asdict(TimedEntry.from_samples("solution (CUDA graph)", graph)))
-
-    if other is not None:
-        events.emit("phase", phase="comparison")
-        samples_this, samples_other = timing.time_interleaved(
-            run, other_run, before_a=poison_outputs, before_b=poison_other_outputs
-        )
-        torch.cuda.synchronize()
-        events.emit("post_timing_check", name="solution (interleaved)", **_compare_all(reference, values, expected, request))
-        events.emit("post_timing_check", name="against", **_compare_all(reference, other_values, expected, request))
-        events.emit("interleaved", this=samples_this.to_dict(), other=samples_other.to_dict())
-
-    _time_baselines(reference, values, dims, request, events, accepted_kwargs)
-    events.emit("done")
+        events.emit(KernelTimeEvent(entry=TimedEntry.from_samples("solution kernel time", kernel_only).to_dict()))
+    timed.check("solution (kernel time)")
 
 
-def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events) -> None:
+def _time_cuda_graph(solution, run: Callable[[], None], median_us: float, events: EventLog) -> None:
+    """A CUDA-graph timing beside the plain one, for calls short enough that launch overhead shows."""
+    from kernel_opt.measure import timing
+
+    if not timing.should_report_cuda_graph(median_us):
+        return
+    events.emit(PhaseEvent("cuda_graph"))
+    graph = timing.time_callable_cudagraph(run)
+    solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
+    if isinstance(graph, timing.GraphCaptureFailure):
+        events.emit(CudaGraphEvent(error=solution.launcher.capture_failure_reason(graph.message)))
+    else:
+        events.emit(CudaGraphEvent(entry=TimedEntry.from_samples("solution (CUDA graph)", graph).to_dict()))
+
+
+def _time_interleaved(run: Callable[[], None], other_run: Callable[[], None], other_values: dict[str, Any],
+                      timed: _Timed) -> None:
+    """This solution and another version, A B, B A, ... in one process on the same inputs."""
+    import torch
+
+    from kernel_opt.measure import timing
+
+    timed.events.emit(PhaseEvent("comparison"))
+    samples_this, samples_other = timing.time_interleaved(
+        run, other_run, before_a=timed.poison_outputs, before_b=lambda: timed.poison_outputs(other_values)
+    )
+    torch.cuda.synchronize()
+    timed.check("solution (interleaved)")
+    timed.check("against", other_values)
+    timed.events.emit(InterleavedEvent(this=samples_this.to_dict(), other=samples_other.to_dict()))
+
+
+def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events: EventLog) -> None:
     """Time a device copy that moves the problem's minimum bytes (half read, half written).
 
     The cached copy ceiling comes from a 2 GiB copy. A problem of tens of MB ends its timed
@@ -171,16 +229,14 @@ def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events) -> Non
         return
     free, _ = torch.cuda.mem_get_info(device)
     if 2 * half > free // 2:
-        events.emit("note", text=f"no same-size copy was timed: {2 * half / 1e9:.1f} GB would not fit beside the problem")
+        events.emit(NoteEvent(f"no same-size copy was timed: {2 * half / 1e9:.1f} GB would not fit beside the problem"))
         return
-    events.emit("phase", phase="copy_same_bytes")
-    events.emit("copy_same_bytes", copy=asdict(measure_copy_bandwidth(device, buffer_bytes=half, rep_ms=DEFAULT_REP_MS)))
+    events.emit(PhaseEvent("copy_same_bytes"))
+    events.emit(CopySameBytesEvent(asdict(measure_copy_bandwidth(device, buffer_bytes=half, rep_ms=DEFAULT_REP_MS))))
 
 
-def _emit_work(reference, values, outputs, dims, events) -> dict[str, Any]:
+def _emit_work(reference, values, outputs, dims, events: EventLog) -> dict[str, Any]:
     """FLOPs and minimum bytes per call: ref.py's flops()/bytes() first, counted otherwise."""
-    import torch
-
     from kernel_opt.measure import roofline
     from kernel_opt.solution.contract import call_with_accepted
 
@@ -188,9 +244,9 @@ def _emit_work(reference, values, outputs, dims, events) -> dict[str, Any]:
     if reference.flops is not None:
         work.update(flops=float(call_with_accepted(reference.flops, dims)), flops_source="ref.py flops()")
     else:
-        kwargs = {**dims, **{n: (v.clone() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}}
-        count = roofline.count_flops(reference.reference, kwargs)
-        work.update(flops=count.flops, flops_source="counted by torch FlopCounterMode" if count.flops is not None else None,
+        count = roofline.count_flops(reference.reference, cloned_arguments(dims, values))
+        work.update(flops=count.flops,
+                    flops_source="counted by torch FlopCounterMode" if count.flops is not None else None,
                     flops_note=count.reason)
     if reference.bytes is not None:
         work.update(bytes=float(call_with_accepted(reference.bytes, dims)), bytes_source="ref.py bytes()")
@@ -200,43 +256,41 @@ def _emit_work(reference, values, outputs, dims, events) -> dict[str, Any]:
         work.update(bytes=float(traffic.total_bytes), bytes_source="inputs read once + outputs written once")
     first_output = values[outputs[0]]
     work["dtype"] = str(first_output.dtype).removeprefix("torch.")
-    events.emit("work", **work)
+    events.emit(WorkEvent(work))
     return work
 
 
-def _emit_ceilings(events) -> None:
+def _emit_ceilings(events: EventLog) -> None:
     from kernel_opt.measure import ceilings
 
     try:
         measured = ceilings.load_cached()
     except Exception as error:  # a broken cache must not stop a benchmark; the report says so
-        events.emit("ceilings", measured=None, error=str(error))
+        events.emit(CeilingsEvent(measured=None, error=str(error)))
         return
-    events.emit("ceilings", measured=None if measured is None else measured.to_dict())
+    events.emit(CeilingsEvent(measured=None if measured is None else measured.to_dict()))
 
 
-def _time_baselines(reference, values, dims, request, events, accepted_kwargs) -> None:
+def _time_baselines(reference, values, dims, request, events: EventLog, accepted_kwargs) -> None:
     import torch
 
     from kernel_opt.measure import timing
 
-    kinds = request.get("baselines", ["eager", "compile"])
-    kwargs = accepted_kwargs(
-        reference.reference, {**dims, **{n: (v.clone() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}}
-    )
+    kinds = request["baselines"]
+    kwargs = accepted_kwargs(reference.reference, cloned_arguments(dims, values))
     function = reference.reference
     if "eager" in kinds:
-        events.emit("phase", phase="baseline eager")
+        events.emit(PhaseEvent("baseline eager"))
         try:
             samples = timing.time_callable(lambda: function(**kwargs))
-            events.emit("timed", entry=asdict(TimedEntry.from_samples("eager", samples)))
+            events.emit(TimedEvent(TimedEntry.from_samples("eager", samples).to_dict()))
         except Exception as error:
-            events.emit("timed", entry=asdict(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500])))
+            events.emit(TimedEvent(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500]).to_dict()))
     if "compile" not in kinds:
         return
-    for mode in request.get("compile_modes", list(DEFAULT_COMPILE_MODES)):
+    for mode in request["compile_modes"]:
         name = f"torch.compile ({mode})"
-        events.emit("phase", phase=f"baseline {name}")
+        events.emit(PhaseEvent(f"baseline {name}"))
         try:
             # compile_s is all that torch.compile costs before its first result: the first
             # reset imports dynamo and inductor (seconds in a fresh process), then tracing
@@ -248,7 +302,7 @@ def _time_baselines(reference, values, dims, request, events, accepted_kwargs) -
             torch.cuda.synchronize()
             compile_s = time.perf_counter() - started
             samples = timing.time_callable(lambda: compiled(**kwargs))
-            events.emit("timed", entry=asdict(TimedEntry.from_samples(name, samples, compile_s=compile_s)))
+            events.emit(TimedEvent(TimedEntry.from_samples(name, samples, compile_s=compile_s).to_dict()))
         except Exception as error:  # a baseline that fails to compile is reported; the others still run
             message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            events.emit("timed", entry=asdict(TimedEntry(name, error=f"{type(error).__name__}: {message}"[:500])))
+            events.emit(TimedEvent(TimedEntry(name, error=f"{type(error).__name__}: {message}"[:500]).to_dict()))

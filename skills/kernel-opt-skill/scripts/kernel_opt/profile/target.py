@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError
-from kernel_opt.run.events import EventLog, environment_info, one_line
+from kernel_opt.run.events import (
+    DoneEvent,
+    EnvironmentEvent,
+    ErrorEvent,
+    EventLog,
+    PhaseEvent,
+    WarningEvent,
+    environment_info,
+    one_line,
+)
 from kernel_opt.solution.loaded import call_solution, instance_maker, solution_or_fault
 
 
@@ -30,22 +39,22 @@ def run_profile_target(request: dict[str, Any], events: EventLog) -> None:
 
     if not torch.cuda.is_available():
         raise EnvironmentFault("torch sees no CUDA GPU in the profiled process")
-    events.emit("environment", info=environment_info("cuda"))
+    events.emit(EnvironmentEvent(environment_info("cuda")))
     reference = load_reference(Path(request["reference"]))
-    events.emit("phase", phase="load_solution")
+    events.emit(PhaseEvent("load_solution"))
     solution = solution_or_fault(request)
     make = instance_maker(reference, solution, "cuda", events)
     dims = problem_cases(request["cli_dims"], [], reference.setup or solution.setup)[0]
-    events.emit("phase", phase="setup", dims=dims)
+    events.emit(PhaseEvent("setup", dims=dims))
     instance = make(dict(dims), 0)
     for note in instance.notes:
-        events.emit("warning", text=note)
+        events.emit(WarningEvent(note))
     values, outputs = instance.values, instance.outputs
-    events.emit("phase", phase="warmup", calls=request["warmup_calls"])
+    events.emit(PhaseEvent("warmup", calls=request["warmup_calls"]))
     for _ in range(request["warmup_calls"]):
         call_solution(solution, values, instance.dims, outputs)
     torch.cuda.synchronize()
-    events.emit("phase", phase="profile", calls=request["profiled_calls"], range=request["nvtx_range"])
+    events.emit(PhaseEvent("profile", calls=request["profiled_calls"], nvtx_range=request["nvtx_range"]))
     torch.cuda.nvtx.range_push(request["nvtx_range"])
     try:
         for _ in range(request["profiled_calls"]):
@@ -53,7 +62,7 @@ def run_profile_target(request: dict[str, Any], events: EventLog) -> None:
         torch.cuda.synchronize()
     finally:
         torch.cuda.nvtx.range_pop()
-    events.emit("done", dims=instance.dims, profiled_calls=request["profiled_calls"])
+    events.emit(DoneEvent(dims=instance.dims, profiled_calls=request["profiled_calls"]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,10 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run_profile_target(request, events)
     except KernelOptError as error:
-        events.emit("error", **error.to_dict())
+        events.emit(ErrorEvent.from_error(error))
         return int(error.exit_code)
     except BaseException as error:  # a bug or a solution side effect: report it whole
-        events.emit("error", kind="internal_error", message=one_line(error), hint=traceback.format_exc()[-2000:], exit_code=3)
+        events.emit(ErrorEvent("internal_error", one_line(error), traceback.format_exc()[-2000:], 3))
         return 3
     return 0
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.run.events import CaseStartEvent, ErrorEvent, Event, PhaseEvent, parse_event
+
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 POLL_INTERVAL_S = 0.05
 # Until its first event the worker is starting Python, torch and CUDA, which takes seconds on
@@ -36,20 +38,20 @@ SIGNAL_MEANINGS = {
 
 @dataclass
 class ChildOutcome:
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     returncode: int | None = None
     timed_out: bool = False
     timeout_s: float = 0.0
     stderr_tail: str = ""
 
     @property
-    def last_phase(self) -> dict[str, Any] | None:
+    def last_phase(self) -> PhaseEvent | CaseStartEvent | None:
         """The last phase the worker announced: where a crash or hang happened."""
-        return next((e for e in reversed(self.events) if e["event"] in ("phase", "case_start")), None)
+        return next((e for e in reversed(self.events) if isinstance(e, (PhaseEvent, CaseStartEvent))), None)
 
     @property
-    def error_event(self) -> dict[str, Any] | None:
-        return next((e for e in self.events if e["event"] == "error"), None)
+    def error_event(self) -> ErrorEvent | None:
+        return next((e for e in self.events if isinstance(e, ErrorEvent)), None)
 
     def where(self) -> str:
         """Where the worker was when it stopped, e.g. "in the solution's call (n=127, seed 0)"."""
@@ -68,12 +70,12 @@ class ChildOutcome:
             }
         error = self.error_event
         if error is not None:
-            located = error["exit_code"] == 3 and bool(self.last_phase)
+            located = error.exit_code == 3 and self.last_phase is not None
             return {
-                "kind": error["kind"],
-                "exit_code": error["exit_code"],
-                "message": error["message"] + (f" ({where})" if located else ""),
-                "hint": error.get("hint"),
+                "kind": error.kind,
+                "exit_code": error.exit_code,
+                "message": error.message + (f" ({where})" if located else ""),
+                "hint": error.hint,
             }
         if self.crash_description():
             return {"kind": "crash", "exit_code": 3, "message": f"{self.crash_description()} {where}".strip(),
@@ -104,13 +106,14 @@ _PHASE_NAMES = {
 }
 
 
-def phase_description(phase: dict[str, Any] | None) -> str:
-    if not phase:
+def phase_description(phase: PhaseEvent | CaseStartEvent | None) -> str:
+    if phase is None:
         return "while the worker process was starting"
-    text = _PHASE_NAMES.get(phase.get("phase", ""), f"during {phase['phase']}" if phase.get("phase") else "")
-    if "dims" in phase:
-        shape = ", ".join(f"{key}={value}" for key, value in phase["dims"].items())
-        text = (text + " " if text else "") + f"({shape}, seed {phase.get('seed')})"
+    name = phase.phase if isinstance(phase, PhaseEvent) else ""
+    text = _PHASE_NAMES.get(name, f"during {name}" if name else "")
+    if phase.dims is not None:
+        shape = ", ".join(f"{key}={value}" for key, value in phase.dims.items())
+        text = (text + " " if text else "") + f"({shape}, seed {phase.seed})"
     return text
 
 
@@ -146,14 +149,14 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
                     *lines, buffer = buffer.split(b"\n")
                     for line in lines:
                         if line.strip():
-                            outcome.events.append(json.loads(line))
+                            outcome.events.append(parse_event(json.loads(line)))
                     last_progress = time.monotonic()
                 returncode = process.poll()
                 if returncode is not None:
                     rest = reader.read()
                     for line in (buffer + rest).split(b"\n"):
                         if line.strip():
-                            outcome.events.append(json.loads(line))
+                            outcome.events.append(parse_event(json.loads(line)))
                     outcome.returncode = returncode
                     break
                 allowed = timeout_s if outcome.events else max(timeout_s, STARTUP_ALLOWANCE_S)

@@ -178,3 +178,13 @@ def fingerprint(instance: ProblemInstance) -> tuple:
         flat = value.detach().reshape(-1)[:64].to(torch.float64)
         parts.append((name, round(float(flat.sum()), 12)))
     return tuple(parts)
+
+
+def cloned_arguments(dims: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for one call of the reference: the dims, and a private copy of every tensor.
+
+    The reference may write its outputs, or even its inputs; the instance's own buffers must
+    come out of the call as they went in.
+    """
+    copies = {name: (value.clone() if isinstance(value, torch.Tensor) else value) for name, value in values.items()}
+    return {**dims, **copies}

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from kernel_opt.backends import registry
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
-from kernel_opt.run.events import EventLog, classify_exception_message, one_line
+from kernel_opt.run.events import EventLog, NoteEvent, classify_exception_message, one_line
 
 
 class LoadedSolution:
@@ -44,10 +44,10 @@ def instance_maker(reference, solution: LoadedSolution, device: str, events: Eve
     from kernel_opt.solution.inputs import build_instance
 
     if reference.setup is not None:
-        events.emit("note", text="inputs from ref.py setup()")
+        events.emit(NoteEvent("inputs from ref.py setup()"))
         return lambda dims, seed: build_instance(reference.setup, dims, seed, device)
     if solution.setup is not None:
-        events.emit("note", text="inputs from the solution's setup() (ref.py has none)")
+        events.emit(NoteEvent("inputs from the solution's setup() (ref.py has none)"))
         return lambda dims, seed: build_instance(solution.setup, dims, seed, device)
     from_solution = solution.launcher.input_maker()
     if from_solution is not None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import Backend, BuildOptions, Launcher, Prepared, StaticAnalysisRequest
+from kernel_opt.backends.base import Backend, BuildOptions, Launcher, Prepared, AnalysisInputs
 from kernel_opt.backends.cuda.suggestions import DEFAULT_STRATEGIES, cuda_strategies
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
 
@@ -105,7 +105,7 @@ class CudaBackend(Backend):
             kind="no_gpu",
         )
 
-    def analyze(self, request: StaticAnalysisRequest):
+    def analyze(self, request: AnalysisInputs):
         import shlex
 
         from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU

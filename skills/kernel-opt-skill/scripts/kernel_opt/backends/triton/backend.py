@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import Backend, CpuInterpreter, Launcher, StaticAnalysisRequest
+from kernel_opt.backends.base import Backend, CpuInterpreter, Launcher, AnalysisInputs
 from kernel_opt.backends.triton.suggestions import DEFAULT_STRATEGIES, triton_strategies
 from kernel_opt.core.errors import UsageError
 
@@ -46,7 +46,7 @@ class TritonBackend(Backend):
 
         return TritonLauncher(Path(request["solution"]))
 
-    def analyze(self, request: StaticAnalysisRequest):
+    def analyze(self, request: AnalysisInputs):
         from kernel_opt.backends.cuda.build import normalize_arch
         from kernel_opt.backends.triton.static_analysis import DEFAULT_TRITON_ARCH, analyze_triton
         from kernel_opt.env.device import gpu_arch_if_any

@@ -1,0 +1,140 @@
+"""The correctness check's records: what vN/correctness.json holds, and how it is read back.
+
+Plain data, no torch: the final report, the workspace and the experience log read these
+records on machines where nothing runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from kernel_opt.core.records import check_schema, field_values
+
+CORRECTNESS_FILE = "correctness.json"
+CORRECTNESS_SCHEMA = "kernel_opt.correctness/1"
+
+Verdict = Literal["pass", "fail", "usage_error", "solution_error", "environment_error"]
+
+
+@dataclass
+class Mismatch:
+    index: list[int]
+    actual: float | str
+    expected: float | str
+
+
+@dataclass
+class OutputComparison:
+    name: str
+    dtype: str
+    shape: list[int]
+    numel: int
+    atol: float
+    rtol: float
+    passed: bool
+    mismatches: int
+    nonfinite_unexpected: int  # NaN/Inf where the reference is finite
+    nan_unexpected: int  # NaN where the reference is finite: unwritten (poison) or computed NaN
+    max_abs_error: float | str | None
+    max_rel_error: float | str | None  # over elements with |expected| > atol
+    norm_rel_error: float | str | None  # ||actual - expected|| / ||expected|| over finite pairs
+    zeros_would_pass: bool  # an all-zero output would be within tolerance: the check is weak
+    first_mismatches: list[Mismatch] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> OutputComparison:
+        mismatches = [Mismatch(**item) for item in payload.get("first_mismatches") or []]
+        return cls(**field_values(cls, payload, first_mismatches=mismatches))
+
+
+@dataclass
+class CaseResult:
+    dims: dict[str, Any]
+    seed: int
+    passed: bool
+    outputs: list[OutputComparison]
+    modified_inputs: list[str]
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> CaseResult:
+        outputs = [OutputComparison.from_dict(item) for item in payload.get("outputs") or []]
+        return cls(**field_values(cls, payload, outputs=outputs, modified_inputs=payload.get("modified_inputs") or []))
+
+
+@dataclass
+class CorrectnessReport:
+    """vN/correctness.json: the verdict, every case with its evidence, and how the check ran."""
+
+    verdict: Verdict
+    solution: str
+    reference: str
+    backend: str
+    device: dict[str, Any]  # {"type": "cuda"|"cpu", "name": GPU name or None, "compute_capability": "9.0" or None}
+    interpreter: bool
+    command: str
+    dims: dict[str, Any]
+    seeds: list[int]
+    cases: list[CaseResult] = field(default_factory=list)
+    planned_cases: int = 0
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    tolerances: list[dict[str, Any]] = field(default_factory=list)  # output, dtype, atol, rtol, source
+    build: dict[str, Any] | None = None  # CUDA: arch, command, kernels (registers, spills...), signature
+    error: dict[str, Any] | None = None  # kind, message, hint, exit_code
+    environment: dict[str, Any] = field(default_factory=dict)
+    schema: str = CORRECTNESS_SCHEMA
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any], what: str = CORRECTNESS_FILE) -> CorrectnessReport:
+        """The record as written; "passed" follows from the verdict, so it is read only where the verdict is missing."""
+        check_schema(payload, CORRECTNESS_SCHEMA, what)
+        cases = [CaseResult.from_dict(case) for case in payload.get("cases") or []]
+        verdict = payload.get("verdict")
+        if verdict is None and "passed" in payload:  # a record that says only whether it passed
+            verdict = "pass" if payload["passed"] is True else "fail"
+        return cls(**field_values(cls, payload, cases=cases, verdict=verdict, schema=CORRECTNESS_SCHEMA))
+
+    def build_kernels(self) -> list[dict[str, Any]]:
+        """The kernels the CUDA build reported (name, registers, spills...); [] without a build record."""
+        return list((self.build or {}).get("kernels") or [])
+
+
+def summarize_failures(cases: list[CaseResult]) -> list[str]:
+    """One sentence per failing (shape, output), its seeds merged: the evidence without the repeats."""
+    grouped: dict[tuple[str, str], dict[str, Any]] = {}
+    for case in cases:
+        if case.passed:
+            continue
+        shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
+        problems = [(f"input {name!r}", "was modified by the solution") for name in case.modified_inputs]
+        for output in case.outputs:
+            if output.passed:
+                continue
+            text = f"{output.mismatches} of {output.numel} elements outside atol={output.atol:g}, rtol={output.rtol:g}"
+            if output.nan_unexpected:
+                text += f"; {output.nan_unexpected} still NaN (never written, or NaN computed)"
+            elif output.nonfinite_unexpected:
+                text += f"; {output.nonfinite_unexpected} Inf where the reference is finite"
+            elif isinstance(output.max_abs_error, float) and isinstance(output.max_rel_error, float):
+                text += f"; max abs error {output.max_abs_error:.3g}, max rel error {output.max_rel_error:.3g}"
+            problems.append((f"output {output.name!r}", text))
+        for subject, text in problems:
+            entry = grouped.setdefault((shape, subject), {"text": text, "seeds": []})
+            entry["seeds"].append(case.seed)
+    sentences = []
+    for (shape, subject), entry in grouped.items():
+        seeds = ", ".join(str(seed) for seed in entry["seeds"])
+        label = "seed" if len(entry["seeds"]) == 1 else "seeds"
+        sentences.append(f"{subject}: {entry['text']} ({shape or 'default shape'}; {label} {seeds})")
+    return sentences

@@ -1,0 +1,431 @@
+"""`workspace.py evaluate`: one version through the loop's steps, each a library call that returns its record.
+
+correctness -> hypothesis check (v1 on) -> the GPU's measured ceilings -> benchmark against the best
+version so far -> ncu profile against that version -> experience recommendations for the best
+version's bottleneck. Without a GPU it runs what can run (Triton correctness under the interpreter,
+a CUDA compile check, static analysis) and lists what needs one.
+
+Each step calls the tool's library function (check_solution, benchmark_solution, profile_solution,
+...), which writes the tool's files and returns its record; the step's status comes from the
+record's exit code (or the KernelOptError it raised), its one-line summary from the record's fields,
+and vN/evaluate.log gets the command line it stands for and the summary the tool itself would print.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kernel_opt.backends import registry
+from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
+from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
+from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.report import correctness_summary
+from kernel_opt.core.errors import ExitCode, KernelOptError
+from kernel_opt.core.files import write_text_atomic
+from kernel_opt.core.records import now_iso
+from kernel_opt.core.render import render
+from kernel_opt.experience.ranking import RecommendRequest, recommend_from_log
+from kernel_opt.loop.hypothesis import check_hypothesis
+from kernel_opt.loop.records import (
+    STEP_STATUS_BY_EXIT_CODE,
+    EvaluationRecord,
+    RunRecord,
+    StepResult,
+    read_profile,
+)
+from kernel_opt.loop.workspace import (
+    HYPOTHESIS_FILE,
+    VersionState,
+    best_measured,
+    best_so_far,
+    check_can_evaluate,
+    conclude_evaluation,
+    list_versions,
+    read_run,
+    write_evaluation,
+)
+from kernel_opt.measure.benchmark import PROG as BENCHMARK_PROG
+from kernel_opt.measure.benchmark import BenchmarkRequest, benchmark_solution
+from kernel_opt.measure.benchmark_report import benchmark_summary
+from kernel_opt.measure.ceilings import load_or_measure
+from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
+from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
+from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.profile.ncu_summary import profile_summary
+from kernel_opt.profile.profiler import PROG as PROFILE_PROG
+from kernel_opt.profile.profiler import ProfileRequest, profile_solution
+from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
+from kernel_opt.profile.sass import StaticReport
+from kernel_opt.profile.static_analysis import PROG as STATIC_ANALYSIS_PROG
+from kernel_opt.profile.static_analysis import StaticAnalysisRequest, analyze_solution, static_analysis_summary
+
+EVALUATE_LOG = "evaluate.log"
+EXPERIENCE_PROG = "experience_log.py"
+RECOMMENDATIONS_SHOWN = 5
+SUMMARY_CHARS = 300  # a step's one-line summary in evaluation.json and the table evaluate prints
+# The correctness step has just run every shape with several seeds on this very file; the
+# benchmark's own pre-timing check then needs one seed only (its post-timing check stays).
+BENCHMARK_SEEDS_AFTER_CHECK = 1
+# Each iteration is judged against the best version (interleaved), not against PyTorch; the
+# baselines per version are context. torch.compile's baseline costs 15-23 s of an evaluation
+# in a fresh process (imports, tracing, code generation; H100, 2026-11-22) and does not change
+# between versions, so evaluate times it at v0 only (default mode) and the final benchmark of
+# SKILL.md's Finish step times every mode, max-autotune included, against the best version.
+EVALUATE_COMPILE_MODES = ("default",)
+BASELINES_AT_V0 = ("eager", "compile")
+BASELINES_AFTER_V0 = ("eager",)
+
+
+@dataclass
+class EvaluateOptions:
+    """`workspace.py evaluate`'s options, typed."""
+
+    force: bool = False  # re-evaluate a version that was already timed
+    baselines: list[str] | None = None  # None: BASELINES_AT_V0 for v0, BASELINES_AFTER_V0 after it
+    compile_modes: list[str] = field(default_factory=lambda: list(EVALUATE_COMPILE_MODES))
+    static_analysis: bool = False  # also on a GPU machine (it always runs without one)
+
+
+@dataclass
+class StepOutcome:
+    """What one library call gave back: its record, its exit code, and the summary the tool would print."""
+
+    record: Any
+    exit_code: int
+    text: str
+
+
+def gpu_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # torch missing or broken: certainly no GPU to time on
+        return False
+
+
+class Evaluation:
+    """The steps of one `evaluate`, recorded as they run."""
+
+    def __init__(self, out: Path, run: RunRecord, version: VersionState, against: VersionState | None):
+        self.out, self.run, self.version, self.against = out, run, version, against
+        self.folder = Path(version.directory)
+        self.solution = Path(version.solution)
+        self.reference = out / run.reference_file
+        self.steps: list[StepResult] = []
+        self.needs_gpu: list[str] = []
+        self.warnings: list[str] = []
+        self.log: list[str] = []
+        self.recommendations: dict[str, Any] = {}
+
+    @property
+    def stopped(self) -> bool:
+        """A check failed: later steps would measure a wrong or untestable kernel."""
+        return any(step.status in ("failed", "usage_error", "solution_error") for step in self.steps)
+
+    def step(self, name: str, command_line: list[str], call: Callable[[], StepOutcome],
+             summarize: Callable[[Any], str], outputs: list[str]) -> tuple[StepResult, Any]:
+        """Run one library call; record its status, summary and log entry. Returns the step and the record."""
+        started = time.perf_counter()
+        try:
+            outcome = call()
+            summary = summarize(outcome.record)
+        except KernelOptError as error:  # what the tool's CLI would have turned into its exit code
+            text = f"error: {error.message}" + (f"\nhint: {error.hint}" if error.hint else "")
+            outcome, summary = StepOutcome(None, int(error.exit_code), text), error.message[:SUMMARY_CHARS]
+        wall_s = time.perf_counter() - started
+        self.log.append(f"$ {shlex.join(command_line)}\n{outcome.text.rstrip()}\n"
+                        f"exit {outcome.exit_code}, {wall_s:.1f} s\n")
+        status = STEP_STATUS_BY_EXIT_CODE.get(outcome.exit_code, "solution_error")
+        written = [str(self.folder / f) for f in outputs if (self.folder / f).exists()]
+        step = StepResult(name, status, round(wall_s, 2), outcome.exit_code, summary, written)
+        self.steps.append(step)
+        if status == "cannot_run_here":
+            self.needs_gpu.append(f"{name}: {step.summary}")
+        return step, outcome.record
+
+    def cannot_run(self, name: str, why: str) -> None:
+        self.steps.append(StepResult(name, "cannot_run_here", 0.0, int(ExitCode.ENVIRONMENT_FAULT), why))
+        self.needs_gpu.append(f"{name}: {why}")
+
+    def skip(self, name: str, why: str) -> None:
+        self.steps.append(StepResult(name, "skipped", 0.0, None, why))
+
+
+def evaluate_version(out: Path, number: int, options: EvaluateOptions) -> EvaluationRecord:
+    """Evaluate vN: run its steps, write vN/evaluation.json and vN/evaluate.log, and return the record."""
+    version = check_can_evaluate(out, number, options.force)
+    run = read_run(out)
+    versions = list_versions(out, run)
+    against = best_measured(versions, below=number)
+    evaluation = Evaluation(out, run, version, against)
+    started_at, started = now_iso(), time.perf_counter()
+    has_gpu = gpu_available()
+    _warn_unchanged(evaluation, versions)
+    if has_gpu:
+        _gpu_steps(evaluation, options)
+    else:
+        _cpu_steps(evaluation)
+    _recommend_step(evaluation)
+    state, exit_code = conclude_evaluation(evaluation.steps)
+    record = EvaluationRecord(
+        version=version.name, state=state, exit_code=exit_code, started_at=started_at,
+        wall_s=round(time.perf_counter() - started, 2), gpu_available=has_gpu,
+        against=against.name if against else None, steps=evaluation.steps, needs_gpu=evaluation.needs_gpu,
+        recommendations=evaluation.recommendations, warnings=evaluation.warnings,
+    )
+    write_text_atomic(evaluation.folder / EVALUATE_LOG, "\n".join(evaluation.log))
+    write_evaluation(out, record)
+    return record
+
+
+def _warn_unchanged(evaluation: Evaluation, versions: list[VersionState]) -> None:
+    parent = next((v for v in versions if v.name == evaluation.version.parent), None)
+    if parent is not None and parent.has_solution:
+        if Path(parent.solution).read_bytes() == evaluation.solution.read_bytes():
+            evaluation.warnings.append(f"{evaluation.version.name}'s source is identical to {parent.name}'s: "
+                                       "no change was made, so any difference measured is noise")
+
+
+# --- the steps ------------------------------------------------------------------------------------
+
+
+def _gpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
+    _correctness_step(evaluation, CorrectnessRequest(
+        evaluation.solution, evaluation.reference, evaluation.folder, dims=dict(evaluation.run.dims),
+        build=evaluation.run.build_options()))
+    if not evaluation.stopped:
+        _hypothesis_step(evaluation)
+    if evaluation.stopped:
+        for name in ("benchmark", "profile"):
+            evaluation.skip(name, "an earlier check failed")
+        return
+    if evaluation.against is None and evaluation.version.number > 0:
+        evaluation.warnings.append("no earlier version was timed: nothing to compare with (evaluate v0 first)")
+    _ceilings_step(evaluation)
+    _benchmark_step(evaluation, options)
+    if evaluation.stopped:
+        evaluation.skip("profile", "the benchmark found the kernel wrong or broken")
+        return
+    _profile_step(evaluation)
+    if options.static_analysis:
+        _static_analysis_step(evaluation)
+
+
+def _cpu_steps(evaluation: Evaluation) -> None:
+    run, folder = evaluation.run, evaluation.folder
+    backend = registry.get(run.backend)
+    if backend.runs_on_cpu:
+        _correctness_step(evaluation, CorrectnessRequest(evaluation.solution, evaluation.reference, folder,
+                                                         dims=dict(run.dims), device="cpu"))
+    elif not backend.builds_ahead:
+        evaluation.cannot_run("correctness", backend.gpu_only_reason)
+    else:
+        evaluation.cannot_run("correctness", f"{backend.gpu_only_reason} (it was compiled instead)")
+        # Compile-only results go to a subfolder: vN/correctness.json must never read "pass"
+        # for a kernel that has not run.
+        request = CorrectnessRequest(evaluation.solution, evaluation.reference, folder / "compile_check",
+                                     check=CheckOptions(compile_only=True), build=run.build_options())
+        evaluation.step("compile_check", [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
+                        _compile_line, ["compile_check/correctness.json"])
+    if not evaluation.stopped:
+        _hypothesis_step(evaluation)
+    if evaluation.stopped:
+        evaluation.skip("static_analysis", "an earlier check failed")
+        return
+    evaluation.cannot_run("benchmark", "timing needs an NVIDIA GPU (torch sees none here)")
+    evaluation.cannot_run("profile", "Nsight Compute profiles only on an NVIDIA GPU")
+    _static_analysis_step(evaluation)
+
+
+def _check(request: CorrectnessRequest) -> StepOutcome:
+    report = check_solution(request)
+    return StepOutcome(report, exit_code_of(report), correctness_summary(report, request.output_dir))
+
+
+def _correctness_step(evaluation: Evaluation, request: CorrectnessRequest) -> None:
+    evaluation.step("correctness", [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
+                    _correctness_line, ["correctness.json", "correctness.md"])
+
+
+def _hypothesis_step(evaluation: Evaluation) -> None:
+    if evaluation.version.number == 0:
+        return
+    started = time.perf_counter()
+    path = evaluation.folder / HYPOTHESIS_FILE
+    if not path.is_file():
+        step = StepResult("hypothesis", "failed", 0.0, int(ExitCode.CHECK_FAILED),
+                          f"no {path}: write it before changing the code (reference/hypothesis.md)")
+    else:
+        check = check_hypothesis(path.read_text(encoding="utf-8", errors="replace"), str(path))
+        summary = (f"valid (Expected names {', '.join(check.metrics_named)})" if check.ok
+                   else f"{len(check.problems)} problem(s): " + "; ".join(check.problems))
+        step = StepResult("hypothesis", "ok" if check.ok else "failed", 0.0,
+                          int(ExitCode.OK if check.ok else ExitCode.CHECK_FAILED), summary, [str(path)])
+    step.wall_s = round(time.perf_counter() - started, 2)
+    evaluation.steps.append(step)
+
+
+def _ceilings_step(evaluation: Evaluation) -> None:
+    """Read this GPU's measured ceilings, measuring them first on a machine that has none cached.
+
+    Without them benchmark falls back to the datasheet's peaks, so a run whose versions are
+    evaluated on different machines (a fresh lease, a CI runner) would change the basis of its
+    % of ceiling between versions without anyone asking. A failure here is only a warning: the
+    benchmark still runs, and its report says which ceilings it used.
+    """
+    def measure() -> StepOutcome:
+        result = load_or_measure(refresh=False)
+        return StepOutcome(result, int(ExitCode.OK), ceilings_summary(result))
+
+    step, _ = evaluation.step("ceilings", [CEILINGS_PROG], measure, ceilings_origin, [])
+    if step.exit_code != 0:
+        step.status = "skipped"
+        evaluation.warnings.append(f"the GPU's ceilings could not be read or measured ({step.summary}): this "
+                                   "version's % of ceiling is against the datasheet's peaks")
+
+
+def _benchmark_step(evaluation: Evaluation, options: EvaluateOptions) -> None:
+    run, against = evaluation.run, evaluation.against
+    if options.baselines is not None:
+        baselines = list(options.baselines)
+    else:
+        baselines = list(BASELINES_AT_V0 if evaluation.version.number == 0 else BASELINES_AFTER_V0)
+    request = BenchmarkRequest(
+        evaluation.solution, evaluation.reference, evaluation.folder, dims=dict(run.dims),
+        against=Path(against.solution) if against is not None else None, baselines=baselines,
+        compile_modes=list(options.compile_modes), check_seeds=BENCHMARK_SEEDS_AFTER_CHECK,
+        target_percent=run.target_percent, build=run.build_options(),
+    )
+
+    def measure() -> StepOutcome:
+        report = benchmark_solution(request)
+        return StepOutcome(report, int(report.exit_code), benchmark_summary(report, request.output_dir))
+
+    evaluation.step("benchmark", [BENCHMARK_PROG, *request.argv()], measure, _benchmark_line,
+                    ["benchmark.json", "benchmark.md"])
+
+
+def _profile_step(evaluation: Evaluation) -> None:
+    against = evaluation.against
+    baseline = None
+    if against is not None and (Path(against.directory) / NCU_SUMMARY_FILE).is_file():
+        baseline = Path(against.directory)
+    request = ProfileRequest(evaluation.folder, solution=evaluation.solution, reference=evaluation.reference,
+                             dims=dict(evaluation.run.dims), baseline=baseline, build=evaluation.run.build_options())
+
+    def profile() -> StepOutcome:
+        summary = profile_solution(request)
+        return StepOutcome(summary, int(ExitCode.OK), profile_summary(summary, request.output_dir))
+
+    evaluation.step("profile", [PROFILE_PROG, *request.argv()], profile, _profile_line,
+                    ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])
+
+
+def _static_analysis_step(evaluation: Evaluation) -> None:
+    run = evaluation.run
+    # e.g. Triton kernels, specialised on the inputs ref.py's setup() makes
+    needs_inputs = registry.get(run.backend).static_analysis_needs_inputs
+    request = StaticAnalysisRequest(evaluation.solution, evaluation.folder, build=run.build_options(),
+                                    reference=evaluation.reference if needs_inputs else None,
+                                    dims=dict(run.dims) if needs_inputs else {})
+
+    def analyze() -> StepOutcome:
+        report = analyze_solution(request)
+        return StepOutcome(report, int(ExitCode.OK), static_analysis_summary(report, request.output_dir))
+
+    evaluation.step("static_analysis", [STATIC_ANALYSIS_PROG, *request.argv()], analyze, _static_line,
+                    ["static_analysis.json", "static_analysis.md"])
+
+
+def _recommend_step(evaluation: Evaluation) -> None:
+    """Experience recommendations for the version the next iteration starts from (the best so far)."""
+    if evaluation.stopped:
+        evaluation.skip("recommend", "an earlier check failed")
+        return
+    best = best_so_far(list_versions(evaluation.out, evaluation.run)) or evaluation.version
+    chip = best.gpu_name or evaluation.version.gpu_name
+    request = RecommendRequest(kernel=evaluation.run.kernel_name, backend=evaluation.run.backend, chip=chip,
+                               bottleneck=best.bottleneck, limit=RECOMMENDATIONS_SHOWN)
+
+    def recommend() -> StepOutcome:
+        result, skipped = recommend_from_log(request)
+        text = "".join(f"warning: skipped {line}\n" for line in skipped)
+        return StepOutcome(result, int(ExitCode.OK), text + render("experience_recommend.md.j2", result=result))
+
+    label = best.bottleneck or "bottleneck not profiled yet"
+
+    def summarize(result) -> str:
+        names = ", ".join(item.strategy for item in result.recommendations)
+        return f"for {best.name} ({label}): {names or 'no matching records in the experience log'}"
+
+    step, result = evaluation.step("recommend", [EXPERIENCE_PROG, *request.argv()], recommend, summarize, [])
+    answer = result.to_dict() if result is not None else {}
+    profile = read_profile(Path(best.directory)) or NcuSummary()
+    evaluation.recommendations = {
+        "for_version": best.name,
+        "bottleneck": best.bottleneck,
+        "chip": chip,
+        "strategies": [
+            {k: item.get(k) for k in ("strategy", "successes", "failures", "neutral", "median_speedup", "warnings")}
+            for item in answer.get("recommendations", [])
+        ],
+        "avoid": [item.get("optimization") or item.get("strategy") for item in answer.get("avoid", [])],
+        "read_next": [item.link for item in profile.read_next[:RECOMMENDATIONS_SHOWN] if item.link],
+    }
+    if result is None:
+        step.summary = f"for {best.name} ({label}): {step.summary}"
+
+
+# --- one line per step, from its record ---------------------------------------------------------------
+
+
+def _correctness_line(report: CorrectnessReport) -> str:
+    if report.error:
+        return f"{report.verdict}: {report.error.get('message', '')}"[:SUMMARY_CHARS]
+    failed = sum(1 for case in report.cases if not case.passed)
+    mode = " (Triton interpreter)" if report.interpreter else ""
+    return (f"pass{mode}: {len(report.cases)} cases" if report.passed
+            else f"FAIL: {failed} of {len(report.cases)} cases differ from the reference")
+
+
+def _compile_line(report: CorrectnessReport) -> str:
+    if not report.build or report.error:
+        return _correctness_line(report)
+    registers = ", ".join(f"{kernel.get('name', '?').split('(')[0]}: {kernel.get('registers')} registers"
+                          for kernel in report.build_kernels())
+    return f"compiled for {report.build.get('arch')}; {registers}"
+
+
+def _benchmark_line(report: BenchmarkReport) -> str:
+    if report.verdict != "measured":
+        return f"{report.verdict}: {report.failure_reason()}"[:SUMMARY_CHARS]
+    parts = [f"{report.median_us:.2f} us"]
+    comparison = report.comparison
+    if comparison:
+        parts.append(f"vs {comparison.against_folder() or comparison.against} {comparison.speedup:.3f}x "
+                     f"[{comparison.ci_low:.3f}, {comparison.ci_high:.3f}] {comparison.verdict}")
+    if report.speedup_vs_best_baseline is not None:
+        parts.append(f"{report.speedup_vs_best_baseline:.2f}x vs {report.best_baseline}")
+    if report.percent_of_ceiling is not None:
+        parts.append(f"{report.percent_of_ceiling:.1f}% of ceiling")
+    return "; ".join(parts)
+
+
+def _profile_line(summary: NcuSummary) -> str:
+    limiter = f" ({summary.memory_limiter})" if summary.memory_limiter else ""
+    occupancy = summary.metric("achieved_occupancy_pct")
+    return (f"{summary.bottleneck}{limiter}, top stall {summary.top_stall}"
+            + (f", achieved occupancy {occupancy:.0f}%" if occupancy is not None else ""))
+
+
+def _static_line(report: StaticReport) -> str:
+    return "; ".join(
+        f"{kernel.name.split('(')[0]}: {kernel.registers_per_thread} registers, "
+        + (f"{kernel.spill_stores_bytes} B spilled, " if kernel.spill_stores_bytes is not None else "")
+        + f"{len(kernel.findings)} finding(s)"
+        for kernel in report.kernels) or "no kernels found"

@@ -1,0 +1,188 @@
+"""The loop's records: OUT/run.json, OUT/vN/version.json and OUT/vN/evaluation.json, and how they are read back.
+
+The tools' own records (correctness, benchmark, ncu_summary) live with their stages
+(check/records.py, measure/records.py, profile/records.py); this module adds the `read_*`
+functions that find each of them in a version folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kernel_opt.check.correctness import BuildOptions
+from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport
+from kernel_opt.core.errors import ExitCode, UsageError
+from kernel_opt.core.files import read_json
+from kernel_opt.core.records import Record, check_schema, field_values
+from kernel_opt.measure.records import BENCHMARK_FILE, DEFAULT_TARGET_PERCENT, BenchmarkReport
+from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
+
+RUN_FILE = "run.json"
+RUN_SCHEMA = "kernel_opt.run/1"
+EVALUATION_FILE = "evaluation.json"
+EVALUATION_SCHEMA = "kernel_opt.evaluation/1"
+VERSION_FILE = "version.json"
+VERSION_SCHEMA = "kernel_opt.version/1"
+REFERENCE_FILE = "ref.py"
+
+
+@dataclass
+class RunRecord:
+    """OUT/run.json: what every command of the run needs to know, written once by `init`."""
+
+    kernel_name: str  # the operation, e.g. "softmax": the experience log's --kernel
+    backend: str  # "cuda" or "triton"
+    solution_pattern: str  # where version n's source lives, relative to OUT: "v{n}/v{n}.cu"
+    reference_file: str  # relative to OUT
+    dims: dict[str, Any]  # the --NAME=VALUE problem sizes passed to every tool
+    iterations_budget: int  # versions v1..vN the run may create; fixed at init
+    target_percent: float  # of the roofline ceiling at which the loop may stop
+    created_at: str
+    source_kernel: str  # the file v0 was copied from
+    source_reference: str  # the file ref.py was copied from
+    nvcc_flags: str = ""  # passed to every tool that builds a CUDA solution
+    arch: str = "auto"
+    schema: str = RUN_SCHEMA
+
+    def solution_path(self, out: Path, number: int) -> Path:
+        return out / self.solution_pattern.format(n=number)
+
+    def dim_arguments(self) -> list[str]:
+        """The dims as the tools take them: ["--N=4096", "--D=4096"]."""
+        return [f"--{name}={value}" for name, value in self.dims.items()]
+
+    def build_options(self) -> BuildOptions:
+        """--arch / --nvcc-flags as every tool that compiles takes them."""
+        return BuildOptions(self.arch, self.nvcc_flags)
+
+    def build_arguments(self) -> list[str]:
+        """--arch / --nvcc-flags for the tools that compile, only where they differ from the default."""
+        return self.build_options().arguments()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> RunRecord:
+        missing = {"kernel_name", "backend", "solution_pattern", "iterations_budget"} - set(payload)
+        if missing:
+            raise UsageError(f"{RUN_FILE} lacks {', '.join(sorted(missing))}",
+                             hint="it is written by `workspace.py init`; start a new run rather than editing it")
+        check_schema(payload, RUN_SCHEMA, RUN_FILE)
+        defaults = {"reference_file": REFERENCE_FILE, "dims": {}, "target_percent": DEFAULT_TARGET_PERCENT,
+                    "created_at": "", "source_kernel": "", "source_reference": ""}
+        return cls(**field_values(cls, {**defaults, **payload}, schema=RUN_SCHEMA))
+
+
+@dataclass
+class VersionRecord:
+    """OUT/vN/version.json: which version vN was copied from, and when."""
+
+    version: str
+    parent: str | None  # None for v0, which was copied from the run's starting kernel
+    copied_from: str
+    created_at: str
+    parent_median_us: float | None = None  # the parent's time when vN was created
+    continued_past_target: bool = False  # made by `next --ignore-target` after the target was reached
+    schema: str = VERSION_SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `init` (v0: no parent, so no parent facts) and `next` (v1 on) have always written it."""
+        payload: dict[str, Any] = {"version": self.version, "parent": self.parent, "copied_from": self.copied_from}
+        if self.parent is not None:
+            payload["parent_median_us"] = self.parent_median_us
+        payload["created_at"] = self.created_at
+        if self.parent is not None:
+            payload["continued_past_target"] = self.continued_past_target
+        payload["schema"] = self.schema
+        return payload
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any], what: str = VERSION_FILE) -> VersionRecord:
+        check_schema(payload, VERSION_SCHEMA, what)
+        return cls(**field_values(cls, payload, schema=VERSION_SCHEMA,
+                                  continued_past_target=bool(payload.get("continued_past_target"))))
+
+
+@dataclass
+class StepResult(Record):
+    """One step of `evaluate`: which tool, how it ended, how long it took, what it wrote."""
+
+    name: str  # correctness, compile_check, hypothesis, ceilings, benchmark, profile, static_analysis, recommend
+    status: str  # ok, failed, usage_error, solution_error, cannot_run_here, skipped
+    wall_s: float = 0.0
+    exit_code: int | None = None
+    summary: str = ""
+    outputs: list[str] = field(default_factory=list)
+
+
+STEP_STATUS_BY_EXIT_CODE = {
+    ExitCode.OK: "ok",
+    ExitCode.CHECK_FAILED: "failed",
+    ExitCode.USAGE: "usage_error",
+    ExitCode.SOLUTION_FAULT: "solution_error",
+    ExitCode.ENVIRONMENT_FAULT: "cannot_run_here",
+}
+
+
+@dataclass
+class EvaluationRecord:
+    """OUT/vN/evaluation.json."""
+
+    version: str
+    state: str
+    exit_code: int
+    started_at: str
+    wall_s: float
+    gpu_available: bool
+    against: str | None  # the best version so far that vN was compared and profiled against
+    steps: list[StepResult] = field(default_factory=list)
+    needs_gpu: list[str] = field(default_factory=list)  # steps this machine could not run, with why
+    recommendations: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    schema: str = EVALUATION_SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any], what: str = EVALUATION_FILE) -> EvaluationRecord:
+        check_schema(payload, EVALUATION_SCHEMA, what)
+        steps = [StepResult.from_dict(step) for step in payload.get("steps") or []]
+        return cls(**field_values(cls, payload, steps=steps, schema=EVALUATION_SCHEMA))
+
+
+# --- finding the records in a run folder -----------------------------------------------------------
+
+
+def _read(path: Path, from_dict: Callable[..., Any]) -> Any:
+    payload = read_json(path)
+    return None if payload is None else from_dict(payload, what=str(path))
+
+
+def read_run_record(out: Path) -> RunRecord | None:
+    payload = read_json(out / RUN_FILE)
+    return None if payload is None else RunRecord.from_dict(payload)
+
+
+def read_version_record(folder: Path) -> VersionRecord | None:
+    return _read(folder / VERSION_FILE, VersionRecord.from_dict)
+
+
+def read_evaluation(folder: Path) -> EvaluationRecord | None:
+    return _read(folder / EVALUATION_FILE, EvaluationRecord.from_dict)
+
+
+def read_correctness(folder: Path) -> CorrectnessReport | None:
+    return _read(folder / CORRECTNESS_FILE, CorrectnessReport.from_dict)
+
+
+def read_benchmark(folder: Path) -> BenchmarkReport | None:
+    """folder/benchmark.json: a version's, or OUT/benchmark.json from SKILL.md's Finish step."""
+    return _read(folder / BENCHMARK_FILE, BenchmarkReport.from_dict)
+
+
+def read_profile(folder: Path) -> NcuSummary | None:
+    return _read(folder / NCU_SUMMARY_FILE, NcuSummary.from_dict)
