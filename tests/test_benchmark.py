@@ -9,6 +9,7 @@ import json
 from dataclasses import asdict
 
 import pytest
+
 from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.commands.benchmark import main
 from kernel_opt.measure.benchmark import assemble_report, phase_durations

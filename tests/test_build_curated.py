@@ -4,6 +4,7 @@ import json
 
 from conftest import REPO_ROOT, SKILL_ROOT, load_tool
 from experience_fixtures import H100, record, write_json
+
 from kernel_opt.commands import experience_log
 from kernel_opt.experience.records import validate
 from kernel_opt.experience.store import CURATED, CURATED_PATH, read_log

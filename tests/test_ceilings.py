@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from kernel_opt.commands import measure_ceilings as command
 from kernel_opt.main import main as kernel_opt_main
 from kernel_opt.measure import ceilings

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+
 from kernel_opt.profile import classify
 from kernel_opt.profile.assessments import LABELS
 from kernel_opt.profile.classify import classify as classify_kernel

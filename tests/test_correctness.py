@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+
 from kernel_opt.check.compare import (
     DEFAULT_TOLERANCES,
     compare_tensors,

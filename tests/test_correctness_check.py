@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands.correctness_check import main
 
 VECTOR_ADD = "vector_add"

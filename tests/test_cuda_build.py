@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.backends.cuda.build import (
     build_shared_library,
     gencode_flags,

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import yaml
+
 from kernel_opt.measure import datasheet
 
 

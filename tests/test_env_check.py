@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands import env_check
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.env import capabilities as assessment

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from experience_fixtures import HYPOTHESIS, comparison, profile, version_folder, write_json
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.evidence import read_version
 from kernel_opt.experience.recording import build_record

@@ -8,6 +8,7 @@ import sys
 import pytest
 from conftest import SKILL_ROOT
 from experience_fixtures import HYPOTHESIS, comparison, profile, version_folder
+
 from kernel_opt import main as dispatcher
 from kernel_opt.commands import experience_log
 

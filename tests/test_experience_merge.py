@@ -4,6 +4,7 @@ import json
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.merge import merge
 from kernel_opt.experience.records import validate

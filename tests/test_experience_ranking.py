@@ -2,6 +2,7 @@
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.experience.labels import Chip
 from kernel_opt.experience.ranking import MIN_RELEVANCE, Query, judge, recommend, speedup_gain
 from kernel_opt.experience.records import validate

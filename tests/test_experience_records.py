@@ -5,6 +5,7 @@ from dataclasses import fields
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import (

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.store import (
     CURATED_PATH,

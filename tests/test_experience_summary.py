@@ -4,6 +4,7 @@ import random
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.experience.records import validate
 from kernel_opt.experience.store import Entry
 from kernel_opt.experience.summary import compute_stats, render_stats, render_summary, stats_to_dict

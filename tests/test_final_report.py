@@ -12,9 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_workspace import VALID_HYPOTHESIS, make_run, write_version
+
 from kernel_opt.commands import env_check
 from kernel_opt.commands import final_report as final_report_command
-from test_workspace import VALID_HYPOTHESIS, make_run, write_version
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BASELINES = {"eager": 95.0, "torch.compile (default)": 88.0}

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 from experience_fixtures import HYPOTHESIS
+
 from kernel_opt.commands import hypothesis_check
 from kernel_opt.loop.hypothesis import check_hypothesis, metrics_in, parse_hypothesis
 

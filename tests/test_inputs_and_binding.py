@@ -3,6 +3,7 @@ binding of tensors and scalars to a CUDA solve's parameters."""
 
 import pytest
 import torch
+
 from kernel_opt.backends.cuda.launch import _pointer, _scalar
 from kernel_opt.backends.cuda.signature import parse_solve_signature
 from kernel_opt.core.errors import SolutionError, UsageError

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO_ROOT, SCRIPTS_DIR, SKILL_ROOT
+
 from kernel_opt import __version__
 from kernel_opt.commands import install as install_command
 from kernel_opt.commands import uninstall as uninstall_command

@@ -3,6 +3,7 @@
 import dataclasses
 
 import pytest
+
 from kernel_opt.profile.ncu import reading
 from kernel_opt.profile.ncu.metrics import (
     ALIASES_BY_CANONICAL,

@@ -4,6 +4,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.profile.ncu import collection
 from kernel_opt.profile.ncu.collection import (
     NcuCommandOptions,

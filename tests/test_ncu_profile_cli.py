@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands.ncu_profile import main
-from kernel_opt.env import probes as environment
 from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.env import probes as environment
 from kernel_opt.profile import profiler
 from kernel_opt.profile.ncu import collection as ncu_collection
 from kernel_opt.profile.ncu import reading

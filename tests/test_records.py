@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
+
 from kernel_opt.check.records import CaseResult, CorrectnessReport, Mismatch, OutputComparison
 from kernel_opt.core.errors import UsageError
 from kernel_opt.loop.records import (

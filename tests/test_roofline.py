@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.measure import roofline
 

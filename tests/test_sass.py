@@ -4,6 +4,7 @@ import json
 import textwrap
 
 import pytest
+
 from kernel_opt.backends.cuda.static_analysis import analyze_cuda
 from kernel_opt.backends.triton.compile_only import compile_triton_solution
 from kernel_opt.backends.triton.static_analysis import analyze_triton

@@ -1,6 +1,7 @@
 """The solve() signature parser over signatures people really write."""
 
 import pytest
+
 from kernel_opt.backends.cuda.signature import parse_solve_signature, strip_comments
 from kernel_opt.core.errors import SolutionError
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.measure import statistics, verdicts
 from kernel_opt.measure.timing import TimingSamples

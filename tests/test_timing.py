@@ -9,6 +9,7 @@ import contextlib
 
 import pytest
 import torch
+
 from kernel_opt.measure import timing
 
 

@@ -4,6 +4,7 @@ what correctness_check, benchmark and ncu_profile really write (not hand-made JS
 import json
 
 from conftest import REPO_ROOT
+
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.commands import experience_log, ncu_profile
 from kernel_opt.measure.records import BenchmarkReport, Comparison

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
+
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, hypothesis_check, ncu_profile

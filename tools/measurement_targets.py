@@ -37,6 +37,7 @@ NVTX_RANGE = "kernel_opt_measure"
 def ncu_target(case: str, build_dir: Path) -> None:
     """Call one solution the way the benchmark does, 10 times inside an NVTX range."""
     import torch
+
     from kernel_opt.check.correctness import BuildOptions, solution_spec
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance

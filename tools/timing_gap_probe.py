@@ -25,6 +25,7 @@ def main() -> int:
     import tempfile
 
     import torch
+
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.correctness import BuildOptions, solution_spec
     from kernel_opt.core.cli import parse_dim_value

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands.correctness_check import main
 
 pytestmark = pytest.mark.gpu

@@ -21,10 +21,11 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
 from kernel_opt import __version__
 from kernel_opt.core.errors import UsageError

@@ -8,9 +8,10 @@ library call: typed options in, the record out (and correctness.json/.md written
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.backends.base import BuildOptions

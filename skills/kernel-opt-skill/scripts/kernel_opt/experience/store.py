@@ -17,10 +17,10 @@ import fcntl
 import json
 import os
 import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
 from kernel_opt.core.files import write_text_atomic

@@ -26,10 +26,11 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic
@@ -147,7 +148,7 @@ class MeasuredCeilings:
         }
 
     @classmethod
-    def from_dict(cls, payload: dict) -> "MeasuredCeilings":
+    def from_dict(cls, payload: dict) -> MeasuredCeilings:
         return cls(
             device=DeviceIdentity(**payload["device"]),
             measured_at=payload["measured_at"],

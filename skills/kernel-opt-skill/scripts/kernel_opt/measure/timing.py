@@ -34,8 +34,9 @@ Needs a CUDA build of torch and a GPU: without one every timer raises Environmen
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.measure import statistics

@@ -14,9 +14,10 @@ import importlib.util
 import inspect
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.core.errors import SolutionError, UsageError
 

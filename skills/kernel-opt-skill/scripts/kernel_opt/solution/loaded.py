@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
