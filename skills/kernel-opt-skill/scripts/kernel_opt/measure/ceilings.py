@@ -255,7 +255,9 @@ def matmul_precision(label: str) -> Iterator[None]:
         torch.backends.cuda.matmul.allow_tf32 = saved_allow
 
 
-def measure_copy_bandwidth(device: Any = None, buffer_bytes: int = COPY_BYTES, rep_ms: float = MEASURE_REP_MS) -> CopyCeiling:
+def measure_copy_bandwidth(
+    device: Any = None, buffer_bytes: int = COPY_BYTES, rep_ms: float = MEASURE_REP_MS
+) -> CopyCeiling:
     import torch
 
     device = timing.cuda_device(device)
