@@ -140,7 +140,7 @@ def relocate(command: str, case: Path, output_dir: Path) -> tuple[str, list[str]
         return f"{prefix}{equals}{value}" if equals else value
 
     relocated, skip = [], False
-    for index, token in enumerate(arguments):
+    for _index, token in enumerate(arguments):
         if skip:
             skip = False
             continue

@@ -176,7 +176,7 @@ def run_reference(reference, kwargs: dict[str, Any], outputs: list[str]) -> None
     elif isinstance(returned, (tuple, list)):
         if len(returned) != len(outputs):
             raise UsageError(f"reference() returned {len(returned)} values for {len(outputs)} outputs {outputs}")
-        pairs = list(zip(outputs, returned))
+        pairs = list(zip(outputs, returned, strict=True))
     else:
         raise UsageError(f"reference() returned {type(returned).__name__}; return tensors or write into the outputs")
     for name, value in pairs:

@@ -124,7 +124,7 @@ def kernel_family(kernel: str) -> str:
     words = name.split("_")
     # Two-word members inside a longer name ("fused_layer_norm" holds "layer_norm") are more
     # specific than single words, so they are tried first.
-    pairs = {KERNEL_ALIASES.get(f"{a}_{b}", f"{a}_{b}") for a, b in zip(words, words[1:])}
+    pairs = {KERNEL_ALIASES.get(f"{a}_{b}", f"{a}_{b}") for a, b in zip(words, words[1:], strict=False)}
     singles = {KERNEL_ALIASES.get(word, word) for word in words}
     for candidates in (pairs, singles):
         for family, (_, members) in FAMILIES.items():

@@ -270,7 +270,9 @@ def measure_copy_bandwidth(
     try:
         samples = timing.time_callable(lambda: destination.copy_(source), rep_ms=rep_ms, device=device)
     finally:
-        del source, destination
+        # Drop both buffers (the lambda shares these names) so empty_cache can hand their memory
+        # back; rebinding rather than `del` keeps the names the lambda reads defined.
+        source = destination = None
         torch.cuda.empty_cache()
     moved = 2 * elements * 4
     return CopyCeiling(
