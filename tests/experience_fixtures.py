@@ -42,9 +42,11 @@ def version_folder(
 ) -> Path:
     folder = root / f"v{number}"
     folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / "correctness.json", {"passed": passed, "backend": "cuda", "dims": {"N": 4096, "D": 4096}, "device": device})
+    write_json(folder / "correctness.json",
+               {"passed": passed, "backend": "cuda", "dims": {"N": 4096, "D": 4096}, "device": device})
     if median_us is not None:
-        write_json(folder / "benchmark.json", {"gpu": device, "solution": {"median_us": median_us}, "comparison": comparison})
+        write_json(folder / "benchmark.json",
+                   {"gpu": device, "solution": {"median_us": median_us}, "comparison": comparison})
     if profile is not None:
         write_json(folder / "ncu_summary.json", profile)
     if hypothesis is not None:
@@ -52,11 +54,14 @@ def version_folder(
     return folder
 
 
-def profile(bottleneck: str, memory_sol: float, sm_sol: float, occupancy: float, stall: str | None = "long_scoreboard") -> dict:
+def profile(
+    bottleneck: str, memory_sol: float, sm_sol: float, occupancy: float, stall: str | None = "long_scoreboard"
+) -> dict:
     return {
         "bottleneck": bottleneck,
         "top_stall": stall,
-        "metrics": {"memory_sol_pct": memory_sol, "sm_sol_pct": sm_sol, "achieved_occupancy_pct": occupancy, "duration_us": 90.0},
+        "metrics": {"memory_sol_pct": memory_sol, "sm_sol_pct": sm_sol, "achieved_occupancy_pct": occupancy,
+                    "duration_us": 90.0},
     }
 
 
@@ -71,7 +76,8 @@ def comparison(against: Path, speedup: float, ci_low: float, ci_high: float, ver
     }
 
 
-HYPOTHESIS = """Hypothesis: Loading each row with float4 (16-byte) accesses instead of scalar floats will cut memory instructions 4x.
+HYPOTHESIS = """Hypothesis: Loading each row with float4 (16-byte) accesses instead of scalar floats will cut \
+memory instructions 4x.
 Rationale: v2's profile shows memory SOL 41% with long-scoreboard stalls on the row loads and 4 sectors per request.
 Expected: DRAM throughput rises from ~41% to >70% of peak and duration drops by ~1.4x.
 """

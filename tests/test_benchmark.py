@@ -1,14 +1,16 @@
 """benchmark.py without a GPU: the report assembled from worker events, and its exit codes.
 
 The worker's events are the JSON lines a GPU run emits (see measure/benchmark_child.py); here they
-are written by hand and parsed as the parent parses them, so every derived number (speedups, the comparison verdict, roofline
-percentages, the suspicious-floor flag) is checked against arithmetic done in the test.
+are written by hand and parsed as the parent parses them, so every derived number (speedups, the
+comparison verdict, roofline percentages, the suspicious-floor flag) is checked against arithmetic
+done in the test.
 """
 
 import json
 from dataclasses import asdict
 
 import pytest
+
 from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.commands.benchmark import main
 from kernel_opt.measure.benchmark import assemble_report, phase_durations
@@ -33,8 +35,9 @@ def measured_ceilings(bandwidth_gbps=3000.0):
     return {
         "schema_version": 1,
         "measured_at": "2026-11-22T03:00:00+00:00",
-        "device": {"name": "NVIDIA H100 80GB HBM3", "driver_version": "580", "torch_version": "2.11", "cuda_version": "13.0",
-                   "compute_capability": "9.0", "sm_count": 132, "l2_cache_bytes": 52428800, "total_memory_bytes": 85e9},
+        "device": {"name": "NVIDIA H100 80GB HBM3", "driver_version": "580", "torch_version": "2.11",
+                   "cuda_version": "13.0", "compute_capability": "9.0", "sm_count": 132, "l2_cache_bytes": 52428800,
+                   "total_memory_bytes": 85e9},
         "copy": {"buffer_bytes": 1 << 30, "bytes_moved": 1 << 31, "bandwidth_gbps": bandwidth_gbps, "median_us": 700.0,
                  "p20_us": 699.0, "p80_us": 701.0, "method": "copy"},
         "copy_error": None,
@@ -46,7 +49,8 @@ def measured_ceilings(bandwidth_gbps=3000.0):
 def events(solution_us=1200.0, post_timing_passed=True, interleaved=None, bandwidth_gbps=3000.0):
     sequence = [
         {"event": "environment", "info": {"torch": "2.11", "python": "3.12", "triton": "3.6", "cuda": "13.0",
-                                          "gpu": {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "multiprocessors": 132}}},
+                                          "gpu": {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
+                                                  "multiprocessors": 132}}},
         {"event": "precision", "allow_tf32": False, "note": "strict"},
         {"event": "problem", "dims": {"n": N}, "dtypes": {"x": "float32", "y": "float32", "out": "float32"}, "seed": 0},
         {"event": "work", "flops": float(N), "flops_source": "ref.py flops()", "bytes": float(BYTES),
@@ -68,7 +72,8 @@ def events(solution_us=1200.0, post_timing_passed=True, interleaved=None, bandwi
 
 
 def assemble(event_list, **kwargs):
-    report = BenchmarkReport(solution={"path": "v1.cu", "backend": "cuda"}, reference="ref.py", backend="cuda", command="benchmark.py v1.cu")
+    report = BenchmarkReport(solution={"path": "v1.cu", "backend": "cuda"}, reference="ref.py", backend="cuda",
+                             command="benchmark.py v1.cu")
     outcome = ChildOutcome(events=[parse_event(event) for event in event_list], returncode=0)
     return assemble_report(report, outcome, kwargs.get("label"), kwargs.get("against_dir"))
 
@@ -155,7 +160,8 @@ def test_interleaved_comparison_gets_a_verdict():
 
 def test_worker_error_becomes_the_report_verdict():
     failing = events()[:5] + [{"event": "phase", "phase": "solution", "dims": {"n": N}, "seed": 0},
-                              {"event": "error", "kind": "illegal_memory_access", "message": "boom", "hint": None, "exit_code": 3}]
+                              {"event": "error", "kind": "illegal_memory_access", "message": "boom", "hint": None,
+                               "exit_code": 3}]
     report = assemble(failing)
     assert report.verdict == "solution_error" and report.error["kind"] == "illegal_memory_access"
     assert "in the solution's call" in report.error["message"]

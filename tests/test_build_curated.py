@@ -4,6 +4,7 @@ import json
 
 from conftest import REPO_ROOT, SKILL_ROOT, load_tool
 from experience_fixtures import H100, record, write_json
+
 from kernel_opt.commands import experience_log
 from kernel_opt.experience.records import validate
 from kernel_opt.experience.store import CURATED, CURATED_PATH, read_log
@@ -18,7 +19,9 @@ def _case(demo, case, *records):
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for number, fields in enumerate(records, start=1):
-        lines.append(validate(record(id=number, iteration=number, version_dir=f"demo/{case}/v{number}", **fields)).to_json_line())
+        lines.append(
+            validate(record(id=number, iteration=number, version_dir=f"demo/{case}/v{number}", **fields)).to_json_line()
+        )
         write_json(folder / f"v{number}" / "benchmark.json", {"gpu": H100})
     (folder / "experience.jsonl").write_text("".join(lines))
     return folder / "experience.jsonl"
@@ -43,7 +46,8 @@ def test_the_shipped_curated_file_is_the_rebuild_of_the_case_logs():
         assert origin["log"] == provenance["case"] + "/experience.jsonl"
         assert line["version_dir"] == f"{provenance['case']}/v{line['iteration']}"
         assert provenance["device"] == "NVIDIA H100 80GB HBM3" and line["chip"] == "sm_90"
-        source = next(json.loads(s) for s in (REPO_ROOT / origin["log"]).read_text().splitlines() if json.loads(s)["id"] == origin["id"])
+        source = next(json.loads(s) for s in (REPO_ROOT / origin["log"]).read_text().splitlines()
+                      if json.loads(s)["id"] == origin["id"])
         assert {k: v for k, v in line.items() if k not in ("id", "provenance")} == {
             k: v for k, v in source.items() if k not in ("id", "provenance")
         }  # measured figures, notes and times exactly as the run recorded them
@@ -51,7 +55,8 @@ def test_the_shipped_curated_file_is_the_rebuild_of_the_case_logs():
 
 def test_rebuild_is_idempotent_and_keeps_ids_when_a_case_gains_records(tmp_path, capsys):
     demo, output = tmp_path / "demo", tmp_path / "curated.jsonl"
-    gemm = _case(demo, "cuda/gemm", dict(kernel="gemm", speedup=1.5), dict(kernel="gemm", outcome="failure", speedup=0.9))
+    gemm = _case(demo, "cuda/gemm", dict(kernel="gemm", speedup=1.5),
+                 dict(kernel="gemm", outcome="failure", speedup=0.9))
     _case(demo, "triton/softmax", dict(kernel="softmax", strategy="single_pass", speedup=1.55))
     assert _build(demo, output) == 0
     first = output.read_bytes()
@@ -68,12 +73,16 @@ def test_rebuild_is_idempotent_and_keeps_ids_when_a_case_gains_records(tmp_path,
     assert (records[1]["outcome"], records[1]["speedup"]) == ("failure", 0.9)
 
     with gemm.open("a") as stream:  # the case gains v3 later
-        stream.write(validate(record(id=3, kernel="gemm", iteration=3, strategy="tma_pipeline", speedup=1.4)).to_json_line())
+        stream.write(
+            validate(record(id=3, kernel="gemm", iteration=3, strategy="tma_pipeline", speedup=1.4)).to_json_line()
+        )
     assert _build(demo, output, "--check") == 1 and output.read_bytes() == first
     assert _build(demo, output) == 0
     rebuilt = [json.loads(line) for line in output.read_text().splitlines()]
     assert rebuilt[:3] == records  # earlier curated ids never move
-    assert (rebuilt[3]["id"], rebuilt[3]["strategy"], rebuilt[3]["provenance"]["imported_from"][0]["id"]) == (4, "tma_pipeline", 3)
+    assert (rebuilt[3]["id"], rebuilt[3]["strategy"], rebuilt[3]["provenance"]["imported_from"][0]["id"]) == (
+        4, "tma_pipeline", 3
+    )
     assert rebuilt[3]["provenance"]["device"] is None  # no v3/benchmark.json: not guessed
     again = output.read_bytes()
     assert _build(demo, output) == 0 and output.read_bytes() == again
@@ -117,21 +126,25 @@ def _recommend(capsys, tmp_path, *query):
 
 
 def test_recommend_on_an_empty_log_draws_on_the_curated_hopper_records(tmp_path, capsys):
-    result = _recommend(capsys, tmp_path, "--kernel", "attention", "--backend", "cuda", "--chip", "sm_90", "--bottleneck", "occupancy_bound")
+    result = _recommend(capsys, tmp_path, "--kernel", "attention", "--backend", "cuda", "--chip", "sm_90",
+                        "--bottleneck", "occupancy_bound")
     strategies = {r["strategy"]: r for r in result["recommendations"]}
     assert {"tensor_cores", "cp_async_pipeline"} <= set(strategies)
     tensor_cores = strategies["tensor_cores"]["evidence"][0]
     assert (tensor_cores["ref"], tensor_cores["chip"], tensor_cores["relevance"]) == ("curated:1", "H100 (sm_90)", 0.8)
     assert round(tensor_cores["speedup"], 3) == 3.224
-    assert any(m["ref"].startswith("curated:") and m["optimization"].startswith("16 query rows per warp") for m in result["avoid"])
+    assert any(m["ref"].startswith("curated:") and m["optimization"].startswith("16 query rows per warp")
+               for m in result["avoid"])
     assert not (tmp_path / "empty.jsonl").exists()  # a query writes nothing
 
     for chip in ("H100", "NVIDIA H100 80GB HBM3"):  # the device's own name is the same chip: full relevance
-        result = _recommend(capsys, tmp_path, "--kernel", "gemm", "--backend", "cuda", "--chip", chip, "--bottleneck", "memory_bound")
+        result = _recommend(capsys, tmp_path, "--kernel", "gemm", "--backend", "cuda", "--chip", chip,
+                            "--bottleneck", "memory_bound")
         best = result["recommendations"][0]["evidence"][0]
         assert (best["kernel"], best["chip"], best["relevance"]) == ("gemm", "H100 (sm_90)", 1.0)
         assert any(m["kernel"] == "gemm" and m["outcome"] == "failure" for m in result["avoid"])
 
-    result = _recommend(capsys, tmp_path, "--kernel", "softmax", "--backend", "triton", "--chip", "H100", "--bottleneck", "memory_bound")
+    result = _recommend(capsys, tmp_path, "--kernel", "softmax", "--backend", "triton", "--chip", "H100",
+                        "--bottleneck", "memory_bound")
     top = result["recommendations"][0]
     assert (top["strategy"], top["evidence"][0]["ref"]) == ("single_pass", "curated:36")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from kernel_opt.commands import measure_ceilings as command
 from kernel_opt.main import main as kernel_opt_main
 from kernel_opt.measure import ceilings
@@ -216,7 +217,8 @@ def test_cli_json_shows_measured_beside_datasheet(cache, monkeypatch, capsys):
 
 
 def test_cli_summary_for_a_gpu_missing_from_the_datasheet(cache, monkeypatch, capsys):
-    FakeDevice(ceilings.DeviceIdentity(name="NVIDIA H100 NVL", driver_version="550.54.15", torch_version="2.13.0", cuda_version="12.8")).install(monkeypatch)
+    FakeDevice(ceilings.DeviceIdentity(name="NVIDIA H100 NVL", driver_version="550.54.15", torch_version="2.13.0",
+                                       cuda_version="12.8")).install(monkeypatch)
     assert command.main([]) == 0
     assert command.main([]) == 0
     out = capsys.readouterr().out

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+
 from kernel_opt.profile import classify
 from kernel_opt.profile.assessments import LABELS
 from kernel_opt.profile.classify import classify as classify_kernel
@@ -124,7 +125,9 @@ def test_low_occupancy_edge(achieved, label):
                                   block_limit_registers_blocks=4)).label == label
 
 
-@pytest.mark.parametrize("grid, waves, small", [(131, 2.0, True), (132, 0.99, True), (132, 1.0, False), (1000, 7.6, False)])
+@pytest.mark.parametrize(
+    "grid, waves, small", [(131, 2.0, True), (132, 0.99, True), (132, 1.0, False), (1000, 7.6, False)]
+)
 def test_small_grid_edge(grid, waves, small):
     assert classify_kernel(kernel(grid_size_blocks=grid, waves_per_sm=waves)).small_grid is small
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands.ncu_profile import main
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.profile.ncu.reading import locate_report_reader

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+
 from kernel_opt.check.compare import (
     DEFAULT_TOLERANCES,
     compare_tensors,
@@ -123,7 +124,9 @@ def test_tolerance_precedence_cli_over_ref_over_default():
     assert resolve_tolerance(torch.float32, None, None, None, None) == (*DEFAULT_TOLERANCES["float32"], "dtype default")
     assert resolve_tolerance(torch.bfloat16, None, None, None, None)[:2] == DEFAULT_TOLERANCES["bfloat16"]
     assert resolve_tolerance(torch.float32, 1e-3, 1e-3, None, None) == (1e-3, 1e-3, "ref.py")
-    assert resolve_tolerance(torch.float32, 1e-3, 1e-3, 1e-2, None) == (1e-2, 1e-3, "atol from command line, rtol from ref.py")
+    assert resolve_tolerance(torch.float32, 1e-3, 1e-3, 1e-2, None) == (
+        1e-2, 1e-3, "atol from command line, rtol from ref.py"
+    )
     assert resolve_tolerance(torch.int32, None, None, 1.0, 1.0) == (0.0, 0.0, "exact (integer/bool output)")
 
 
@@ -151,7 +154,11 @@ def test_run_reference_accepts_in_place_and_returned_results():
 
 @pytest.mark.parametrize(
     "returned, fragment",
-    [((torch.ones(3), torch.ones(3)), "2 values for 1 outputs"), ("text", "returned str"), (torch.ones(5), "shape [5]")],
+    [
+        ((torch.ones(3), torch.ones(3)), "2 values for 1 outputs"),
+        ("text", "returned str"),
+        (torch.ones(5), "shape [5]"),
+    ],
 )
 def test_run_reference_rejects_bad_returns(returned, fragment):
     with pytest.raises(UsageError) as caught:
@@ -168,6 +175,7 @@ def test_failure_summary_merges_seeds_per_shape():
     cases.append(CaseResult({"n": 8}, 2, False, [], ["x"]))
     sentences = summarize_failures(cases)
     assert sentences == [
-        "output 'out': 1 of 8 elements outside atol=1e-05, rtol=1e-05; 1 still NaN (never written, or NaN computed) (n=8; seeds 0, 1)",
+        "output 'out': 1 of 8 elements outside atol=1e-05, rtol=1e-05; "
+        "1 still NaN (never written, or NaN computed) (n=8; seeds 0, 1)",
         "input 'x': was modified by the solution (n=8; seed 2)",
     ]

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands.correctness_check import main
 
 VECTOR_ADD = "vector_add"
@@ -180,7 +181,8 @@ def write(path, text):
 
 def test_ref_without_reference_function_is_a_usage_error(reference_dir, tmp_path):
     ref = write(tmp_path / "ref.py", "def setup(**_):\n    return {}\n")
-    code = main([str(reference_dir / VECTOR_ADD / "good/vector_add.py"), "--ref", str(ref), "--output-dir", str(tmp_path / "o")])
+    code = main([str(reference_dir / VECTOR_ADD / "good/vector_add.py"), "--ref", str(ref),
+                 "--output-dir", str(tmp_path / "o")])
     assert code == 2
     assert json.loads((tmp_path / "o" / "correctness.json").read_text())["error"]["message"].endswith(
         "has no reference(**kwargs) function"
@@ -197,8 +199,8 @@ def _has_gpu():
 def test_original_template_with_cuda_only_setup_says_how_to_fix_it(tmp_path):
     """The original skill's Triton template hard-codes device='cuda' in its setup()."""
     original = Path(__file__).resolve().parent / "fixtures" / "original_templates"
-    code = main([str(original / "kernel.py"), "--ref", str(original / "ref_triton.py"), "--output-dir", str(tmp_path / "o"),
-                 "--device", "cpu"])
+    code = main([str(original / "kernel.py"), "--ref", str(original / "ref_triton.py"),
+                 "--output-dir", str(tmp_path / "o"), "--device", "cpu"])
     report = json.loads((tmp_path / "o" / "correctness.json").read_text())
     assert code == 2 and report["verdict"] == "usage_error"
     assert "setup() tried to use CUDA" in report["error"]["message"]
@@ -222,7 +224,8 @@ def test_weak_problem_definitions_are_warned_about(reference_dir, tmp_path):
             torch.add(x, y, out=out)
         ''',
     )
-    code = main([str(reference_dir / VECTOR_ADD / "good/vector_add.py"), "--ref", str(ref), "--output-dir", str(tmp_path / "o"), "--device", "cpu"])
+    code = main([str(reference_dir / VECTOR_ADD / "good/vector_add.py"), "--ref", str(ref),
+                 "--output-dir", str(tmp_path / "o"), "--device", "cpu"])
     report = json.loads((tmp_path / "o" / "correctness.json").read_text())
     assert code == 0
     warnings = "\n".join(report["warnings"])
@@ -266,8 +269,10 @@ def test_wrapper_script_runs_from_a_copy_of_the_skill_folder(scripts_dir, refere
     shutil.copytree(scripts_dir.parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     completed = subprocess.run(
-        [sys.executable, str(copy / "scripts" / "correctness_check.py"), str(reference_dir / VECTOR_ADD / "good/vector_add.py"),
-         "--ref", str(reference_dir / VECTOR_ADD / "ref.py"), "--output-dir", str(tmp_path / "o"), "--n=300", "--seeds", "1", "--json", "--device", "cpu"],
+        [sys.executable, str(copy / "scripts" / "correctness_check.py"),
+         str(reference_dir / VECTOR_ADD / "good/vector_add.py"),
+         "--ref", str(reference_dir / VECTOR_ADD / "ref.py"), "--output-dir", str(tmp_path / "o"),
+         "--n=300", "--seeds", "1", "--json", "--device", "cpu"],
         capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=120,
     )
     assert completed.returncode == 0, completed.stderr

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.backends.cuda.build import (
     build_shared_library,
     gencode_flags,
@@ -32,9 +33,13 @@ def test_parse_ptxas_output():
     first, second = parse_ptxas_output(PTXAS_OUTPUT)
     assert first.mangled_name == "_Z6kernelPKfS0_Pfi"
     assert first.arch == "sm_90"
-    assert (first.registers, first.stack_frame_bytes, first.spill_stores_bytes, first.spill_loads_bytes) == (32, 256, 8, 12)
+    assert (first.registers, first.stack_frame_bytes, first.spill_stores_bytes, first.spill_loads_bytes) == (
+        32, 256, 8, 12
+    )
     assert first.shared_memory_bytes == 0
-    assert (second.registers, second.barriers, second.shared_memory_bytes, second.constant_memory_bytes) == (18, 1, 4096, 380)
+    assert (second.registers, second.barriers, second.shared_memory_bytes, second.constant_memory_bytes) == (
+        18, 1, 4096, 380
+    )
     assert second.name.startswith("reduce2")  # demangled where c++filt exists, else mangled
     assert parse_ptxas_output("no ptxas here") == []
 

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import yaml
+
 from kernel_opt.measure import datasheet
 
 
@@ -45,7 +46,8 @@ def test_sparse_figures_are_stored_halved_and_marked(sheet):
 
 
 def test_the_gpus_the_issue_names_are_listed(sheet):
-    expected = {"h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "a100-sxm4-80gb", "a100-pcie-40gb", "l40s", "rtx-4090", "rtx-a6000"}
+    expected = {"h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "a100-sxm4-80gb", "a100-pcie-40gb", "l40s",
+                "rtx-4090", "rtx-a6000"}
     assert expected <= set(sheet.gpus)
 
 

@@ -38,7 +38,8 @@ def test_figures_come_from_the_final_benchmark(demo: Path):
     ({"vs_eager": 1.2}, "met: 1.253x eager >= 1.20x"),
     ({"vs_eager": 1.2, "percent_of_ceiling": 90}, "met: 92.1% of ceiling >= 90%; 1.253x eager >= 1.20x"),
     ({"vs_eager": 1.3}, "not met: 1.253x eager < 1.30x"),
-    ({"percent_of_ceiling": 90, "faster_than_best_compile": True}, "not met: 0.991x the best torch.compile, not faster"),
+    ({"percent_of_ceiling": 90, "faster_than_best_compile": True},
+     "not met: 0.991x the best torch.compile, not faster"),
     (None, "—"),
 ])
 def test_case_goal_is_computed_from_the_figures(demo: Path, goal, status):

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands import env_check
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.env import capabilities as assessment
@@ -115,7 +116,8 @@ def test_version_tuple(text, expected):
 H100 = TorchGpu(index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0", arch="sm_90", sm_count=132,
                 memory_gib=79.19, l2_cache_mib=50.0)
 NVCC_13 = NvccProbe(name="nvcc", found=True, path="/usr/local/cuda/bin/nvcc", version="13.0.88", source="PATH",
-                    release="13.0", gpu_architectures=["compute_75", "compute_80", "compute_89", "compute_90", "compute_100"])
+                    release="13.0",
+                    gpu_architectures=["compute_75", "compute_80", "compute_89", "compute_90", "compute_100"])
 NCU_2025 = ToolProbe(name="ncu", found=True, path="/opt/nvidia/nsight-compute/2025.3.1/ncu", version="2025.3.1.0",
                      source="PATH")
 MISSING_TOOL = ToolProbe(name="missing", found=False, error="not found")
@@ -277,7 +279,8 @@ def test_gpu_seen_by_driver_but_cpu_torch_says_install_a_cuda_torch():
     assert report.verdict == "cpu_only"
     benchmark = report.capability("benchmark")
     assert benchmark.reason == (
-        "nvidia-smi sees 1 GPU(s) (NVIDIA H100 80GB HBM3) but torch 2.13.0+cpu is a CPU-only build, so it cannot use them"
+        "nvidia-smi sees 1 GPU(s) (NVIDIA H100 80GB HBM3) but torch 2.13.0+cpu is a CPU-only build, "
+        "so it cannot use them"
     )
     assert benchmark.how_to_fix == assessment.INSTALL_CUDA_TORCH
 
@@ -314,7 +317,8 @@ def test_find_tool_falls_back_to_the_newest_install_folder(tmp_path, monkeypatch
     for version in ("2024.3.0", "2025.3.1", "2025.10.0"):
         _write_executable(tmp_path / "nsight-compute" / version / "ncu", "exit 0\n")
     found = environment.find_tool("ncu", [str(tmp_path / "nsight-compute" / "*")])
-    assert found == (str(tmp_path / "nsight-compute" / "2025.10.0" / "ncu"), str(tmp_path / "nsight-compute" / "2025.10.0"))
+    assert found == (str(tmp_path / "nsight-compute" / "2025.10.0" / "ncu"),
+                     str(tmp_path / "nsight-compute" / "2025.10.0"))
     assert environment.find_tool("ncu", [str(tmp_path / "nowhere" / "*")]) is None
 
 

@@ -4,6 +4,7 @@ import re
 import shlex
 
 from conftest import SKILL_ROOT
+
 from kernel_opt.commands import experience_log
 from kernel_opt.loop.hypothesis import check_hypothesis
 

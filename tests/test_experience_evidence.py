@@ -4,6 +4,7 @@ import json
 
 import pytest
 from experience_fixtures import HYPOTHESIS, comparison, profile, version_folder, write_json
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.evidence import read_version
 from kernel_opt.experience.recording import build_record
@@ -22,7 +23,8 @@ def _run(tmp_path, speedup=1.40, ci=(1.36, 1.44), verdict="success", passed=True
 
 def test_every_number_is_copied_from_the_version_files(tmp_path):
     _, v3 = _run(tmp_path)
-    new = build_record({"kernel": "softmax", "strategy": "vector_loads", "optimization": "float4 row loads"}, read_version(v3))
+    new = build_record({"kernel": "softmax", "strategy": "vector_loads", "optimization": "float4 row loads"},
+                       read_version(v3))
     r = new.record
     assert (r.kernel, r.backend, r.chip, r.chip_name) == ("softmax", "cuda", "sm_90", "H100")
     assert (r.dims, r.iteration, r.baseline, r.correct) == ({"N": 4096, "D": 4096}, 3, "v2", True)
@@ -41,7 +43,11 @@ def test_every_number_is_copied_from_the_version_files(tmp_path):
 
 @pytest.mark.parametrize(
     "speedup, ci, verdict, outcome",
-    [(1.40, (1.36, 1.44), "success", "success"), (1.02, (0.99, 1.05), "neutral", "neutral"), (0.80, (0.78, 0.82), "failure", "failure")],
+    [
+        (1.40, (1.36, 1.44), "success", "success"),
+        (1.02, (0.99, 1.05), "neutral", "neutral"),
+        (0.80, (0.78, 0.82), "failure", "failure"),
+    ],
 )
 def test_outcome_is_the_measured_verdict(tmp_path, speedup, ci, verdict, outcome):
     _, v3 = _run(tmp_path, speedup, ci, verdict)
@@ -62,7 +68,9 @@ def test_a_typed_outcome_against_the_measurement_needs_force_and_notes(tmp_path)
     given = {"kernel": "softmax", "optimization": "x", "outcome": "success"}
     with pytest.raises(UsageError) as error:
         build_record(given, read_version(v3))
-    assert error.value.message == "--outcome success contradicts the measurement: speedup 1.020x [0.990, 1.050] is a neutral"
+    assert error.value.message == (
+        "--outcome success contradicts the measurement: speedup 1.020x [0.990, 1.050] is a neutral"
+    )
     with pytest.raises(UsageError, match="--force needs --notes"):
         build_record(given, read_version(v3), force=True)
     forced = build_record({**given, "notes": "the baseline ran with a cold L2"}, read_version(v3), force=True)
@@ -84,14 +92,16 @@ def test_typed_numbers_that_contradict_the_files_are_refused(tmp_path):
     with pytest.raises(UsageError, match="--iteration 4 contradicts"):
         build_record({**base, "iteration": 4}, read_version(v3))
     # the same number typed with fewer digits, or the same label spelled differently, is fine
-    same = build_record({**base, "memory_sol_after_pct": 78.04, "bottleneck": "memory", "chip": "sm_90"}, read_version(v3))
+    same = build_record({**base, "memory_sol_after_pct": 78.04, "bottleneck": "memory", "chip": "sm_90"},
+                        read_version(v3))
     assert same.record.memory_sol_after_pct == 78.0 and same.record.chip_name == "H100"
 
 
 def test_empty_recorded_dims_do_not_contradict_typed_ones(tmp_path):
     v1 = version_folder(tmp_path, 1)
     write_json(v1 / "correctness.json", {"passed": True, "backend": "cuda", "dims": {}, "device": None})
-    new = build_record({"kernel": "softmax", "optimization": "x", "outcome": "neutral", "dims": {"N": 64}}, read_version(v1))
+    new = build_record({"kernel": "softmax", "optimization": "x", "outcome": "neutral", "dims": {"N": 64}},
+                       read_version(v1))
     assert new.record.dims == {"N": 64}
 
 
@@ -108,13 +118,17 @@ def test_missing_files_are_not_measured_and_never_guessed(tmp_path):
     ]
     with pytest.raises(UsageError, match="--outcome is required"):
         build_record({"kernel": "softmax", "backend": "cuda", "optimization": "x"}, evidence)
-    record = build_record({"kernel": "softmax", "backend": "cuda", "optimization": "x", "outcome": "neutral"}, evidence).record
-    assert (record.outcome_source, record.speedup, record.memory_sol_before_pct, record.chip) == ("given", None, None, None)
+    record = build_record({"kernel": "softmax", "backend": "cuda", "optimization": "x", "outcome": "neutral"},
+                          evidence).record
+    assert (record.outcome_source, record.speedup, record.memory_sol_before_pct, record.chip) == (
+        "given", None, None, None
+    )
     assert record.iteration == 1
 
 
 def test_baseline_found_beside_the_version_when_against_dir_moved(tmp_path):
-    v2 = version_folder(tmp_path, 2, median_us=140.0, profile=profile("latency_bound", 30.0, 20.0, 25.0, stall="barrier"))
+    v2 = version_folder(tmp_path, 2, median_us=140.0,
+                        profile=profile("latency_bound", 30.0, 20.0, 25.0, stall="barrier"))
     v3 = version_folder(tmp_path, 3, comparison=comparison(tmp_path / "elsewhere" / "v2", 1.2, 1.1, 1.3, "success"))
     evidence = read_version(v3)
     assert evidence.baseline_dir == v2
@@ -131,7 +145,8 @@ def test_bad_files_name_the_file_and_field(tmp_path):
     write_json(v3 / "benchmark.json", {"solution": {"median_us": "fast"}})
     with pytest.raises(UsageError, match=r"field 'solution.median_us' must be int or float, got 'fast'"):
         read_version(v3)
-    write_json(v3 / "benchmark.json", {"solution": {"median_us": 1.0}, "comparison": {"speedup": 1.2, "verdict": "great"}})
+    write_json(v3 / "benchmark.json",
+               {"solution": {"median_us": 1.0}, "comparison": {"speedup": 1.2, "verdict": "great"}})
     with pytest.raises(UsageError, match="field 'comparison.verdict' must be one of success, neutral, failure"):
         read_version(v3)
     with pytest.raises(UsageError, match="no such folder"):

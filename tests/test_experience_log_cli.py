@@ -8,6 +8,7 @@ import sys
 import pytest
 from conftest import SKILL_ROOT
 from experience_fixtures import HYPOTHESIS, comparison, profile, version_folder
+
 from kernel_opt import main as dispatcher
 from kernel_opt.commands import experience_log
 
@@ -16,7 +17,8 @@ LEGACY_WRAPPER = SKILL_ROOT / "experience" / "learned" / "scripts" / "experience
 
 def _legacy(args, log, *, check=True):
     environment = {**os.environ, "KERNEL_OPT_EXPERIENCE_LOG": str(log)}
-    result = subprocess.run([sys.executable, str(LEGACY_WRAPPER), *args], capture_output=True, text=True, env=environment, timeout=60)
+    result = subprocess.run([sys.executable, str(LEGACY_WRAPPER), *args], capture_output=True, text=True,
+                            env=environment, timeout=60)
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -32,23 +34,33 @@ def test_original_skill_add_and_recommend_command_lines_still_work(tmp_path):
         "--optimization", "float4 vectorized loads", "--hypothesis", "float4 loads raise DRAM throughput",
         "--outcome", "success", "--notes", "row length divisible by 4",
     ], log)
-    assert added.stdout.startswith("recorded #1: softmax · cuda · sm_90 · memory_bound → float4_vectorized_loads: success (given)")
+    assert added.stdout.startswith(
+        "recorded #1: softmax · cuda · sm_90 · memory_bound → float4_vectorized_loads: success (given)"
+    )
     [line] = log.read_text().splitlines()
     stored = json.loads(line)
-    assert (stored["memory_sol_before_pct"], stored["latency_after_us"], stored["dims"]) == (41.5, 100.0, {"N": 4096, "D": 4096})
-    assert (stored["bottleneck"], stored["iteration"], stored["notes"]) == ("memory_bound", 2, "row length divisible by 4")
+    assert (stored["memory_sol_before_pct"], stored["latency_after_us"], stored["dims"]) == (
+        41.5, 100.0, {"N": 4096, "D": 4096}
+    )
+    assert (stored["bottleneck"], stored["iteration"], stored["notes"]) == (
+        "memory_bound", 2, "row length divisible by 4"
+    )
 
     _legacy(["add", "--kernel", "softmax", "--backend", "cuda", "--chip", "sm_90", "--bottleneck", "memory-bound",
-             "--optimization", "stage the row in shared memory", "--outcome", "failure", "--notes", "bank conflicts"], log)
+             "--optimization", "stage the row in shared memory", "--outcome", "failure", "--notes", "bank conflicts"],
+            log)
     # --curated none: the shipped H100 records would join in; this test is about the original command lines
-    recommended = _legacy(["recommend", "--kernel", "softmax", "--backend", "cuda", "--chip", "sm_90", "--bottleneck", "memory", "-n", "3",
-                           "--curated", "none"], log)
+    recommended = _legacy(["recommend", "--kernel", "softmax", "--backend", "cuda", "--chip", "sm_90",
+                           "--bottleneck", "memory", "-n", "3", "--curated", "none"], log)
     text = recommended.stdout
     assert "1. float4_vectorized_loads: score 0.80, 1 success" in text
-    assert "#1 (relevance 0.80): same kernel softmax; same arch sm_90; same bottleneck memory_bound; same backend cuda" in text
+    assert ("#1 (relevance 0.80): same kernel softmax; same arch sm_90; same bottleneck memory_bound; "
+            "same backend cuda") in text
     assert "Known failures in situations like this" in text
     assert "- #2 stage_the_row_in_shared_memory: stage the row in shared memory. Note: bank conflicts" in text
-    as_json = json.loads(_legacy(["recommend", "--kernel", "softmax", "--chip", "sm_90", "--json", "--curated", "none"], log).stdout)
+    as_json = json.loads(
+        _legacy(["recommend", "--kernel", "softmax", "--chip", "sm_90", "--json", "--curated", "none"], log).stdout
+    )
     assert [r["strategy"] for r in as_json["recommendations"]] == ["float4_vectorized_loads"]
     assert [a["ref"] for a in as_json["avoid"]] == ["2"]
 
@@ -111,12 +123,15 @@ def test_a_contradicting_outcome_exits_2_naming_the_problem(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--backend", "cuda", "--optimization", "x", "--outcome", "success", "--bottleneck", "slow"], "unknown bottleneck 'slow'"),
+        (["--backend", "cuda", "--optimization", "x", "--outcome", "success", "--bottleneck", "slow"],
+         "unknown bottleneck 'slow'"),
         (["--backend", "opencl", "--optimization", "x", "--outcome", "success"], "unknown backend 'opencl'"),
-        (["--backend", "cuda", "--optimization", "x", "--outcome", "success", "--memory-sol-after", "130"], "field 'memory_sol_after_pct'"),
+        (["--backend", "cuda", "--optimization", "x", "--outcome", "success", "--memory-sol-after", "130"],
+         "field 'memory_sol_after_pct'"),
         (["--backend", "cuda", "--optimization", "x"], "--outcome is required"),
         (["--backend", "cuda", "--outcome", "success"], "field 'optimization' is required"),
-        (["--backend", "cuda", "--optimization", "x", "--outcome", "success", "--chip", "Voodoo5"], "unknown chip 'Voodoo5'"),
+        (["--backend", "cuda", "--optimization", "x", "--outcome", "success", "--chip", "Voodoo5"],
+         "unknown chip 'Voodoo5'"),
     ],
 )
 def test_bad_input_exits_2_with_the_field_named(tmp_path, capsys, args, message):
@@ -127,10 +142,12 @@ def test_bad_input_exits_2_with_the_field_named(tmp_path, capsys, args, message)
 
 def test_corrupt_line_is_reported_with_its_number_and_skipped(tmp_path, capsys):
     log = tmp_path / "log.jsonl"
-    _main(capsys, "add", "--log", str(log), "--kernel", "softmax", "--backend", "cuda", "--optimization", "x", "--outcome", "win")
+    _main(capsys, "add", "--log", str(log), "--kernel", "softmax", "--backend", "cuda", "--optimization", "x",
+          "--outcome", "win")
     with log.open("a") as stream:
         stream.write("garbage\n")
-    _main(capsys, "add", "--log", str(log), "--kernel", "gemm", "--backend", "cuda", "--optimization", "y", "--outcome", "fail")
+    _main(capsys, "add", "--log", str(log), "--kernel", "gemm", "--backend", "cuda", "--optimization", "y",
+          "--outcome", "fail")
     code, out, err = _main(capsys, "list", "--log", str(log), "--curated", "none", "--json")
     assert code == 0
     payload = json.loads(out)
@@ -161,7 +178,8 @@ def test_merge_sync_and_stats_commands(tmp_path, capsys):
 
 
 def test_a_missing_curated_file_is_a_usage_error(tmp_path, capsys):
-    code, out, err = _main(capsys, "list", "--log", str(tmp_path / "l.jsonl"), "--curated", str(tmp_path / "nope.jsonl"))
+    code, out, err = _main(capsys, "list", "--log", str(tmp_path / "l.jsonl"),
+                           "--curated", str(tmp_path / "nope.jsonl"))
     assert code == 2 and "--curated" in err and "no such file" in err
 
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.merge import merge
 from kernel_opt.experience.records import validate
@@ -15,7 +16,9 @@ def _teammate_log(path):
         validate(record(id=1, kernel="gemm", strategy="smem_tiling", speedup=2.0)).to_json_line(),
         validate(record(id=2, kernel="softmax", strategy="vector_loads", speedup=1.3)).to_json_line(),
         "this line is not JSON\n",
-        validate(record(id=5, kernel="rmsnorm", strategy="vector_loads", provenance={"merged_ids": [3, 4]})).to_json_line(),
+        validate(
+            record(id=5, kernel="rmsnorm", strategy="vector_loads", provenance={"merged_ids": [3, 4]})
+        ).to_json_line(),
     ]
     path.write_text("".join(lines))
     return path

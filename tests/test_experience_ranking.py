@@ -2,6 +2,7 @@
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.experience.labels import Chip
 from kernel_opt.experience.ranking import MIN_RELEVANCE, Query, judge, recommend, speedup_gain
 from kernel_opt.experience.records import validate
@@ -49,7 +50,8 @@ def test_same_architecture_sits_between_same_chip_and_other_chips():
 def test_a_failure_in_the_same_situation_is_a_warning_and_in_the_avoid_list():
     log = number(entries(
         record(strategy="smem_staging", kernel="layernorm", speedup=1.3, **H100),
-        record(strategy="smem_staging", outcome="failure", speedup=0.85, notes="bank conflicts on the staged row", **H100),
+        record(strategy="smem_staging", outcome="failure", speedup=0.85, notes="bank conflicts on the staged row",
+               **H100),
         record(strategy="vector_loads", speedup=1.3, **H100),
     ))
     result = recommend(log, QUERY)

@@ -5,6 +5,7 @@ from dataclasses import fields
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import (
@@ -93,7 +94,8 @@ def test_chip_contradictions_and_unknown_names_are_refused():
 
 
 def test_chip_similarity_levels():
-    h100, h200, a100, a6000 = Chip("sm_90", "H100"), Chip("sm_90", "H200"), Chip("sm_80", "A100"), Chip("sm_86", "RTX A6000")
+    h100, h200, a100, a6000 = (Chip("sm_90", "H100"), Chip("sm_90", "H200"), Chip("sm_80", "A100"),
+                               Chip("sm_86", "RTX A6000"))
     assert chip_similarity(h100, h100) == "same_chip"
     assert chip_similarity(h100, h200) == "same_arch"
     assert chip_similarity(h100, Chip("sm_90", None)) == "same_arch"

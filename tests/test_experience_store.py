@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.store import (
     CURATED_PATH,
@@ -20,7 +21,9 @@ from kernel_opt.experience.store import (
 
 def test_default_path_is_per_user_and_outside_the_skill(tmp_path):
     assert default_log_path({"HOME": "/home/ada"}) == Path("/home/ada/.local/share/kernel-opt-skill/experience.jsonl")
-    assert default_log_path({"HOME": "/home/ada", "XDG_DATA_HOME": "/data"}) == Path("/data/kernel-opt-skill/experience.jsonl")
+    assert default_log_path({"HOME": "/home/ada", "XDG_DATA_HOME": "/data"}) == Path(
+        "/data/kernel-opt-skill/experience.jsonl"
+    )
     chosen = tmp_path / "team.jsonl"
     assert default_log_path({"HOME": "/home/ada", ENVIRONMENT_VARIABLE: str(chosen)}) == chosen
 
@@ -29,7 +32,8 @@ def test_curated_file_holds_only_records_of_the_case_studies():
     curated = read_log(CURATED_PATH, origin="curated", lock=False)
     assert curated.records and not curated.skipped
     for entry in curated.records:  # built by experience/learned/scripts/build_curated.py, never by hand
-        assert entry.provenance["case"].startswith("demo/") and entry.version_dir.startswith(entry.provenance["case"] + "/v")
+        assert (entry.provenance["case"].startswith("demo/")
+                and entry.version_dir.startswith(entry.provenance["case"] + "/v"))
 
 
 def test_ids_are_sequential_and_start_lines(tmp_path):

@@ -4,6 +4,7 @@ import random
 
 import pytest
 from experience_fixtures import record
+
 from kernel_opt.experience.records import validate
 from kernel_opt.experience.store import Entry
 from kernel_opt.experience.summary import compute_stats, render_stats, render_summary, stats_to_dict
@@ -25,10 +26,13 @@ def _log():
     records = [
         record(kernel="softmax", strategy="vector_loads", speedup=1.40, **H100),
         record(kernel="layernorm", strategy="vector_loads", speedup=1.20, **H100),
-        record(kernel="softmax", strategy="smem_staging", outcome="failure", speedup=0.90, notes="bank conflicts", **H100),
+        record(kernel="softmax", strategy="smem_staging", outcome="failure", speedup=0.90, notes="bank conflicts",
+               **H100),
         record(kernel="softmax", strategy="more_warps", outcome="neutral", speedup=1.01, notes="no change", **H100),
-        record(kernel="gemm", backend="triton", bottleneck="compute_bound", strategy="group_m", speedup=1.10, **A100),
-        record(kernel="gemm", backend="triton", bottleneck="compute_bound", strategy="group_m", speedup=1.10, **A100),  # copy
+        record(kernel="gemm", backend="triton", bottleneck="compute_bound", strategy="group_m", speedup=1.10,
+               **A100),
+        record(kernel="gemm", backend="triton", bottleneck="compute_bound", strategy="group_m", speedup=1.10,
+               **A100),  # copy
     ]
     entries = [Entry("local", validate(r)) for r in records]
     for number, entry in enumerate(entries, start=1):
@@ -54,7 +58,8 @@ def test_sync_groups_by_family_and_chip_with_figures():
     worked = table_rows(h100.split("What worked:")[1].split("No measurable effect:")[0])
     assert worked == [
         ["strategy", "kernels", "bottleneck before", "speedup", "records", "example change"],
-        ["vector_loads", "layernorm, softmax", "memory_bound", "1.30x (median of 2, 1.20–1.40x)", "1, 2", "float4 loads"],
+        ["vector_loads", "layernorm, softmax", "memory_bound", "1.30x (median of 2, 1.20–1.40x)", "1, 2",
+         "float4 loads"],
     ]
     no_effect = table_rows(h100.split("No measurable effect:")[1].split("What failed:")[0])
     assert no_effect[1] == ["more_warps", "softmax", "memory_bound", "1.01x", "4", "no change"]
@@ -89,6 +94,8 @@ def test_stats_render():
     text = render_stats(compute_stats(_log()))
     assert "5 distinct records: 3 success, 1 neutral, 1 failure (60% success); 1 duplicate counted once." in text
     strategy_rows = table_rows(text.split("## By strategy")[1])
-    assert strategy_rows[0] == ["strategy", "records", "success", "neutral", "failure", "success rate", "median speedup"]
+    assert strategy_rows[0] == [
+        "strategy", "records", "success", "neutral", "failure", "success rate", "median speedup"
+    ]
     assert strategy_rows[1] == ["vector_loads", "2", "2", "0", "0", "100%", "1.30x (n=2)"]
     assert strategy_rows[-1] == ["smem_staging", "1", "0", "0", "1", "0%", "0.90x (n=1)"]

@@ -12,9 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_workspace import VALID_HYPOTHESIS, make_run, write_version
+
 from kernel_opt.commands import env_check
 from kernel_opt.commands import final_report as final_report_command
-from test_workspace import VALID_HYPOTHESIS, make_run, write_version
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BASELINES = {"eager": 95.0, "torch.compile (default)": 88.0}
@@ -86,7 +87,8 @@ def test_stop_reason_best_version_and_pytorch_comparison(run, capsys):
     benchmark, profile = records(run, "v1")
     assert "budget spent: 2 of 2 iteration(s) used; target 90% not reached (v1 at " \
            f"{benchmark['percent_of_ceiling']:.1f}%)" in text
-    assert f"| best version | v1: 80.00 µs, 1.25x faster than v0, {benchmark['percent_of_ceiling']:.1f}% of the ceiling |" in text
+    assert "| best version | v1: 80.00 µs, 1.25x faster than v0, " \
+           f"{benchmark['percent_of_ceiling']:.1f}% of the ceiling |" in text
     assert "From v1/benchmark.json" in text
     assert "| eager                   | 95.00       | —           | 1.19x" in text
     assert "| torch.compile (default) | 88.00       | 12.5        | 1.10x" in text

@@ -5,6 +5,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.profile.assessments import assess_grid, assess_occupancy, memory_sol
 from kernel_opt.profile.classify import classify

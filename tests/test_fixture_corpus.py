@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from kernel_opt.commands.correctness_check import main
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference"

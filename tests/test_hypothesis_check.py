@@ -6,6 +6,7 @@ import sys
 
 import pytest
 from experience_fixtures import HYPOTHESIS
+
 from kernel_opt.commands import hypothesis_check
 from kernel_opt.loop.hypothesis import check_hypothesis, metrics_in, parse_hypothesis
 
@@ -38,8 +39,10 @@ double-buffered.
         ("", ["Hypothesis: missing; add a line starting with 'Hypothesis:'",
               "Rationale: missing; add a line starting with 'Rationale:'",
               "Expected: missing; add a line starting with 'Expected:'"]),
-        ("Hypothesis: use float4\nRationale: TODO\nExpected: DRAM throughput rises to 80%\n", ["Rationale: empty; fill it in"]),
-        ("Hypothesis: use float4\nRationale:\nExpected: DRAM throughput rises to 80%\n", ["Rationale: empty; fill it in"]),
+        ("Hypothesis: use float4\nRationale: TODO\nExpected: DRAM throughput rises to 80%\n",
+         ["Rationale: empty; fill it in"]),
+        ("Hypothesis: use float4\nRationale:\nExpected: DRAM throughput rises to 80%\n",
+         ["Rationale: empty; fill it in"]),
         ("Hypothesis: <one change>\nRationale: r\nExpected: DRAM throughput rises to 80%\n",
          ["Hypothesis: still holds a template slot <one change>; replace it"]),
         ("Hypothesis: h\nRationale: r\nExpected: it will be better by 20%\n",

@@ -3,6 +3,7 @@ binding of tensors and scalars to a CUDA solve's parameters."""
 
 import pytest
 import torch
+
 from kernel_opt.backends.cuda.launch import _pointer, _scalar
 from kernel_opt.backends.cuda.signature import parse_solve_signature
 from kernel_opt.core.errors import SolutionError, UsageError
@@ -81,7 +82,8 @@ def test_degenerate_inputs_are_named():
     from kernel_opt.solution.contract import ProblemInstance
 
     instance = ProblemInstance(
-        values={"z": torch.zeros(4), "c": torch.full((4,), 2.0), "a": torch.arange(6.0), "r": torch.randn(6), "out": torch.zeros(4)},
+        values={"z": torch.zeros(4), "c": torch.full((4,), 2.0), "a": torch.arange(6.0), "r": torch.randn(6),
+                "out": torch.zeros(4)},
         outputs=["out"], dims={},
     )
     warnings = "\n".join(degenerate_input_warnings(instance))
@@ -117,7 +119,10 @@ def test_scalars_bind_by_kind(name, value, expected):
     assert bound == expected and type(bound) is type(expected)
 
 
-@pytest.mark.parametrize("name, value, fragment", [("n", 2.5, "is an integer"), ("n", torch.zeros(3), "tensor of 3 elements"), ("alpha", "x", "got 'x'")])
+@pytest.mark.parametrize(
+    "name, value, fragment",
+    [("n", 2.5, "is an integer"), ("n", torch.zeros(3), "tensor of 3 elements"), ("alpha", "x", "got 'x'")],
+)
 def test_bad_scalars_are_refused(name, value, fragment):
     with pytest.raises(SolutionError, match=fragment):
         _scalar(PARAMETERS[name], value)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO_ROOT, SCRIPTS_DIR, SKILL_ROOT
+
 from kernel_opt import __version__
 from kernel_opt.commands import install as install_command
 from kernel_opt.commands import uninstall as uninstall_command
@@ -319,7 +320,9 @@ def test_plugin_manifest_names_the_skill_and_the_command():
     assert all(path.startswith("./") and (REPO_ROOT / path).is_file() for path in plugin["commands"])
     assert [REPO_ROOT / path for path in plugin["commands"]] == [COMMAND_SOURCE]
     # The default skills/ folder at the plugin root holds the skill, as <name>/SKILL.md.
-    assert frontmatter((REPO_ROOT / "skills" / "kernel-opt-skill" / "SKILL.md").read_text())["name"] == "kernel-opt-skill"
+    assert frontmatter(
+        (REPO_ROOT / "skills" / "kernel-opt-skill" / "SKILL.md").read_text()
+    )["name"] == "kernel-opt-skill"
 
 
 def test_marketplace_lists_this_repository_as_the_plugin():
@@ -358,7 +361,8 @@ def test_agents_md_points_at_real_paths_and_the_readme_test_command():
 
 def install_block(name: str) -> list[list[str]]:
     text = (REPO_ROOT / name).read_text()
-    section = re.search(r"^## (?:Install into Claude Code / Codex|安装到 Claude Code / Codex)\n(.*?)^## ", text, re.S | re.M)
+    section = re.search(r"^## (?:Install into Claude Code / Codex|安装到 Claude Code / Codex)\n(.*?)^## ", text,
+                        re.S | re.M)
     block = re.search(r"```bash\n(.*?)```", section.group(1), re.S).group(1)
     return [shlex.split(line.split("#")[0]) for line in block.splitlines() if line.strip()]
 

@@ -3,6 +3,7 @@
 import dataclasses
 
 import pytest
+
 from kernel_opt.profile.ncu import reading
 from kernel_opt.profile.ncu.metrics import (
     ALIASES_BY_CANONICAL,
@@ -44,7 +45,9 @@ def test_tensor_pipe_takes_the_busiest_instruction_kind():
         "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active": 91.0,
     }))
     assert metrics.tensor_pipe_pct == 91.0
-    assert metrics.sources["tensor_pipe_pct"] == "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
+    assert metrics.sources["tensor_pipe_pct"] == (
+        "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
+    )
 
 
 def test_an_unlisted_tensor_pipe_name_is_found_by_pattern():
@@ -54,7 +57,9 @@ def test_an_unlisted_tensor_pipe_name_is_found_by_pattern():
         "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_elapsed": 99.0,  # another base: ignored
     }))
     assert metrics.tensor_pipe_pct == 64.0
-    assert metrics.sources["tensor_pipe_pct"] == "sm__inst_executed_pipe_tensor_op_dmma.avg.pct_of_peak_sustained_active"
+    assert metrics.sources["tensor_pipe_pct"] == (
+        "sm__inst_executed_pipe_tensor_op_dmma.avg.pct_of_peak_sustained_active"
+    )
 
 
 @pytest.mark.parametrize("value, unit, expected_us", [(2500.0, "nsecond", 2.5), (2.5, "usecond", 2.5),
@@ -77,15 +82,18 @@ def test_bytes_are_converted_whatever_the_prefix_and_denominator():
 
 
 def test_sectors_per_request_prefers_the_ratio_and_derives_it_from_sums_otherwise():
-    sums = {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3200, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100}
+    sums = {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3200,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100}
     derived = metrics_from_raw(raw(sums))
     assert derived.global_load_sectors_per_request == 32.0
     assert derived.sources["global_load_sectors_per_request"] == (
         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
     ratio = metrics_from_raw(raw({**sums, "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio": 4.0}))
     assert ratio.global_load_sectors_per_request == 4.0
-    assert metrics_from_raw(raw({"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 5,
-                                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 0})).global_load_sectors_per_request is None
+    assert metrics_from_raw(raw({
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 5,
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 0,
+    })).global_load_sectors_per_request is None
 
 
 def test_missing_string_and_non_finite_values_count_as_absent():
@@ -113,7 +121,9 @@ def test_stalls_come_from_one_scheme_and_share_the_total():
     assert metrics.stalls == {"long_scoreboard": 6.0, "barrier": 2.0, "selected": 1.0, "wait": 1.0, "mio_throttle": 0.0}
     shares = {share.reason: share.share_pct for share in metrics.stall_shares()}
     assert shares == {"long_scoreboard": 60.0, "barrier": 20.0, "selected": 10.0, "wait": 10.0}
-    assert [share.reason for share in metrics.top_stalls(3)] == ["long_scoreboard", "barrier", "wait"]  # never "selected"
+    assert [share.reason for share in metrics.top_stalls(3)] == [
+        "long_scoreboard", "barrier", "wait"
+    ]  # never "selected"
     assert metrics.warp_cycles_per_issued_instruction == 10.0
 
 
@@ -128,7 +138,8 @@ def test_pc_sampling_stalls_are_used_when_nothing_else_is_there():
 def test_the_alias_table_and_the_record_agree():
     names = [alias.canonical for alias in METRIC_ALIASES]
     assert len(names) == len(set(names))
-    record_fields = [f.name for f in dataclasses.fields(KernelMetrics) if f.name not in ("stalls", "stall_unit", "sources")]
+    record_fields = [f.name for f in dataclasses.fields(KernelMetrics)
+                     if f.name not in ("stalls", "stall_unit", "sources")]
     assert names == record_fields
     every_candidate = [name for alias in METRIC_ALIASES for name in alias.candidates]
     assert len(every_candidate) == len(set(every_candidate)), "an ncu metric feeds two canonical names"
@@ -192,7 +203,8 @@ def test_rule_results_keep_kind_speedup_and_short_text():
 def launch(name, grid, duration_ns, ranges=("kernel_opt_solution",)):
     values = {"launch__grid_size": grid, "launch__block_size": 256, "gpu__time_duration.sum": duration_ns,
               "sm__throughput.avg.pct_of_peak_sustained_elapsed": 50.0}
-    return reading.LaunchRecord(name, name + "(float*)", raw(values, {"gpu__time_duration.sum": "nsecond"}), [], list(ranges))
+    return reading.LaunchRecord(name, name + "(float*)", raw(values, {"gpu__time_duration.sum": "nsecond"}), [],
+                                list(ranges))
 
 
 def test_launches_group_by_kernel_and_configuration_longest_first():

@@ -4,6 +4,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.profile.ncu import collection
 from kernel_opt.profile.ncu.collection import (
     NcuCommandOptions,
@@ -73,7 +74,8 @@ def test_options_change_only_their_own_arguments():
     options = NcuCommandOptions(export_base=Path("p"), clock_control="base", nvtx_range="mine", max_launches=None,
                                 extra_metrics=())
     command = build_ncu_command("ncu", ["prog"], options)
-    assert command[:8] == ["ncu", "--target-processes", "all", "--clock-control", "base", "--nvtx", "--nvtx-include", "mine/"]
+    assert command[:8] == ["ncu", "--target-processes", "all", "--clock-control", "base", "--nvtx", "--nvtx-include",
+                           "mine/"]
     assert "--launch-count" not in command and "--metrics" not in command
     assert command[-4:] == ["--export", "p", "--force-overwrite", "prog"]
 
@@ -118,7 +120,8 @@ def test_run_ncu_reports_a_timeout_with_the_partial_output(monkeypatch):
         ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters",
          "ncu_permission", "performance counters"),
         ("==PROF== Disconnected from process 12\n==WARNING== No kernels were profiled.", "no_kernels", "no GPU kernel"),
-        ("==PROF== Connected\n==ERROR== Failed to find metric foo__bar\nnoise", "ncu_failed", "Failed to find metric foo__bar"),
+        ("==PROF== Connected\n==ERROR== Failed to find metric foo__bar\nnoise", "ncu_failed",
+         "Failed to find metric foo__bar"),
     ],
 )
 def test_failure_messages_name_the_cause(output, kind, words):

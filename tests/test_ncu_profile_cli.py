@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands.ncu_profile import main
-from kernel_opt.env import probes as environment
 from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.env import probes as environment
 from kernel_opt.profile import profiler
 from kernel_opt.profile.ncu import collection as ncu_collection
 from kernel_opt.profile.ncu import reading
@@ -127,7 +128,8 @@ def fake_module(actions):
 
 def use_fake_reader(monkeypatch, actions):
     """Read reports through the stand-in module, in-process (the real one reads in a child process)."""
-    monkeypatch.setattr(reading, "locate_report_reader", lambda ncu_path=None: reading.ReaderLocation("ncu_report (test double)", None))
+    monkeypatch.setattr(reading, "locate_report_reader",
+                        lambda ncu_path=None: reading.ReaderLocation("ncu_report (test double)", None))
     monkeypatch.setattr(reading, "read_report_launches", lambda path, ncu_path=None: (
         reading.collect_launches(fake_module(actions), path), "ncu_report (test double)"))
 
@@ -219,17 +221,20 @@ def test_an_unreadable_report_is_a_usage_error_or_needs_the_reader(tmp_path, cap
 def test_a_reader_that_crashes_is_reported_not_inherited(tmp_path, monkeypatch):
     import subprocess
 
-    monkeypatch.setattr(reading, "locate_report_reader", lambda ncu_path=None: reading.ReaderLocation("ncu_report X", None))
+    monkeypatch.setattr(reading, "locate_report_reader",
+                        lambda ncu_path=None: reading.ReaderLocation("ncu_report X", None))
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(
         command, -11, stdout="", stderr="Segmentation fault"))
     report = tmp_path / "r.ncu-rep"
     report.write_bytes(b"x")
-    with pytest.raises(EnvironmentFault, match=r"ncu_report crashed while reading .*\(exit status -11\): Segmentation fault"):
+    with pytest.raises(EnvironmentFault,
+                       match=r"ncu_report crashed while reading .*\(exit status -11\): Segmentation fault"):
         reading.read_profile(report)
 
 
 def test_the_reading_child_sends_launches_and_errors_as_json(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(reading, "locate_report_reader", lambda ncu_path=None: reading.ReaderLocation("fake reader", None))
+    monkeypatch.setattr(reading, "locate_report_reader",
+                        lambda ncu_path=None: reading.ReaderLocation("fake reader", None))
     monkeypatch.setattr(reading, "import_report_reader", lambda location: fake_module([streaming_action()]))
     assert reading.main([str(tmp_path / "r.ncu-rep"), "--ncu", "/opt/ncu/ncu"]) == 0
     payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -258,7 +263,8 @@ def test_from_report_writes_summary_details_and_json(fake_report, tmp_path, caps
     # memory_bound always; the limiter depends on access width: on an H200 (2026-11-22) the Triton
     # kernel read DRAM-limited, the CUDA one (4-byte accesses: 4x the L2 requests per byte of 16-byte
     # ones) read DRAM 66.6% beside L2 79.9%, so L2.
-    assert data["bottleneck"] == "memory_bound" and data["memory_limiter"] in ("DRAM", "L2") and data["small_grid"] is False
+    assert (data["bottleneck"] == "memory_bound" and data["memory_limiter"] in ("DRAM", "L2")
+            and data["small_grid"] is False)
     assert data["top_stall"] == "long_scoreboard"
     metrics = data["metrics"]
     assert (metrics["memory_sol_pct"], metrics["sm_sol_pct"], metrics["achieved_occupancy_pct"]) == (88.0, 20.0, 85.0)
@@ -313,7 +319,8 @@ def test_a_report_without_kernels_is_a_usage_error(tmp_path, monkeypatch, capsys
 def profiling_machine(monkeypatch):
     """A machine with a GPU and ncu 2025.3.1, where ncu itself is replaced by `behaviour`."""
     monkeypatch.setattr(profiler, "_gpu_problem", lambda: None)
-    monkeypatch.setattr(environment, "probe_ncu", lambda: environment.ToolProbe("ncu", True, "/opt/ncu/ncu", "2025.3.1.0"))
+    monkeypatch.setattr(environment, "probe_ncu",
+                        lambda: environment.ToolProbe("ncu", True, "/opt/ncu/ncu", "2025.3.1.0"))
     use_fake_reader(monkeypatch, [streaming_action()])
     calls = []
 
@@ -336,7 +343,8 @@ def write_events(request, *events):
 
 
 def succeed(request, command):
-    write_events(request, {"event": "phase", "phase": "profile"}, {"event": "done", "dims": {"n": 4096, "dtype": "float32"}})
+    write_events(request, {"event": "phase", "phase": "profile"},
+                 {"event": "done", "dims": {"n": 4096, "dtype": "float32"}})
     Path(command[command.index("--export") + 1] + ".ncu-rep").write_bytes(b"report")
     return NcuRun(command, 0, "==PROF== Disconnected")
 
@@ -367,7 +375,8 @@ def test_profiling_runs_the_exact_ncu_command_on_the_profile_target(reference_di
 
 def test_set_full_and_launch_cap_reach_the_command(reference_dir, tmp_path, profiling_machine):
     calls = profiling_machine(succeed)
-    assert main(vector_add_args(reference_dir, tmp_path) + ["--set", "full", "--max-launches", "5", "--calls", "2"]) == 0
+    assert main(vector_add_args(reference_dir, tmp_path)
+                + ["--set", "full", "--max-launches", "5", "--calls", "2"]) == 0
     command = calls[0]["command"]
     assert command[command.index("--set") + 1] == "full" and command[command.index("--launch-count") + 1] == "5"
     assert json.loads((tmp_path / "profile_request.json").read_text())["profiled_calls"] == 2
@@ -376,8 +385,8 @@ def test_set_full_and_launch_cap_reach_the_command(reference_dir, tmp_path, prof
 def test_a_failing_solution_in_the_profiled_program_is_exit_3(reference_dir, tmp_path, profiling_machine, capsys):
     def crash(request, command):
         write_events(request, {"event": "phase", "phase": "warmup"},
-                     {"event": "error", "kind": "illegal_memory_access", "message": "CUDA error: an illegal memory access",
-                      "hint": None, "exit_code": 3})
+                     {"event": "error", "kind": "illegal_memory_access",
+                      "message": "CUDA error: an illegal memory access", "hint": None, "exit_code": 3})
         return NcuRun(command, 3, "==ERROR== The application returned an error code (3).")
 
     profiling_machine(crash)
@@ -403,10 +412,11 @@ def test_a_profiled_program_that_dies_silently_is_exit_3(reference_dir, tmp_path
     ("==ERROR== Failed to find metric sm__nope\n==ERROR== The application returned an error code (1).", "warmup", 4,
      "Failed to find metric sm__nope"),
 ])
-def test_an_ncu_that_fails_gets_a_clear_message(reference_dir, tmp_path, profiling_machine, capsys, output, events, code,
-                                                words):
+def test_an_ncu_that_fails_gets_a_clear_message(reference_dir, tmp_path, profiling_machine, capsys, output, events,
+                                                code, words):
     def fail(request, command):
-        write_events(request, {"event": "done", "dims": {}} if events == "done" else {"event": "phase", "phase": events})
+        write_events(request,
+                     {"event": "done", "dims": {}} if events == "done" else {"event": "phase", "phase": events})
         return NcuRun(command, 1, output)
 
     profiling_machine(fail)
@@ -442,8 +452,8 @@ def test_a_stale_report_is_never_read_as_this_runs(reference_dir, tmp_path, prof
 def test_cuda_solutions_are_built_before_profiling(reference_dir, tmp_path, profiling_machine):
     calls = profiling_machine(succeed)
     problem = reference_dir / "vector_add"
-    assert main([str(problem / "good" / "vector_add.cu"), "--ref", str(problem / "ref.py"), "--output-dir", str(tmp_path),
-                 "--arch", "sm_90"]) == 0
+    assert main([str(problem / "good" / "vector_add.cu"), "--ref", str(problem / "ref.py"),
+                 "--output-dir", str(tmp_path), "--arch", "sm_90"]) == 0
     request = json.loads((tmp_path / "profile_request.json").read_text())
     assert Path(request["library"]).is_file() and request["signature"]["parameters"][0]["name"] == "x"
     assert any("built for sm_90" in note for note in summary(tmp_path)["collection"]["notes"])
@@ -506,9 +516,9 @@ def test_the_profiled_program_reports_a_missing_gpu_as_exit_4(reference_dir, tmp
         pytest.skip("this machine has a GPU")
     problem = reference_dir / "vector_add"
     events = tmp_path / "events.jsonl"
-    request = {"backend": "triton", "solution": str(problem / "good" / "vector_add.py"), "reference": str(problem / "ref.py"),
-               "device": "cuda", "cli_dims": {}, "warmup_calls": 1, "profiled_calls": 1,
-               "nvtx_range": "kernel_opt_solution", "events": str(events)}
+    request = {"backend": "triton", "solution": str(problem / "good" / "vector_add.py"),
+               "reference": str(problem / "ref.py"), "device": "cuda", "cli_dims": {}, "warmup_calls": 1,
+               "profiled_calls": 1, "nvtx_range": "kernel_opt_solution", "events": str(events)}
     (tmp_path / "request.json").write_text(json.dumps(request))
     assert profile_target.main([str(tmp_path / "request.json")]) == 4
     (error,) = [json.loads(line) for line in events.read_text().splitlines()]

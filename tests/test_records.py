@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
+
 from kernel_opt.check.records import CaseResult, CorrectnessReport, Mismatch, OutputComparison
 from kernel_opt.core.errors import UsageError
 from kernel_opt.loop.records import (
@@ -140,11 +141,16 @@ def test_a_record_of_another_schema_is_refused():
 def test_a_record_without_its_tag_or_newer_fields_still_reads():
     """Records written before the schema tags: defaults fill what they lack."""
     record = CorrectnessReport.from_dict({"passed": True, "backend": "cuda", "dims": {"N": 1}})
-    assert (record.verdict, record.passed, record.cases, record.schema) == ("pass", True, [], "kernel_opt.correctness/1")
+    assert (record.verdict, record.passed, record.cases, record.schema) == (
+        "pass", True, [], "kernel_opt.correctness/1"
+    )
     benchmark = BenchmarkReport.from_dict({"solution": {"median_us": 10.0}, "verdict": "measured", "comparison": None})
-    assert (benchmark.median_us, benchmark.measured, benchmark.comparison, benchmark.baselines) == (10.0, True, None, [])
+    assert (benchmark.median_us, benchmark.measured, benchmark.comparison, benchmark.baselines) == (
+        10.0, True, None, []
+    )
     older = BenchmarkReport.from_dict({"roofline": {"points": {"datasheet": {"percent_of_ceiling": 50.0}}}})
-    assert older.primary_point() == ("datasheet", {"percent_of_ceiling": 50.0})  # no "primary": measured, else datasheet
+    # no "primary": measured, else datasheet
+    assert older.primary_point() == ("datasheet", {"percent_of_ceiling": 50.0})
 
 
 def recorded_files() -> list[Path]:
@@ -167,14 +173,18 @@ def test_every_recorded_record_reads_and_writes_back_the_same(path):
 
 def test_the_h100_run_fixture_reads_into_records():
     run = read_run_record(RUN_FIXTURE)
-    assert (run.kernel_name, run.backend, run.dims, run.iterations_budget) == ("softmax", "cuda", {"N": 4096, "D": 4096}, 1)
+    assert (run.kernel_name, run.backend, run.dims, run.iterations_budget) == (
+        "softmax", "cuda", {"N": 4096, "D": 4096}, 1
+    )
     final = read_benchmark(RUN_FIXTURE)
     assert final.measured and final.gpu_name == "NVIDIA H100 80GB HBM3" and final.comparison.against_folder() == "v0"
     v1 = read_benchmark(RUN_FIXTURE / "v1")
     assert v1.verdict == "measured" and v1.median_us == pytest.approx(v1.solution["median_us"])
     assert v1.primary_point()[0] == v1.roofline["primary"]
-    assert [entry.name for entry in v1.baselines] == [baseline["name"] for baseline in
-                                                      json.loads((RUN_FIXTURE / "v1" / "benchmark.json").read_text())["baselines"]]
+    assert [entry.name for entry in v1.baselines] == [
+        baseline["name"]
+        for baseline in json.loads((RUN_FIXTURE / "v1" / "benchmark.json").read_text())["baselines"]
+    ]
     assert read_correctness(RUN_FIXTURE / "v1").passed is True
     assert read_profile(RUN_FIXTURE / "v1").bottleneck == "memory_bound"
     evaluation = read_evaluation(RUN_FIXTURE / "v1")
@@ -191,7 +201,9 @@ def test_the_demo_softmax_v1_reads_into_records():
     assert (benchmark.comparison.against_folder(), benchmark.comparison.verdict) == ("v0", "success")
     assert benchmark.percent_of_ceiling == pytest.approx(91.2, abs=0.05)
     profile = read_profile(folder)
-    assert (profile.bottleneck, profile.memory_limiter, profile.top_stall) == ("memory_bound", "DRAM", "long_scoreboard")
+    assert (profile.bottleneck, profile.memory_limiter, profile.top_stall) == (
+        "memory_bound", "DRAM", "long_scoreboard"
+    )
     assert profile.read_next[0].link.startswith("experience/cuda/CUDA.md#") and profile.baseline.dir.endswith("v0")
     evaluation = read_evaluation(folder)
     assert evaluation.against == "v0" and evaluation.steps[2].summary.startswith("47.22 us; vs v0 1.086x")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.measure import roofline
 
@@ -96,7 +97,9 @@ def test_minimum_traffic_over_several_dtypes_ignores_scalars():
     y = torch.zeros(1000, dtype=torch.float16)  # 2000 B
     index = torch.zeros(10, dtype=torch.int64)  # 80 B
     out = torch.zeros(1000, dtype=torch.bfloat16)  # 2000 B
-    traffic = roofline.count_minimum_traffic({"x": x, "y": y, "index": index, "alpha": 3.0, "mode": "fast", "bias": None}, out)
+    traffic = roofline.count_minimum_traffic(
+        {"x": x, "y": y, "index": index, "alpha": 3.0, "mode": "fast", "bias": None}, out
+    )
     assert (traffic.read_bytes, traffic.written_bytes, traffic.total_bytes) == (6080, 2000, 8080)
     assert roofline.minimum_traffic_bytes([x, (y, [index])], (out,)) == 8080
 

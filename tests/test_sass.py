@@ -4,6 +4,7 @@ import json
 import textwrap
 
 import pytest
+
 from kernel_opt.backends.cuda.static_analysis import analyze_cuda
 from kernel_opt.backends.triton.compile_only import compile_triton_solution
 from kernel_opt.backends.triton.static_analysis import analyze_triton
@@ -91,7 +92,8 @@ def analysis(opcodes, arch="sm_90", **resources):
     values = dict(registers_per_thread=32, shared_memory_per_block_bytes=0, stack_frame_bytes=0, spill_stores_bytes=0,
                   spill_loads_bytes=0, local_memory_bytes=0)
     values.update(resources)
-    kernel = sass.KernelStaticAnalysis(name="k", mangled_name="_Z1kv", arch=arch, mix=sass.instruction_mix(opcodes), **values)
+    kernel = sass.KernelStaticAnalysis(name="k", mangled_name="_Z1kv", arch=arch, mix=sass.instruction_mix(opcodes),
+                                       **values)
     return {finding.key: finding for finding in sass.static_findings(kernel)}
 
 

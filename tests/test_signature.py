@@ -1,6 +1,7 @@
 """The solve() signature parser over signatures people really write."""
 
 import pytest
+
 from kernel_opt.backends.cuda.signature import parse_solve_signature, strip_comments
 from kernel_opt.core.errors import SolutionError
 
@@ -21,7 +22,8 @@ def described(source: str) -> list[str]:
             ["const float* x", "const float* y", "float* out", "int64_t n"],
         ),
         (
-            'extern "C" void solve(const __half* a, half *b, __nv_bfloat16* c, nv_bfloat16 *d, double* e, int64_t* idx) {}',
+            'extern "C" void solve(const __half* a, half *b, __nv_bfloat16* c, nv_bfloat16 *d, double* e, '
+            'int64_t* idx) {}',
             ["const __half* a", "half* b", "__nv_bfloat16* c", "nv_bfloat16* d", "double* e", "int64_t* idx"],
         ),
         (
@@ -61,7 +63,8 @@ def test_parses_real_signatures(source, expected):
 
 def test_dtypes_and_vector_widths():
     signature = parse_solve_signature(
-        'extern "C" void solve(const float4* a, __half2* b, __nv_bfloat16* c, int* d, int n, double s, cudaStream_t st) {}'
+        'extern "C" void solve(const float4* a, __half2* b, __nv_bfloat16* c, int* d, int n, double s, '
+        'cudaStream_t st) {}'
     )
     by_name = {p.name: p for p in signature.parameters}
     assert (by_name["a"].dtype, by_name["a"].vector_width, by_name["a"].is_const) == ("float32", 4, True)
@@ -76,7 +79,8 @@ def test_dtypes_and_vector_widths():
 
 
 def test_commented_out_solve_is_ignored():
-    source = '// extern "C" void solve(double* x) {}\n/* extern "C" void solve(int* y) {} */\nextern "C" void solve(float* z) {}'
+    source = ('// extern "C" void solve(double* x) {}\n/* extern "C" void solve(int* y) {} */\n'
+              'extern "C" void solve(float* z) {}')
     assert described(source) == ["float* z"]
 
 

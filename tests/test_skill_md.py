@@ -28,7 +28,10 @@ def test_frontmatter_follows_the_agent_skills_rules():
     assert len(TEXT.splitlines()) < 500
 
 
-SCRIPTS = sorted(set(re.findall(r"\$SKILL_ROOT/scripts/(\w+)\.py", TEXT)) | set(re.findall(r"`(\w+)\.py`", TEXT)) - {"v0", "vN", "vK", "vBEST", "ref"})
+SCRIPTS = sorted(
+    set(re.findall(r"\$SKILL_ROOT/scripts/(\w+)\.py", TEXT))
+    | set(re.findall(r"`(\w+)\.py`", TEXT)) - {"v0", "vN", "vK", "vBEST", "ref"}
+)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -40,6 +43,9 @@ def test_every_named_script_exists_and_answers_help(script):
     assert "usage" in completed.stdout.lower()
 
 
-@pytest.mark.parametrize("document", sorted(set(re.findall(r"`((?:env|profiling|experience|reference|report|benchmark)/[\w/]+\.md)`", TEXT))))
+@pytest.mark.parametrize(
+    "document",
+    sorted(set(re.findall(r"`((?:env|profiling|experience|reference|report|benchmark)/[\w/]+\.md)`", TEXT))),
+)
 def test_every_named_document_exists(document):
     assert (SKILL_ROOT / document).exists(), f"SKILL.md names {document}, which does not exist"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from kernel_opt.core.errors import UsageError
 from kernel_opt.measure import statistics, verdicts
 from kernel_opt.measure.timing import TimingSamples
@@ -44,7 +45,9 @@ def test_relative_spread_is_p80_minus_p20_over_median():
 
 def test_summary_of_known_samples():
     summary = statistics.summarize([3.0, 1.0, 2.0, 4.0, 5.0])
-    assert (summary.count, summary.median_us, summary.min_us, summary.max_us, summary.mean_us) == (5, 3.0, 1.0, 5.0, 3.0)
+    assert (summary.count, summary.median_us, summary.min_us, summary.max_us, summary.mean_us) == (
+        5, 3.0, 1.0, 5.0, 3.0
+    )
     assert summary.p20_us == pytest.approx(1.8)
     assert summary.p80_us == pytest.approx(4.2)
 

@@ -9,6 +9,7 @@ import contextlib
 
 import pytest
 import torch
+
 from kernel_opt.measure import timing
 
 
@@ -103,7 +104,8 @@ def fake(monkeypatch):
 
 def test_each_sample_brackets_one_call_with_flush_and_hook_outside(fake):
     run = fake.kernel("fn", 0.002)
-    samples = timing.time_callable(run, rep_ms=0.1, warmup_ms=0.02, min_reps=10, before_each=lambda: fake.log.append("poison"))
+    samples = timing.time_callable(run, rep_ms=0.1, warmup_ms=0.02, min_reps=10,
+                                   before_each=lambda: fake.log.append("poison"))
     assert samples.samples_us == pytest.approx([2.0] * samples.reps)
     assert samples.median_us == pytest.approx(2.0) and samples.flush_l2 and samples.method == "events"
     timed = fake.log[-(5 * samples.reps + 1):]

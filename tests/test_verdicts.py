@@ -1,6 +1,7 @@
 """The success / neutral / failure thresholds shared by the benchmark and the experience log."""
 
 import pytest
+
 from kernel_opt.measure.verdicts import FAILURE_MAX_SPEEDUP, SUCCESS_MIN_SPEEDUP, comparison_verdict
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
+
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, hypothesis_check, ncu_profile
@@ -62,8 +63,9 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
     correctness = CorrectnessReport(verdict="pass" if correct else "fail", solution=str(source), reference="ref.py",
                                     backend="cuda", device={"type": "cuda", **GPU}, interpreter=False,
                                     command="correctness_check.py", dims={"N": 4096, "D": 4096}, seeds=[0, 1, 2],
-                                    build={"arch": "sm_90", "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
-                                                                         "registers": registers}]})
+                                    build={"arch": "sm_90",
+                                           "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
+                                                        "registers": registers}]})
     (folder / "correctness.json").write_text(json.dumps(correctness.to_dict()))
     if median_us is not None:
         comparison = None
@@ -80,7 +82,8 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
             solution={"path": str(source), "backend": "cuda", "median_us": median_us, "p20_us": median_us * 0.98,
                       "p80_us": median_us * 1.03, "reps": 200,
                       "build": {"arch": "sm_90", "signature": [],
-                                "kernels": [{"name": "softmax_kernel(float const*, float*, int)", "registers": registers}]}},
+                                "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
+                                             "registers": registers}]}},
             reference="ref.py", backend="cuda", command="benchmark.py", verdict="measured", gpu=dict(GPU),
             versions={"python": "3.11.7", "torch": "2.9.0", "triton": "3.5.0", "cuda": "12.8"},
             dims={"N": 4096, "D": 4096}, work=dict(WORK), roofline={"points": points}, percent_of_ceiling=percent,
@@ -102,8 +105,9 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
             argv += ["--baseline", str(out / against)]
         assert ncu_profile.main(argv) == 0
     if state is not None:
-        record = EvaluationRecord(version=f"v{number}", state=state, exit_code=0, started_at="2025-01-01T00:00:00+00:00",
-                                  wall_s=42.0, gpu_available=True, against=against)
+        record = EvaluationRecord(version=f"v{number}", state=state, exit_code=0,
+                                  started_at="2025-01-01T00:00:00+00:00", wall_s=42.0, gpu_available=True,
+                                  against=against)
         (folder / "evaluation.json").write_text(json.dumps(record.to_dict()))
     return folder
 
@@ -319,11 +323,17 @@ def test_conclusions_of_an_evaluation():
     assert conclude_evaluation([ok("correctness"), ok("benchmark"), no_gpu("profile")]) == ("measured", 4)
     assert conclude_evaluation([StepResult("correctness", "failed", 1.0, 1)]) == ("failed", 1)
     assert conclude_evaluation([ok("correctness"), StepResult("benchmark", "solution_error", 1.0, 3)]) == ("failed", 3)
-    assert conclude_evaluation([ok("correctness"), StepResult("hypothesis", "failed", 0.0, 1)]) == ("invalid_hypothesis", 1)
-    assert conclude_evaluation([ok("correctness"), no_gpu("benchmark"), no_gpu("profile"), ok("static_analysis")]) == ("needs_gpu", 4)
+    assert conclude_evaluation([ok("correctness"), StepResult("hypothesis", "failed", 0.0, 1)]) == (
+        "invalid_hypothesis", 1
+    )
+    assert conclude_evaluation([ok("correctness"), no_gpu("benchmark"), no_gpu("profile"), ok("static_analysis")]) == (
+        "needs_gpu", 4
+    )
     assert conclude_evaluation([StepResult("correctness", "usage_error", 0.1, 2)]) == ("error", 2)
     # Without a GPU a CUDA kernel is only compiled: a compile error is still the solution's fault.
-    assert conclude_evaluation([no_gpu("correctness"), StepResult("compile_check", "solution_error", 2.0, 3)]) == ("failed", 3)
+    assert conclude_evaluation([no_gpu("correctness"), StepResult("compile_check", "solution_error", 2.0, 3)]) == (
+        "failed", 3
+    )
 
 
 H200_CEILINGS = {
@@ -535,7 +545,9 @@ def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, mo
     steps = {s["name"]: s["status"] for s in payload["steps"]}
     assert steps == {"correctness": "ok", "benchmark": "cannot_run_here", "profile": "cannot_run_here",
                      "static_analysis": "ok", "recommend": "ok"}
-    assert payload["state"] == "needs_gpu" and [item.split(":")[0] for item in payload["needs_gpu"]] == ["benchmark", "profile"]
+    assert payload["state"] == "needs_gpu" and [item.split(":")[0] for item in payload["needs_gpu"]] == [
+        "benchmark", "profile"
+    ]
     correctness = json.loads((out / "v0" / "correctness.json").read_text())
     assert correctness["passed"] is True and correctness["interpreter"] is True
     assert json.loads((out / "v0" / "static_analysis.json").read_text())["kernels"][0]["registers_per_thread"] > 0

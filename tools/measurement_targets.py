@@ -37,6 +37,7 @@ NVTX_RANGE = "kernel_opt_measure"
 def ncu_target(case: str, build_dir: Path) -> None:
     """Call one solution the way the benchmark does, 10 times inside an NVTX range."""
     import torch
+
     from kernel_opt.check.correctness import BuildOptions, solution_spec
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
@@ -61,7 +62,8 @@ def ncu_median_us(case: str, out_dir: Path) -> tuple[float, list[float]]:
     report = out_dir / f"ncu_{case}"
     command = ["ncu", "--clock-control", "none", "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
                "--metrics", "gpu__time_duration.sum", "--export", str(report), "--force-overwrite",
-               sys.executable, str(Path(__file__).resolve()), "--ncu-target", case, "--build-dir", str(out_dir / "build")]
+               sys.executable, str(Path(__file__).resolve()), "--ncu-target", case,
+               "--build-dir", str(out_dir / "build")]
     subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
     # ncu_report is read in its own process: loaded beside torch it has crashed the process.
     reader = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--read-ncu", str(report) + ".ncu-rep"],
@@ -139,7 +141,8 @@ def main() -> int:
             gap = abs(tool - ncu_median) / ncu_median
             spread = (max(values) - min(values)) / min(values)
             results[case][label] = {"median_of_runs_us": tool, "gap_to_ncu": gap, "run_to_run_spread": spread}
-            lines.append(f"{case:<11} {label:<12} {tool:9.2f} us  ncu {ncu_median:9.2f} us  gap {100 * gap:5.2f}% (target <5)  "
+            lines.append(f"{case:<11} {label:<12} {tool:9.2f} us  ncu {ncu_median:9.2f} us  "
+                         f"gap {100 * gap:5.2f}% (target <5)  "
                          f"5-run spread {100 * spread:5.2f}% (target <2)")
     eager = benchmark_json("softmax", scratch, 99, "--baseline", "eager")
     eager_us = next(b.median_us for b in eager.baselines if b.name == "eager")
@@ -148,11 +151,14 @@ def main() -> int:
                                     for _ in range(5))
     gap = abs(eager_us - do_bench_us) / do_bench_us
     results["softmax_eager"] = {"benchmark_eager_us": eager_us, "do_bench_us": do_bench_us, "gap": gap}
-    lines.append(f"eager softmax: benchmark.py {eager_us:.2f} us, do_bench {do_bench_us:.2f} us, gap {100 * gap:.2f}% (target <10)")
+    lines.append(f"eager softmax: benchmark.py {eager_us:.2f} us, do_bench {do_bench_us:.2f} us, "
+                 f"gap {100 * gap:.2f}% (target <10)")
     print(f"GPU: {results['gpu']}, torch {results['torch']}")
     print("\n".join(lines))
     (args.out_dir / "targets.json").write_text(json.dumps(results, indent=2))
-    (args.out_dir / "targets.txt").write_text("\n".join([f"GPU: {results['gpu']}, torch {results['torch']}", *lines]) + "\n")
+    (args.out_dir / "targets.txt").write_text(
+        "\n".join([f"GPU: {results['gpu']}, torch {results['torch']}", *lines]) + "\n"
+    )
     return 0
 
 

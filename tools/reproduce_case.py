@@ -33,9 +33,9 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
@@ -140,7 +140,7 @@ def relocate(command: str, case: Path, output_dir: Path) -> tuple[str, list[str]
         return f"{prefix}{equals}{value}" if equals else value
 
     relocated, skip = [], False
-    for index, token in enumerate(arguments):
+    for _index, token in enumerate(arguments):
         if skip:
             skip = False
             continue

@@ -26,8 +26,10 @@ from kernel_opt.loop.records import read_evaluation  # noqa: E402  (the checkout
 
 # (label, run folder, kernel, dims on a GPU, dims on the CPU: the interpreter needs a small problem)
 EXAMPLES = [
-    ("softmax, Triton", "softmax_triton", "reference/softmax/good/softmax.py", ["--N=4096", "--D=4096"], ["--N=64", "--D=1000"]),
-    ("softmax, CUDA", "softmax_cuda", "reference/softmax/good/softmax.cu", ["--N=4096", "--D=4096"], ["--N=4096", "--D=4096"]),
+    ("softmax, Triton", "softmax_triton", "reference/softmax/good/softmax.py",
+     ["--N=4096", "--D=4096"], ["--N=64", "--D=1000"]),
+    ("softmax, CUDA", "softmax_cuda", "reference/softmax/good/softmax.cu",
+     ["--N=4096", "--D=4096"], ["--N=4096", "--D=4096"]),
 ]
 REFERENCE = "reference/softmax/ref.py"
 OUTCOMES = {0: "evaluated", 1: "FAILED", 2: "usage error", 3: "solution error", 4: "partial: needs a GPU"}
@@ -50,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, folder, kernel, gpu_dims, cpu_dims in EXAMPLES:
         target = out / folder
         code = run(str(SCRIPTS / "workspace.py"), "init", str(target), "--kernel", str(REPO / kernel), "--ref",
-                   str(REPO / REFERENCE), "--iterations", "0", "--name", "softmax", *(gpu_dims if has_gpu else cpu_dims))
+                   str(REPO / REFERENCE), "--iterations", "0", "--name", "softmax",
+                   *(gpu_dims if has_gpu else cpu_dims))
         if code == 0:
             code = run(str(SCRIPTS / "workspace.py"), "evaluate", str(target), "v0")
             report_code = run(str(SCRIPTS / "final_report.py"), str(target))

@@ -25,6 +25,7 @@ def main() -> int:
     import tempfile
 
     import torch
+
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.correctness import BuildOptions, solution_spec
     from kernel_opt.core.cli import parse_dim_value
@@ -60,7 +61,8 @@ def main() -> int:
     print(f"GPU: {torch.cuda.get_device_name()}")
     for label, measure in rows.items():
         medians = [measure().median_us for _ in range(5)]
-        print(f"{label:<42} median of 5 medians {statistics.median(medians):8.2f} us  (min {min(medians):.2f}, max {max(medians):.2f})")
+        print(f"{label:<42} median of 5 medians {statistics.median(medians):8.2f} us  "
+              f"(min {min(medians):.2f}, max {max(medians):.2f})")
     return 0
 
 

@@ -7,6 +7,7 @@ comparison tests assert timing ratios.
 import json
 
 import pytest
+
 from kernel_opt.commands.benchmark import main
 
 pytestmark = [pytest.mark.gpu, pytest.mark.timing]

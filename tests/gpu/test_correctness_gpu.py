@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from kernel_opt.commands.correctness_check import main
 
 pytestmark = pytest.mark.gpu
@@ -96,14 +97,16 @@ ORIGINAL = Path(__file__).resolve().parents[1] / "fixtures" / "original_template
 
 def test_original_cuda_template_without_setup_infers_inputs(tmp_path):
     """The original skill's CUDA template and ref.py, unchanged: sizes come from the signature."""
-    code = main([str(ORIGINAL / "kernel.cu"), "--ref", str(ORIGINAL / "ref_cuda.py"), "--output-dir", str(tmp_path), "--n=100003"])
+    code = main([str(ORIGINAL / "kernel.cu"), "--ref", str(ORIGINAL / "ref_cuda.py"), "--output-dir", str(tmp_path),
+                 "--n=100003"])
     report = json.loads((tmp_path / "correctness.json").read_text())
     assert code == 0, report.get("error")
     assert any("inferred from solve's signature" in w for w in report["warnings"])
 
 
 def test_original_triton_template_with_its_own_setup(tmp_path):
-    code = main([str(ORIGINAL / "kernel.py"), "--ref", str(ORIGINAL / "ref_triton.py"), "--output-dir", str(tmp_path), "--n=5000"])
+    code = main([str(ORIGINAL / "kernel.py"), "--ref", str(ORIGINAL / "ref_triton.py"), "--output-dir", str(tmp_path),
+                 "--n=5000"])
     report = json.loads((tmp_path / "correctness.json").read_text())
     assert code == 0, report.get("error")
     assert "inputs from the solution's setup() (ref.py has none)" in report["notes"]

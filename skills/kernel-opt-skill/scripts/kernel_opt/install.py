@@ -21,10 +21,11 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
 from kernel_opt import __version__
 from kernel_opt.core.errors import UsageError
@@ -140,7 +141,8 @@ def resolve_target(
             raise UsageError("--project needs a folder", hint="e.g. --project .")
         base_dir = Path(project_dir).expanduser().resolve()
         if not base_dir.is_dir():
-            raise UsageError(f"project folder {base_dir} does not exist", hint="create it first, or pass an existing folder")
+            raise UsageError(f"project folder {base_dir} does not exist",
+                             hint="create it first, or pass an existing folder")
     else:
         environ = os.environ if environ is None else environ
         home = environ.get("HOME") or str(Path.home())
@@ -298,7 +300,9 @@ def _check_source(source_dir: Path, command_source: Path, target: Target) -> Non
         )
 
 
-def _difference(previous: InstallManifest, target: Target, mode: Mode, source_dir: Path, command_source: Path) -> str | None:
+def _difference(
+    previous: InstallManifest, target: Target, mode: Mode, source_dir: Path, command_source: Path
+) -> str | None:
     """How the earlier install differs from what this one would create; None when it is the same."""
     if previous.mode != mode:
         return f"it is a {previous.mode}, this would be a {mode}"
@@ -405,7 +409,9 @@ def _remove(manifest: InstallManifest, target: Target) -> UninstallResult:
 
     def allowed(path: Path) -> bool:
         # A manifest edited by hand must not be able to point uninstall at other files.
-        return _inside(path, target.base_dir) and (any(_inside(path, root) for root in allowed_roots) or path in created)
+        return _inside(path, target.base_dir) and (
+            any(_inside(path, root) for root in allowed_roots) or path in created
+        )
 
     for link, destination in manifest.links.items():
         path = Path(link)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 # command name -> module under kernel_opt.commands; each module has main(argv) -> int and a
 # docstring whose first line is its summary. Script wrappers in scripts/ share these names.

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
 from kernel_opt.run.events import (

@@ -79,10 +79,13 @@ def poison_(tensor: torch.Tensor) -> None:
         tensor.fill_(torch.iinfo(tensor.dtype).max)
 
 
-def compare_tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> OutputComparison:
+def compare_tensors(
+    name: str, actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float
+) -> OutputComparison:
     if actual.shape != expected.shape:
         raise UsageError(
-            f"output {name!r}: the reference produced shape {list(expected.shape)} but the buffer is {list(actual.shape)}"
+            f"output {name!r}: the reference produced shape {list(expected.shape)} "
+            f"but the buffer is {list(actual.shape)}"
         )
     shape, numel = list(actual.shape), actual.numel()
     if not actual.dtype.is_floating_point:
@@ -173,7 +176,7 @@ def run_reference(reference, kwargs: dict[str, Any], outputs: list[str]) -> None
     elif isinstance(returned, (tuple, list)):
         if len(returned) != len(outputs):
             raise UsageError(f"reference() returned {len(returned)} values for {len(outputs)} outputs {outputs}")
-        pairs = list(zip(outputs, returned))
+        pairs = list(zip(outputs, returned, strict=True))
     else:
         raise UsageError(f"reference() returned {type(returned).__name__}; return tensors or write into the outputs")
     for name, value in pairs:

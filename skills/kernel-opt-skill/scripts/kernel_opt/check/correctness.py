@@ -8,9 +8,10 @@ library call: typed options in, the record out (and correctness.json/.md written
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.backends.base import BuildOptions
@@ -146,7 +147,8 @@ def check_correctness(
 
 def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, options: CheckOptions,
                    build: BuildOptions, build_dir: Path) -> None:
-    """Build (where the backend has a build step), then run the cases in the worker unless only the build was asked for."""
+    """Build (where the backend has a build step), then run the cases in the worker unless only the build was
+    asked for."""
     definition = registry.get(report.backend)
     device = report.device["type"]
     if options.compile_only and not definition.builds_ahead:

@@ -46,19 +46,25 @@ def build_parser():
     parser.add_argument("solution", type=Path, help="the solution to time (.cu or Triton .py)")
     parser.add_argument("--ref", type=Path, required=True, help="ref.py: reference() is also the PyTorch baseline")
     parser.add_argument("--output-dir", type=Path, required=True, help="where benchmark.md and benchmark.json go")
-    parser.add_argument("--against", type=Path, help="another version to compare with, timed interleaved (e.g. out/v1/v1.cu)")
-    parser.add_argument("--baseline", default="eager,compile", help="PyTorch baselines: eager, compile, both (default) or none")
+    parser.add_argument("--against", type=Path,
+                        help="another version to compare with, timed interleaved (e.g. out/v1/v1.cu)")
+    parser.add_argument("--baseline", default="eager,compile",
+                        help="PyTorch baselines: eager, compile, both (default) or none")
     parser.add_argument("--compile-modes", default=",".join(DEFAULT_COMPILE_MODES), help="torch.compile modes to time")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the timed inputs")
-    parser.add_argument("--seeds", type=int, default=DEFAULT_CHECK_SEEDS, help="seeds of the correctness check run first")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_CHECK_SEEDS,
+                        help="seeds of the correctness check run first")
     parser.add_argument("--atol", type=float)
     parser.add_argument("--rtol", type=float)
     parser.add_argument("--target-percent", type=float, default=DEFAULT_TARGET_PERCENT,
                         help="percent of the roofline ceiling at which the loop may stop (default 90)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds without progress before the run counts as hung")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help="seconds without progress before the run counts as hung")
     parser.add_argument("--arch", default="auto")
-    parser.add_argument("--nvcc-flags", default="", help='extra nvcc flags, written with "=" since they start with "-": --nvcc-flags="-lcublas --use_fast_math"')
+    parser.add_argument("--nvcc-flags", default="",
+                        help='extra nvcc flags, written with "=" since they start with "-": '
+                             '--nvcc-flags="-lcublas --use_fast_math"')
     parser.add_argument("--json", action="store_true")
     return parser
 

@@ -5,7 +5,8 @@ random inputs; outputs are NaN-poisoned before each call; inputs must come back 
 the solution runs in a child process, so a crash or hang is reported, not inherited.
 
 Usage:
-  correctness_check.py reference/vector_add/good/vector_add.py --ref reference/vector_add/ref.py --output-dir out/v0 --n=1048576
+  correctness_check.py reference/vector_add/good/vector_add.py --ref reference/vector_add/ref.py \\
+      --output-dir out/v0 --n=1048576
   correctness_check.py kernel.cu --ref ref.py --output-dir out/v0 --N=4096 --D=4096
   correctness_check.py kernel.cu --ref ref.py --output-dir out/v0 --compile-only --arch sm_90a
   correctness_check.py kernel.py --ref ref.py --output-dir out/v0 --device cpu --seeds 5 --json
@@ -42,20 +43,27 @@ def main(argv=None) -> int:
 
 def build_parser():
     parser = make_parser(PROG, __doc__)
-    parser.add_argument("solution", type=Path, help="the solution: a .cu file with extern \"C\" solve(...) or a Triton .py with run_kernel(...)")
-    parser.add_argument("--ref", type=Path, required=True, help="ref.py with reference(**kwargs) (and setup, SHAPES, atol, rtol)")
+    parser.add_argument("solution", type=Path,
+                        help="the solution: a .cu file with extern \"C\" solve(...) "
+                             "or a Triton .py with run_kernel(...)")
+    parser.add_argument("--ref", type=Path, required=True,
+                        help="ref.py with reference(**kwargs) (and setup, SHAPES, atol, rtol)")
     parser.add_argument("--output-dir", type=Path, required=True, help="where correctness.md and correctness.json go")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
-                        help="auto: the GPU when torch sees one, else the CPU (Triton interpreter; CUDA compile-check only)")
+                        help="auto: the GPU when torch sees one, else the CPU "
+                             "(Triton interpreter; CUDA compile-check only)")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="random input sets per shape (default 3)")
     parser.add_argument("--atol", type=float, help="absolute tolerance (overrides ref.py and the dtype default)")
     parser.add_argument("--rtol", type=float, help="relative tolerance (overrides ref.py and the dtype default)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                        help=f"seconds without progress before the solution counts as hung (default {DEFAULT_TIMEOUT_S:g})")
+                        help="seconds without progress before the solution counts as hung "
+                             f"(default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("--compile-only", action="store_true", help="CUDA: compile and report resources; no GPU needed")
     parser.add_argument("--arch", default="auto", help="CUDA target: auto (this GPU), sm_90, sm_90a, sm_80, ...")
-    parser.add_argument("--nvcc-flags", default="", help='extra nvcc flags, written with "=" since they start with "-": --nvcc-flags="-lcublas --use_fast_math"')
+    parser.add_argument("--nvcc-flags", default="",
+                        help='extra nvcc flags, written with "=" since they start with "-": '
+                             '--nvcc-flags="-lcublas --use_fast_math"')
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
     return parser
 

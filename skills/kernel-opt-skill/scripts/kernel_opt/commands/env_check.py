@@ -49,7 +49,9 @@ def next_steps(report: EnvironmentReport, output_dir: Path) -> list[str]:
         return [f"{check} SOLUTION --ref REF.py --output-dir {version_dir} --NAME=VALUE"]
     steps = []
     if report.capability("triton_correctness").can_run:
-        steps.append(f"{check} SOLUTION.py --ref REF.py --output-dir {version_dir} --device cpu   # Triton, interpreter")
+        steps.append(
+            f"{check} SOLUTION.py --ref REF.py --output-dir {version_dir} --device cpu   # Triton, interpreter"
+        )
     if report.capability("compile_cuda").can_run:
         steps.append(f"{check} SOLUTION.cu --ref REF.py --output-dir {version_dir} --compile-only   # CUDA, no GPU")
     if steps:
@@ -80,7 +82,8 @@ def _tool_rows(probes: environment.Probes) -> list[list[object]]:
         ["ncu_report", reader.source if reader.available else "missing", reader.path or reader.error],
         tool(probes.compute_sanitizer),
         tool(probes.cuobjdump),
-        ["nvidia-smi", "found" if probes.nvidia_smi.found else "missing", probes.nvidia_smi.path or probes.nvidia_smi.error],
+        ["nvidia-smi", "found" if probes.nvidia_smi.found else "missing",
+         probes.nvidia_smi.path or probes.nvidia_smi.error],
     ]
     return [[markdown_cell(cell) for cell in row] for row in rows]
 
@@ -158,7 +161,8 @@ def _change_clocks(action: str, as_json: bool) -> list[ClockCommandResult]:
         if result.returncode != 0:
             raise EnvironmentFault(
                 f"`{shlex.join(command)}` failed (exit {result.returncode}): {result.output[:300]}",
-                hint="some GPUs and most VMs do not allow clock locking; the clocks are as they were before this command",
+                hint="some GPUs and most VMs do not allow clock locking; "
+                     "the clocks are as they were before this command",
             )
     if action == "lock":
         print("GPU clocks locked; undo with --unlock-clocks (a reboot also resets them)", file=stream)
@@ -172,7 +176,8 @@ def _main(argv: list[str]) -> int:
     clocks = parser.add_mutually_exclusive_group()
     clocks.add_argument("--lock-clocks", action="store_true",
                         help="opt-in, needs root: nvidia-smi --lock-gpu-clocks=<max SM clock>,<max SM clock>")
-    clocks.add_argument("--unlock-clocks", action="store_true", help="opt-in, needs root: nvidia-smi --reset-gpu-clocks")
+    clocks.add_argument("--unlock-clocks", action="store_true",
+                        help="opt-in, needs root: nvidia-smi --reset-gpu-clocks")
     args = parser.parse_args(argv)
 
     clock_action = "lock" if args.lock_clocks else "unlock" if args.unlock_clocks else None

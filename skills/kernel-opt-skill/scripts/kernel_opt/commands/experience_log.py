@@ -197,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_record_arguments(add: argparse.ArgumentParser) -> None:
     """The fields of one record, as `add` takes them."""
-    add.add_argument("--from", dest="from_dir", type=Path, help="version folder DIR/vN: copy numbers from its JSON files")
+    add.add_argument("--from", dest="from_dir", type=Path,
+                     help="version folder DIR/vN: copy numbers from its JSON files")
     add.add_argument("--kernel", help="operation name, e.g. softmax, gemm, layernorm")
     add.add_argument("--backend", help="cuda or triton")
     add.add_argument("--chip", help="sm_90, H100, 'NVIDIA H100 80GB HBM3', ...")
@@ -213,7 +214,8 @@ def _add_record_arguments(add: argparse.ArgumentParser) -> None:
     add.add_argument("--hypothesis", help="the hypothesis tested (default with --from: vN/hypothesis.txt)")
     add.add_argument("--outcome", help="success, neutral or failure (default with --from: the measured verdict)")
     add.add_argument("--notes", help="what to remember: why it worked, why it failed")
-    add.add_argument("--force", action="store_true", help="accept an --outcome that contradicts the measurement (needs --notes)")
+    add.add_argument("--force", action="store_true",
+                     help="accept an --outcome that contradicts the measurement (needs --notes)")
 
 
 def main(argv=None) -> int:
@@ -284,7 +286,8 @@ def _add(args, log_path: Path, curated_path, wants_json: bool) -> int:
     for flag, (field_name, _) in METRIC_FLAGS.items():
         given[field_name] = getattr(args, flag.lstrip("-").replace("-", "_"))
     if not args.kernel:
-        raise UsageError("add needs --kernel (the operation, e.g. softmax)", hint="kernel names are not in the version files")
+        raise UsageError("add needs --kernel (the operation, e.g. softmax)",
+                         hint="kernel names are not in the version files")
     if args.force and not args.notes:
         raise UsageError("--force needs --notes saying why the measured outcome is overridden")
     evidence = read_version(args.from_dir) if args.from_dir else None
@@ -311,7 +314,8 @@ def _add(args, log_path: Path, curated_path, wants_json: bool) -> int:
         print(f"not measured: {item}")
     chip = f" --chip {record.chip}" if record.chip else ""
     print(
-        f"next: before the next version, run `{PROG} recommend --kernel {record.kernel} --backend {record.backend}{chip} "
+        f"next: before the next version, run "
+        f"`{PROG} recommend --kernel {record.kernel} --backend {record.backend}{chip} "
         f"--bottleneck {record.bottleneck_after or '<its bottleneck>'}`"
     )
     return 0
@@ -327,7 +331,8 @@ def _recommend(args, log_path: Path, curated_path, wants_json: bool) -> int:
     for line in skipped:
         print(f"warning: skipped {line}", file=sys.stderr)
     if wants_json:
-        print_json({"ok": True, "command": "recommend", "log": str(log_path), **result.to_dict(), "skipped_lines": skipped})
+        print_json({"ok": True, "command": "recommend", "log": str(log_path), **result.to_dict(),
+                    "skipped_lines": skipped})
         return 0
     sys.stdout.write(render("experience_recommend.md.j2", result=result))
     return 0
@@ -401,7 +406,8 @@ def _show(args, log_path: Path, curated_path, wants_json: bool) -> int:
     entry = experience.find(args.id)
     data = entry.record.to_dict()
     if wants_json:
-        print_json({"ok": True, "command": "show", "ref": entry.ref, "origin": entry.origin, "record": data, "skipped_lines": skipped})
+        print_json({"ok": True, "command": "show", "ref": entry.ref, "origin": entry.origin, "record": data,
+                    "skipped_lines": skipped})
         return 0
     if str(entry.record.id) != args.id.strip().lstrip("#").rpartition(":")[2]:
         print(f"(id {args.id} was merged into #{entry.ref})")
@@ -451,9 +457,11 @@ def _sync(args, log_path: Path, curated_path, wants_json: bool) -> int:
     try:
         write_text_atomic(output, text)
     except OSError as error:
-        raise EnvironmentFault(f"cannot write {output}: {error.strerror}", hint="pass --output PATH somewhere writable") from None
+        raise EnvironmentFault(f"cannot write {output}: {error.strerror}",
+                               hint="pass --output PATH somewhere writable") from None
     if wants_json:
-        print_json({"ok": True, "command": "sync", "output": str(output), "records": len(experience.entries()), "skipped_lines": skipped})
+        print_json({"ok": True, "command": "sync", "output": str(output), "records": len(experience.entries()),
+                    "skipped_lines": skipped})
         return 0
     print(f"wrote {output} from {len(experience.entries())} record(s)")
     print(f"next: `{PROG} stats` for success rates, or read {output.name}")
@@ -465,7 +473,8 @@ def _stats(args, log_path: Path, curated_path, wants_json: bool) -> int:
     skipped = _report_skipped(experience)
     stats = compute_stats(experience.entries())
     if wants_json:
-        print_json({"ok": True, "command": "stats", "log": str(log_path), **stats_to_dict(stats), "skipped_lines": skipped})
+        print_json({"ok": True, "command": "stats", "log": str(log_path), **stats_to_dict(stats),
+                    "skipped_lines": skipped})
         return 0
     sys.stdout.write(render_stats(stats))
     return 0

@@ -81,7 +81,8 @@ def _charts(report: FinalReport, out: Path, skip: bool) -> dict[str, dict[str, s
     """Draw what the records allow; each chart is a file name or the reason it is absent."""
     blockers = chart_blockers(report)
     charts: dict[str, dict[str, str | None]] = {}
-    for name, file_name, draw in (("time", TIME_CHART, draw_time_chart), ("roofline", ROOFLINE_CHART, draw_roofline_chart)):
+    for name, file_name, draw in (("time", TIME_CHART, draw_time_chart),
+                                  ("roofline", ROOFLINE_CHART, draw_roofline_chart)):
         reason = "not drawn (--no-charts)" if skip else blockers[name]
         if reason is None:
             try:
@@ -122,7 +123,8 @@ def version_table(report: FinalReport) -> str:
             bottleneck = row.bottleneck + (f" ({row.memory_limiter})" if row.memory_limiter else "")
         stall = None
         if row.top_stall:
-            stall = row.top_stall + (f" ({row.top_stall_share_pct:.0f}%)" if row.top_stall_share_pct is not None else "")
+            stall = row.top_stall + (f" ({row.top_stall_share_pct:.0f}%)"
+                                     if row.top_stall_share_pct is not None else "")
         rows.append([
             row.name + (" (best)" if row.is_best else ""),
             _cell(row, "median_us", _median_text(row)),
@@ -133,7 +135,8 @@ def version_table(report: FinalReport) -> str:
             _cell(row, "bottleneck", bottleneck),
             _cell(row, "achieved_occupancy_pct", f"{row.achieved_occupancy_pct:.1f}%"
                   if row.achieved_occupancy_pct is not None else None),
-            _cell(row, "registers_per_thread", str(row.registers_per_thread) if row.registers_per_thread is not None else None),
+            _cell(row, "registers_per_thread", str(row.registers_per_thread)
+                  if row.registers_per_thread is not None else None),
             _cell(row, "top_stall", stall),
         ])
     return markdown_table(rows, ["version", "median µs (p20–p80)", "vs v0", "vs the best before it", "% of ceiling",

@@ -37,7 +37,8 @@ def _main(argv) -> int:
     if not path.is_file():
         raise UsageError(
             f"no hypothesis file at {path}",
-            hint="write DIR/vN/hypothesis.txt with Hypothesis:, Rationale: and Expected: lines (reference/hypothesis.md)",
+            hint="write DIR/vN/hypothesis.txt with Hypothesis:, Rationale: and Expected: lines "
+                 "(reference/hypothesis.md)",
         )
     check = check_hypothesis(path.read_text(encoding="utf-8", errors="replace"), str(path))
     if args.json:

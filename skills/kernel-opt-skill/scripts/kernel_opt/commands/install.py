@@ -1,7 +1,8 @@
 """Install the skill and its /kernel-opt-skill command where Claude Code (or Codex) finds them.
 
 Usage:
-  kernel-opt install --user                      # ~/.claude/skills/kernel-opt-skill + ~/.claude/commands/kernel-opt-skill.md
+  kernel-opt install --user                      # ~/.claude/skills/kernel-opt-skill
+                                                 #   + ~/.claude/commands/kernel-opt-skill.md
   kernel-opt install --project path/to/project   # path/to/project/.claude/skills/... and .claude/commands/...
   kernel-opt install --user --link               # symlinks into this checkout: edits show up at once
   kernel-opt install --user --agent codex        # ~/.agents/skills/kernel-opt-skill (Codex has no slash commands)

@@ -46,13 +46,15 @@ def main(argv=None) -> int:
 
 def build_parser():
     parser = make_parser(PROG, __doc__)
-    parser.add_argument("solution", type=Path, nargs="?", help="the solution: a .cu with extern \"C\" solve(...) or a Triton .py")
+    parser.add_argument("solution", type=Path, nargs="?",
+                        help="the solution: a .cu with extern \"C\" solve(...) or a Triton .py")
     parser.add_argument("--ref", type=Path, help="ref.py (its setup() makes the inputs); required unless --from-report")
     parser.add_argument("--output-dir", type=Path, required=True, help="where the reports (and profile.ncu-rep) go")
     parser.add_argument("--from-report", type=Path, help="read this .ncu-rep instead of profiling (no GPU needed)")
     parser.add_argument("--set", dest="section_set", choices=["targeted", "full"], default=DEFAULT_SECTION_SET,
                         help="targeted: the sections the classifier reads (default); full: ncu's full set (slower)")
-    parser.add_argument("--baseline", type=Path, help="a previous version's folder (with ncu_summary.json): report what moved")
+    parser.add_argument("--baseline", type=Path,
+                        help="a previous version's folder (with ncu_summary.json): report what moved")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto",
                         help="auto: from the suffix; with --from-report, auto links both guides")
     parser.add_argument("--calls", type=int, default=DEFAULT_PROFILED_CALLS,
@@ -63,7 +65,9 @@ def build_parser():
                         help="stop profiling after this many kernel launches (ncu --launch-count; default 100)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds ncu may take (default 600)")
     parser.add_argument("--arch", default="auto", help="CUDA target: auto (this GPU), sm_90, sm_90a, ...")
-    parser.add_argument("--nvcc-flags", default="", help='extra nvcc flags, written with "=" since they start with "-": --nvcc-flags="-lcublas --use_fast_math"')
+    parser.add_argument("--nvcc-flags", default="",
+                        help='extra nvcc flags, written with "=" since they start with "-": '
+                             '--nvcc-flags="-lcublas --use_fast_math"')
     parser.add_argument("--json", action="store_true", help="print one JSON object (ncu_summary.json plus paths)")
     return parser
 

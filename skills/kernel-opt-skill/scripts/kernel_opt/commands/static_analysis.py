@@ -41,12 +41,16 @@ def main(argv=None) -> int:
 
 def build_parser():
     parser = make_parser(PROG, __doc__)
-    parser.add_argument("solution", type=Path, help="a .cu with extern \"C\" solve(...) or a Triton .py with run_kernel(...)")
+    parser.add_argument("solution", type=Path,
+                        help="a .cu with extern \"C\" solve(...) or a Triton .py with run_kernel(...)")
     parser.add_argument("--output-dir", type=Path, required=True, help="where static_analysis.md and .json go")
-    parser.add_argument("--ref", type=Path, help="ref.py whose setup() makes the inputs a Triton kernel is specialised on")
+    parser.add_argument("--ref", type=Path,
+                        help="ref.py whose setup() makes the inputs a Triton kernel is specialised on")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--arch", default="auto", help="target: auto (this GPU, else sm_90), sm_90, sm_90a, sm_80, ...")
-    parser.add_argument("--nvcc-flags", default="", help='extra nvcc flags, written with "=" since they start with "-": --nvcc-flags="-lcublas --use_fast_math"')
+    parser.add_argument("--nvcc-flags", default="",
+                        help='extra nvcc flags, written with "=" since they start with "-": '
+                             '--nvcc-flags="-lcublas --use_fast_math"')
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
     return parser
 

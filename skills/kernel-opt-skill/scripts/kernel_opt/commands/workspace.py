@@ -79,14 +79,18 @@ def build_parser():
     init.add_argument("--iterations", type=int, required=True, help="versions v1..vN this run may create")
     init.add_argument("--name", help="the operation, e.g. softmax (default: the kernel file's name)")
     init.add_argument("--target-percent", type=float, default=DEFAULT_TARGET_PERCENT,
-                      help=f"%% of the roofline ceiling at which the loop may stop (default {DEFAULT_TARGET_PERCENT:g})")
+                      help="%% of the roofline ceiling at which the loop may stop "
+                           f"(default {DEFAULT_TARGET_PERCENT:g})")
     init.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     init.add_argument("--arch", default="auto", help="CUDA target passed to every tool (default: this GPU)")
-    init.add_argument("--nvcc-flags", default="", help='extra nvcc flags for every tool, in "=" form: --nvcc-flags="-lcublas"')
+    init.add_argument("--nvcc-flags", default="",
+                      help='extra nvcc flags for every tool, in "=" form: --nvcc-flags="-lcublas"')
     init.add_argument("--json", action="store_true")
 
-    following = commands.add_parser("next", help="create v<n+1>/ from the best version so far",
-                                    description="Create v<n+1>/ from the best version so far, with a hypothesis template.")
+    following = commands.add_parser(
+        "next", help="create v<n+1>/ from the best version so far",
+        description="Create v<n+1>/ from the best version so far, with a hypothesis template.",
+    )
     following.add_argument("out", type=Path, help="the run folder")
     following.add_argument("--ignore-target", action="store_true",
                            help="continue within the budget although the roofline target is reached")
@@ -205,12 +209,14 @@ def _run_line(status: RunStatus) -> str:
     budget = status.budget
     target = {True: "reached", False: "not reached", None: "not measured"}[status.target_reached]
     return (f"best so far: {best_text} · budget: {budget.iterations_used} of {budget.iterations_total} iteration(s) "
-            f"used, {budget.iterations_left} left · target {status.run.target_percent:g}% of the roofline ceiling: {target}")
+            f"used, {budget.iterations_left} left · "
+            f"target {status.run.target_percent:g}% of the roofline ceiling: {target}")
 
 
 def _evaluation_summary(record: EvaluationRecord, status: RunStatus, out: Path) -> str:
     against = f", compared with {record.against}" if record.against else ""
-    lines = [f"{record.version}: {record.state.upper().replace('_', ' ')} in {record.wall_s:.1f} s{against} (exit {record.exit_code})"]
+    lines = [f"{record.version}: {record.state.upper().replace('_', ' ')} in {record.wall_s:.1f} s{against} "
+             f"(exit {record.exit_code})"]
     rows = [[step.name, step.status, f"{step.wall_s:.1f}", step.summary] for step in record.steps]
     lines.append(markdown_table(rows, ["step", "result", "wall s", "what it says"]))
     for warning in record.warnings:

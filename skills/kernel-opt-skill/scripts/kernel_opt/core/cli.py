@@ -11,7 +11,7 @@ import argparse
 import json
 import re
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 

@@ -9,8 +9,9 @@ because its fields may not mean what this version thinks they mean.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from kernel_opt.core.errors import UsageError
 

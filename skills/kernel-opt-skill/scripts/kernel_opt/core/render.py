@@ -7,9 +7,10 @@ record passed to `render`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import jinja2
 from tabulate import tabulate

@@ -8,8 +8,9 @@ they are tested with records built by hand.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Literal
+from typing import Literal
 
 from kernel_opt.env.probes import Probes, collect_probes, driver_version, version_tuple
 

@@ -88,7 +88,8 @@ class VersionEvidence:
             "chip": chip.arch,
             "chip_name": chip.name,
             "correct": self.correct,
-            "baseline": self.baseline_dir.name if self.baseline_dir else (comparison.against_dir if comparison else None),
+            "baseline": (self.baseline_dir.name if self.baseline_dir
+                         else (comparison.against_dir if comparison else None)),
             "speedup": comparison.speedup if comparison else None,
             "speedup_ci_low": comparison.ci_low if comparison else None,
             "speedup_ci_high": comparison.ci_high if comparison else None,
@@ -163,7 +164,8 @@ def read_version(version_dir: Path) -> VersionEvidence:
     """Read a version folder's recorded JSON; see the module docstring for the fields used."""
     version_dir = Path(version_dir)
     if not version_dir.is_dir():
-        raise UsageError(f"--from {version_dir}: no such folder", hint="point --from at a version folder such as out/v3")
+        raise UsageError(f"--from {version_dir}: no such folder",
+                         hint="point --from at a version folder such as out/v3")
     evidence = VersionEvidence(version_dir=version_dir)
     match = _VERSION_NAME.match(version_dir.name)
     evidence.iteration = int(match.group(1)) if match else None
@@ -250,7 +252,8 @@ def _cross_check_verdict(evidence: VersionEvidence, path: Path) -> None:
     comparison = evidence.comparison
     if comparison is None or comparison.verdict is None:
         return
-    computed = comparison_verdict(comparison.speedup, comparison.ci_low, comparison.ci_high, correct=evidence.correct is not False)
+    computed = comparison_verdict(comparison.speedup, comparison.ci_low, comparison.ci_high,
+                                  correct=evidence.correct is not False)
     if computed != comparison.verdict:
         evidence.warnings.append(
             f"{path}: recorded verdict {comparison.verdict!r} differs from {computed!r} computed from speedup "

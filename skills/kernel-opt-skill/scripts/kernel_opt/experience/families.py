@@ -23,7 +23,10 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "row_reduction": (
-        "One reduction per row (or per token), then a pass over the row: memory traffic and reduction depth decide speed",
+        (
+            "One reduction per row (or per token), then a pass over the row: "
+            "memory traffic and reduction depth decide speed"
+        ),
         (
             "softmax", "log_softmax", "online_softmax", "layernorm", "rmsnorm", "groupnorm",
             "batchnorm", "instancenorm", "logsumexp", "cross_entropy", "l2norm", "normalize",
@@ -32,7 +35,10 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "scan": (
         "Prefix operations: the carry between blocks decides the algorithm",
-        ("scan", "cumsum", "cumprod", "prefix_sum", "inclusive_scan", "exclusive_scan", "selective_scan", "associative_scan"),
+        (
+            "scan", "cumsum", "cumprod", "prefix_sum", "inclusive_scan", "exclusive_scan", "selective_scan",
+            "associative_scan",
+        ),
     ),
     "reduction": (
         "A whole tensor (or a long axis) reduced to a few values: grid-level combining decides speed",
@@ -48,11 +54,17 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "data_movement": (
         "Reorders or copies data: coalescing on both the read and the write side decides speed",
-        ("transpose", "permute", "copy", "memcpy", "gather", "scatter", "index_select", "embedding", "concat", "cat", "pad", "roll", "rope", "rotary"),
+        (
+            "transpose", "permute", "copy", "memcpy", "gather", "scatter", "index_select", "embedding",
+            "concat", "cat", "pad", "roll", "rope", "rotary",
+        ),
     ),
     "stencil": (
         "Each output reads a neighbourhood of inputs: halo reuse in shared memory decides speed",
-        ("stencil", "jacobi", "depthwise_conv", "depthwise_conv2d", "laplacian", "blur", "convolution_stencil", "pooling", "maxpool", "avgpool", "upsample", "interpolate"),
+        (
+            "stencil", "jacobi", "depthwise_conv", "depthwise_conv2d", "laplacian", "blur", "convolution_stencil",
+            "pooling", "maxpool", "avgpool", "upsample", "interpolate",
+        ),
     ),
     "elementwise": (
         "One output per input element, no reuse: pure bandwidth",
@@ -112,7 +124,7 @@ def kernel_family(kernel: str) -> str:
     words = name.split("_")
     # Two-word members inside a longer name ("fused_layer_norm" holds "layer_norm") are more
     # specific than single words, so they are tried first.
-    pairs = {KERNEL_ALIASES.get(f"{a}_{b}", f"{a}_{b}") for a, b in zip(words, words[1:])}
+    pairs = {KERNEL_ALIASES.get(f"{a}_{b}", f"{a}_{b}") for a, b in zip(words, words[1:], strict=False)}
     singles = {KERNEL_ALIASES.get(word, word) for word in words}
     for candidates in (pairs, singles):
         for family, (_, members) in FAMILIES.items():

@@ -15,15 +15,18 @@ from kernel_opt.core.errors import UsageError
 
 # canonical -> accepted spellings (compared after lower-casing and turning ' ' and '-' into '_')
 BOTTLENECK_ALIASES: dict[str, tuple[str, ...]] = {
-    "memory_bound": ("memory", "mem", "memory_bound", "mem_bound", "memory_limited", "bandwidth", "bandwidth_bound", "dram", "dram_bound"),
-    "compute_bound": ("compute", "compute_bound", "compute_limited", "math", "math_bound", "sm_bound", "flops", "alu_bound"),
+    "memory_bound": ("memory", "mem", "memory_bound", "mem_bound", "memory_limited", "bandwidth", "bandwidth_bound",
+                     "dram", "dram_bound"),
+    "compute_bound": ("compute", "compute_bound", "compute_limited", "math", "math_bound", "sm_bound", "flops",
+                      "alu_bound"),
     "latency_bound": ("latency", "latency_bound", "latency_limited", "stall", "stalls", "stall_bound"),
     "occupancy_bound": ("occupancy", "occupancy_bound", "occupancy_limited", "low_occupancy", "occ"),
 }
 OUTCOME_ALIASES: dict[str, tuple[str, ...]] = {
     "success": ("success", "successful", "succeeded", "win", "improved", "improvement", "faster", "better", "positive"),
     "neutral": ("neutral", "no_change", "unchanged", "flat", "same", "noise", "inconclusive", "mixed"),
-    "failure": ("failure", "fail", "failed", "regression", "regressed", "slower", "worse", "negative", "incorrect", "wrong"),
+    "failure": ("failure", "fail", "failed", "regression", "regressed", "slower", "worse", "negative", "incorrect",
+                "wrong"),
 }
 
 # The classifier reports `small_grid` as a detail beside its primary label, not as a label.

@@ -65,7 +65,9 @@ def imported_copy(record: ExperienceRecord, new_id: int, log: str) -> Experience
     return imported
 
 
-def _import(lines: list[str], records: list[ExperienceRecord], raw: bytes, source: Path, report: MergeReport) -> list[str]:
+def _import(
+    lines: list[str], records: list[ExperienceRecord], raw: bytes, source: Path, report: MergeReport
+) -> list[str]:
     other = read_log(source, origin=LOCAL, lock=False)
     report.skipped_in_source = other.skipped
     known = {content_key(record): record.id for record in records}
@@ -84,7 +86,9 @@ def _import(lines: list[str], records: list[ExperienceRecord], raw: bytes, sourc
     return lines + new_lines
 
 
-def _collapse(lines: list[str], records: list[ExperienceRecord], record_lines: list[int], report: MergeReport) -> list[str]:
+def _collapse(
+    lines: list[str], records: list[ExperienceRecord], record_lines: list[int], report: MergeReport
+) -> list[str]:
     groups: dict[str, list[int]] = {}
     for position, record in enumerate(records):
         groups.setdefault(content_key(record), []).append(position)
@@ -132,7 +136,8 @@ def merge(log: Path, source: Path | None = None, groups: bool = False) -> MergeR
         if not source.is_file():
             raise UsageError(f"merge --from {source}: no such file")
         if log.exists() and source.resolve() == log.resolve():
-            raise UsageError("merge --from names the log itself", hint="to collapse duplicates inside one log use merge --groups")
+            raise UsageError("merge --from names the log itself",
+                             hint="to collapse duplicates inside one log use merge --groups")
     with locked(log):
         raw = log.read_bytes() if log.exists() else b""
         contents = parse_log_text(raw.decode("utf-8", errors="replace"), log, LOCAL)

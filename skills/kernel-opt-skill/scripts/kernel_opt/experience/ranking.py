@@ -71,7 +71,8 @@ class Match:
             "bottleneck": record.bottleneck,
             "outcome": record.outcome,
             "speedup": record.speedup,
-            "speedup_ci": [record.speedup_ci_low, record.speedup_ci_high] if record.speedup_ci_low is not None else None,
+            "speedup_ci": ([record.speedup_ci_low, record.speedup_ci_high]
+                           if record.speedup_ci_low is not None else None),
             "optimization": record.optimization,
             "notes": record.notes,
             "relevance": round(self.relevance, 3),
@@ -95,7 +96,8 @@ class Recommendation:
     def warnings(self) -> list[str]:
         return [
             f"{m.entry.record.outcome} in #{m.entry.ref} ({m.entry.record.kernel}, "
-            f"{Chip(m.entry.record.chip, m.entry.record.chip_name).describe()}, {m.entry.record.bottleneck or 'bottleneck not recorded'}"
+            f"{Chip(m.entry.record.chip, m.entry.record.chip_name).describe()}, "
+            f"{m.entry.record.bottleneck or 'bottleneck not recorded'}"
             + (f", {m.entry.record.speedup:.2f}x" if m.entry.record.speedup is not None else "")
             + f"): {m.entry.record.notes or m.entry.record.optimization}"
             for m in self.against
@@ -155,7 +157,8 @@ def judge(entry: Entry, query: Query) -> Match:
         record_chip = Chip(record.chip, record.chip_name)
         similarity = chip_similarity(query.chip, record_chip)
         relevance *= CHIP_WEIGHTS[similarity]
-        reasons.append(f"{similarity.replace('_', ' ')} {record_chip.describe()}" if similarity != "unknown" else "chip not comparable")
+        reasons.append(f"{similarity.replace('_', ' ')} {record_chip.describe()}"
+                       if similarity != "unknown" else "chip not comparable")
     if query.bottleneck:
         if record.bottleneck == query.bottleneck:
             relevance *= BOTTLENECK_WEIGHTS["same"]

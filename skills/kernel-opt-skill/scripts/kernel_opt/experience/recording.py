@@ -69,7 +69,9 @@ def _merge_measured(given: dict[str, Any], measured: dict[str, Any], source: str
         if name == "chip":
             typed_chip = normalize_chip(typed, field=flag)
             measured_chip = normalize_chip(" ".join(p for p in (measured.get("chip"), measured.get("chip_name")) if p))
-            if typed_chip.arch != measured_chip.arch or (typed_chip.name and measured_chip.name and typed_chip.name != measured_chip.name):
+            if typed_chip.arch != measured_chip.arch or (
+                typed_chip.name and measured_chip.name and typed_chip.name != measured_chip.name
+            ):
                 raise UsageError(f"{flag} {typed!r} contradicts {source}, which ran on {measured_chip.describe()}",
                                  hint=f"drop {flag}; the chip is read from the recorded run")
             merged[name] = value
@@ -151,7 +153,8 @@ def build_record(
         warnings.append(f"outcome forced to {typed_outcome} against the measurement ({described})")
 
     if not fields_.get("optimization"):
-        raise UsageError("field 'optimization' is required: say what this version changed", hint="pass --optimization TEXT")
+        raise UsageError("field 'optimization' is required: say what this version changed",
+                         hint="pass --optimization TEXT")
     record = ExperienceRecord(id=None, outcome=outcome, outcome_source=source, **fields_)
     return NewRecord(validate(record), measured_outcome, warnings, not_measured)
 

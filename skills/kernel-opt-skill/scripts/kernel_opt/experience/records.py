@@ -129,7 +129,8 @@ def _normalise_text_and_labels(record: ExperienceRecord) -> None:
     record.bottleneck_after = normalize_bottleneck(record.bottleneck_after or None, field="bottleneck_after")
     record.strategy = strategy_slug(record.strategy or record.optimization)
     if not record.strategy:
-        raise UsageError("field 'strategy' has no letters or digits", hint="name the strategy, e.g. --strategy vector_loads")
+        raise UsageError("field 'strategy' has no letters or digits",
+                         hint="name the strategy, e.g. --strategy vector_loads")
     if record.chip or record.chip_name:
         chip = normalize_chip(" ".join(part for part in (record.chip, record.chip_name) if part))
         record.chip, record.chip_name = chip.arch, chip.name
@@ -144,7 +145,9 @@ def _normalise_text_and_labels(record: ExperienceRecord) -> None:
 def _check_numbers(record: ExperienceRecord) -> None:
     _check_id(record)
     _check_dims(record.dims)
-    if record.iteration is not None and (isinstance(record.iteration, bool) or not isinstance(record.iteration, int) or record.iteration < 0):
+    if record.iteration is not None and (
+        isinstance(record.iteration, bool) or not isinstance(record.iteration, int) or record.iteration < 0
+    ):
         raise UsageError(f"field 'iteration' must be a version number >= 0, got {record.iteration!r}")
     if record.correct is not None and not isinstance(record.correct, bool):
         raise UsageError(f"field 'correct' must be true or false, got {record.correct!r}")
@@ -156,15 +159,22 @@ def _check_numbers(record: ExperienceRecord) -> None:
         value = _check_number(record, name)
         if value is not None and value <= 0:
             raise UsageError(f"field {name!r} must be positive, got {value!r}")
-    if record.speedup_ci_low is not None and record.speedup_ci_high is not None and record.speedup_ci_low > record.speedup_ci_high:
+    if (
+        record.speedup_ci_low is not None
+        and record.speedup_ci_high is not None
+        and record.speedup_ci_low > record.speedup_ci_high
+    ):
         raise UsageError(
-            f"fields 'speedup_ci_low' ({record.speedup_ci_low}) and 'speedup_ci_high' ({record.speedup_ci_high}) are reversed"
+            f"fields 'speedup_ci_low' ({record.speedup_ci_low}) and 'speedup_ci_high' ({record.speedup_ci_high}) "
+            "are reversed"
         )
 
 
 def _check_provenance(record: ExperienceRecord) -> None:
     if record.outcome_source not in OUTCOME_SOURCES:
-        raise UsageError(f"field 'outcome_source' must be one of {', '.join(OUTCOME_SOURCES)}, got {record.outcome_source!r}")
+        raise UsageError(
+            f"field 'outcome_source' must be one of {', '.join(OUTCOME_SOURCES)}, got {record.outcome_source!r}"
+        )
     if record.outcome_source == "forced" and not record.notes:
         raise UsageError("field 'notes' is required when the outcome was forced against the measurement")
     if not record.created_at:
@@ -213,7 +223,9 @@ def record_from_dict(data: Any) -> ExperienceRecord:
         raise UsageError(f"a record must be a JSON object, got {type(data).__name__}")
     unknown = sorted(set(data) - set(FIELD_NAMES))
     if unknown:
-        raise UsageError(f"unknown field {unknown[0]!r}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""))
+        raise UsageError(
+            f"unknown field {unknown[0]!r}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+        )
     missing = [name for name in ("kernel", "backend", "optimization", "outcome") if name not in data]
     if missing:
         raise UsageError(f"field {missing[0]!r} is required and missing")

@@ -17,10 +17,10 @@ import fcntl
 import json
 import os
 import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
 from kernel_opt.core.files import write_text_atomic
@@ -114,7 +114,9 @@ def parse_log_text(text: str, path: Path, origin: str) -> LogContents:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as error:
-            contents.skipped.append(SkippedLine(str(path), line_number, f"not valid JSON ({error.msg} at column {error.colno})"))
+            contents.skipped.append(
+                SkippedLine(str(path), line_number, f"not valid JSON ({error.msg} at column {error.colno})")
+            )
             continue
         try:
             record = record_from_dict(data)
@@ -126,7 +128,9 @@ def parse_log_text(text: str, path: Path, origin: str) -> LogContents:
             continue
         if record.id in first_line_of_id:
             contents.skipped.append(
-                SkippedLine(str(path), line_number, f"id {record.id} already used on line {first_line_of_id[record.id]}")
+                SkippedLine(
+                    str(path), line_number, f"id {record.id} already used on line {first_line_of_id[record.id]}"
+                )
             )
             continue
         first_line_of_id[record.id] = line_number
@@ -202,7 +206,8 @@ def append_records(path: Path, records: list[ExperienceRecord]) -> list[Experien
             finally:
                 os.close(descriptor)
         except OSError as error:
-            raise EnvironmentFault(f"cannot append to {path}: {error.strerror}", hint="check the disk and the file's permissions") from None
+            raise EnvironmentFault(f"cannot append to {path}: {error.strerror}",
+                                   hint="check the disk and the file's permissions") from None
     return records
 
 

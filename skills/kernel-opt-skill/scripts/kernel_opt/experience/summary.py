@@ -7,8 +7,9 @@ both order everything by fixed keys, so the same log always gives the same bytes
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.core.render import render
 from kernel_opt.experience.families import FAMILIES, OTHER_FAMILY

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG

@@ -116,7 +116,9 @@ def check_hypothesis(text: str, path: str = "hypothesis.txt") -> HypothesisCheck
         elif not value or _PLACEHOLDER.match(value):
             check.problems.append(f"{label}: empty; fill it in")
         elif _TEMPLATE_SLOT.search(value):
-            check.problems.append(f"{label}: still holds a template slot {_TEMPLATE_SLOT.search(value).group(0)}; replace it")
+            check.problems.append(
+                f"{label}: still holds a template slot {_TEMPLATE_SLOT.search(value).group(0)}; replace it"
+            )
     expected = fields_found.get("expected") or ""
     if expected and not _PLACEHOLDER.match(expected):
         check.metrics_named = metrics_in(expected)
@@ -128,5 +130,7 @@ def check_hypothesis(text: str, path: str = "hypothesis.txt") -> HypothesisCheck
         if not _DIRECTION.search(expected):
             check.problems.append("Expected: gives no direction; say whether the metric rises or falls")
         if not _AMOUNT.search(expected):
-            check.problems.append("Expected: gives no amount; say roughly how much (e.g. 'from ~45% to >75%', '~1.3x faster')")
+            check.problems.append(
+                "Expected: gives no amount; say roughly how much (e.g. 'from ~45% to >75%', '~1.3x faster')"
+            )
     return check

@@ -7,9 +7,10 @@ functions that find each of them in a version folder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.check.correctness import BuildOptions
 from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport

@@ -33,7 +33,7 @@ def draw_time_chart(report: FinalReport, path: Path) -> Path:
     positions = list(range(len(names)))
     tallest = max([row.p80_us or row.median_us or 0 for row in report.versions]
                   + [b.median_us or 0 for b in report.final_baselines] + [1e-9])
-    for position, row in zip(positions, report.versions):
+    for position, row in zip(positions, report.versions, strict=True):
         if row.median_us is None:
             axes.text(position, tallest * 0.02, "not\nmeasured", ha="center", va="bottom", fontsize=8, color="gray")
             continue
@@ -71,7 +71,7 @@ def draw_roofline_chart(report: FinalReport, path: Path) -> Path:
     low = min(intensities + ridges + [1.0]) / 10
     high = max(intensities + ridges + [1.0]) * 10
     xs = [low * (high / low) ** (i / 199) for i in range(200)]
-    for ceilings, style in zip(report.ceilings, ("-", ":", "--")):
+    for ceilings, style in zip(report.ceilings, ("-", ":", "--"), strict=False):  # up to 3 sets of roofs, often fewer
         ys = [min(ceilings.compute_tflops, x * ceilings.memory_bandwidth_gbps / 1e3) for x in xs]
         axes.plot(xs, ys, style, color="black", linewidth=1.2,
                   label=f"{ceilings.source} roofs: {ceilings.memory_bandwidth_gbps:.0f} GB/s, "

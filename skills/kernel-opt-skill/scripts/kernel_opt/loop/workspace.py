@@ -366,7 +366,8 @@ def check_can_create_next(status: RunStatus, ignore_target: bool = False) -> Ver
     if not v0.measured and not status.best_is_measured:
         raise RunRefusal("v0 has not passed its correctness check and benchmark: the loop starts from a correct, "
                          "timed v0; fix v0 in place and evaluate it again",
-                         hint=f"read {v0.directory}/correctness.md, then `workspace.py evaluate {status.out} v0 --force`")
+                         hint=f"read {v0.directory}/correctness.md, "
+                              f"then `workspace.py evaluate {status.out} v0 --force`")
     if status.budget.spent:
         raise RunRefusal(f"budget spent: all {status.budget.iterations_total} iteration(s) of this run are used "
                          f"(fixed at init); finish with the final report",

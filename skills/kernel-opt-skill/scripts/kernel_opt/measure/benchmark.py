@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
@@ -203,7 +204,7 @@ def phase_durations(events: list[Event], spawned: float, ended: float) -> dict[s
         return {}
     durations = {"worker start": round(stamped[0].t - spawned, 2)}
     phases = [event for event in stamped if isinstance(event, PhaseEvent)]
-    for this, following in zip(phases, phases[1:] + [None]):
+    for this, following in zip(phases, phases[1:] + [None], strict=False):  # phases may be empty: then None is unpaired
         end = following.t if following is not None else ended
         durations[this.phase] = round(durations.get(this.phase, 0.0) + end - this.t, 2)
     return durations

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.core.errors import SolutionError
 from kernel_opt.measure.records import TimedEntry
@@ -301,7 +302,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
             compiled(**kwargs)
             torch.cuda.synchronize()
             compile_s = time.perf_counter() - started
-            samples = timing.time_callable(lambda: compiled(**kwargs))
+            samples = timing.time_callable(lambda compiled=compiled: compiled(**kwargs))
             events.emit(TimedEvent(TimedEntry.from_samples(name, samples, compile_s=compile_s).to_dict()))
         except Exception as error:  # a baseline that fails to compile is reported; the others still run
             message = str(error).strip().splitlines()[0] if str(error).strip() else ""

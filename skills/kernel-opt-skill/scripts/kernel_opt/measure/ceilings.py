@@ -26,10 +26,11 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic
@@ -147,7 +148,7 @@ class MeasuredCeilings:
         }
 
     @classmethod
-    def from_dict(cls, payload: dict) -> "MeasuredCeilings":
+    def from_dict(cls, payload: dict) -> MeasuredCeilings:
         return cls(
             device=DeviceIdentity(**payload["device"]),
             measured_at=payload["measured_at"],
@@ -254,7 +255,9 @@ def matmul_precision(label: str) -> Iterator[None]:
         torch.backends.cuda.matmul.allow_tf32 = saved_allow
 
 
-def measure_copy_bandwidth(device: Any = None, buffer_bytes: int = COPY_BYTES, rep_ms: float = MEASURE_REP_MS) -> CopyCeiling:
+def measure_copy_bandwidth(
+    device: Any = None, buffer_bytes: int = COPY_BYTES, rep_ms: float = MEASURE_REP_MS
+) -> CopyCeiling:
     import torch
 
     device = timing.cuda_device(device)
@@ -267,7 +270,9 @@ def measure_copy_bandwidth(device: Any = None, buffer_bytes: int = COPY_BYTES, r
     try:
         samples = timing.time_callable(lambda: destination.copy_(source), rep_ms=rep_ms, device=device)
     finally:
-        del source, destination
+        # Drop both buffers (the lambda shares these names) so empty_cache can hand their memory
+        # back; rebinding rather than `del` keeps the names the lambda reads defined.
+        source = destination = None
         torch.cuda.empty_cache()
     moved = 2 * elements * 4
     return CopyCeiling(

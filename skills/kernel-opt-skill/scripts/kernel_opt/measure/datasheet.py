@@ -248,7 +248,8 @@ def parse_datasheet(document: Any) -> Datasheet:
         )
         for name in torch_names:
             normalized = normalize_gpu_name(name)
-            _require(normalized not in seen_names, where, f"torch name {name!r} is also listed under {seen_names.get(normalized)}")
+            _require(normalized not in seen_names, where,
+                     f"torch name {name!r} is also listed under {seen_names.get(normalized)}")
             seen_names[normalized] = key
         raw_specs = raw.get("specs") or {}
         _require(isinstance(raw_specs, dict) and raw_specs, where, "needs at least one sourced spec")

@@ -19,8 +19,9 @@ TFLOP/s (1e12 FLOP/s), times in microseconds.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from kernel_opt.core.errors import UsageError
 

@@ -1,19 +1,17 @@
 """GPU timers: per-call kernel time from CUDA events, with the L2 flushed before every call.
 
 Three timers, all on the current torch stream of one CUDA device:
-- `time_callable`: the `triton.testing.do_bench` recipe. Estimate the per-call time from a
-  few calls, derive warm-up and repetition counts from time budgets, then time each rep
-  with its own pair of events. Before every call the L2 is flushed, outside the timed
-  region: the start event is recorded after the flush is enqueued, so only `fn` lies
-  between start and end. Nothing else happens between the events: no allocation, cloning
-  or host synchronisation (the events are created before the loop; one synchronize at the
-  end reads them all).
-- `time_callable_cudagraph`: capture many calls of `fn` in one CUDA graph and time replays,
-  the `do_bench_cudagraph` recipe. A graph launches all its kernels with one host call, so
-  this is the kernel time without launch overhead; for kernels under ~20 us the difference
-  from `time_callable` is the launch overhead. Capture failure is a result, not an
-  exception (a solution that synchronises inside `solve` cannot be captured, and the report
-  should say so rather than crash).
+- `time_callable`: the `triton.testing.do_bench` recipe. Estimate the per-call time from a few
+  calls, derive warm-up and repetition counts from time budgets, then time each rep with its
+  own pair of events. Before every call the L2 is flushed, outside the timed region: the start
+  event is recorded after the flush is enqueued, so only `fn` lies between start and end.
+  Nothing else happens between the events: no allocation, cloning or host synchronisation (the
+  events are created before the loop; one synchronize at the end reads them all).
+- `time_callable_cudagraph`: capture many calls of `fn` in one CUDA graph and time replays, the
+  `do_bench_cudagraph` recipe. A graph launches all its kernels with one host call, so this is the
+  kernel time without launch overhead; for kernels under ~20 us the difference from `time_callable`
+  is the launch overhead. Capture failure is a result, not an exception (a solution that
+  synchronises inside `solve` cannot be captured, and the report should say so rather than crash).
 - `time_interleaved`: two callables timed A B A B ... in one process, the order inside each
   pair alternating, so drift (clocks, temperature) hits both equally. Sample i of A and
   sample i of B form a pair for `statistics.speedup_interval`.
@@ -34,8 +32,9 @@ Needs a CUDA build of torch and a GPU: without one every timer raises Environmen
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.measure import statistics
@@ -269,13 +268,13 @@ def _estimate_call_us(torch, fn: Callable[[], Any], flush: Callable[[], None], s
     """Median per-call time of `calls` calls, each flushed first and timed by its own events."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
-    for start, end in zip(starts, ends):
+    for start, end in zip(starts, ends, strict=True):
         flush()
         start.record(stream)
         fn()
         end.record(stream)
     torch.cuda.synchronize(stream.device)
-    return statistics.median([start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends)])
+    return statistics.median([start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends, strict=True)])
 
 
 def time_callable(
@@ -329,13 +328,13 @@ def time_callable(
         for _ in range(warmup):
             flush()
             fn()
-        for start, end in zip(starts, ends):
+        for start, end in zip(starts, ends, strict=True):
             flush()
             start.record(stream)  # enqueued after the flush: only fn lies between the events
             fn()
             end.record(stream)
         torch.cuda.synchronize(device)
-        samples_us = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends)]
+        samples_us = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends, strict=True)]
         name = torch.cuda.get_device_name(device)
     return TimingSamples(
         samples_us=samples_us,
@@ -399,12 +398,13 @@ def time_callable_cudagraph(
         torch.cuda.synchronize(device)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
-        for start, end in zip(starts, ends):
+        for start, end in zip(starts, ends, strict=True):
             start.record(current)
             graph.replay()
             end.record(current)
         torch.cuda.synchronize(device)
-        samples_us = [start.elapsed_time(end) * 1000.0 / calls_per_graph for start, end in zip(starts, ends)]
+        samples_us = [start.elapsed_time(end) * 1000.0 / calls_per_graph
+                      for start, end in zip(starts, ends, strict=True)]
         graph.reset()  # give the graph's private memory pool back
         name = torch.cuda.get_device_name(device)
     warmup_calls = GRAPH_WARMUP_CALLS + (ESTIMATE_CALLS if estimate_us is not None else 0) + calls_per_graph
@@ -580,8 +580,8 @@ def time_interleaved(
                 fn()
                 end.record(stream)
         torch.cuda.synchronize(device)
-        samples_a = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts_a, ends_a)]
-        samples_b = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts_b, ends_b)]
+        samples_a = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts_a, ends_a, strict=True)]
+        samples_b = [start.elapsed_time(end) * 1000.0 for start, end in zip(starts_b, ends_b, strict=True)]
         name = torch.cuda.get_device_name(device)
     warmup_calls = 1 + ESTIMATE_CALLS + warmup_pairs
     common = dict(

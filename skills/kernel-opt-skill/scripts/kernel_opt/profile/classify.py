@@ -18,8 +18,9 @@ Order of decisions, following Nsight Compute's SpeedOfLight bottleneck rule:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from kernel_opt.profile.assessments import (
     MEMORY_UNITS,

@@ -10,8 +10,9 @@ finding: one decorated function below, named after its key, with its threshold i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from kernel_opt.profile.assessments import (
     GridAssessment,

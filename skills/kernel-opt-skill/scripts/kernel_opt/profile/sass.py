@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 import subprocess
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault
 

@@ -14,9 +14,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from kernel_opt.core.errors import KernelOptError
 

@@ -66,7 +66,8 @@ class ChildOutcome:
                 "exit_code": 3,
                 "message": f"no progress for {self.timeout_s:g} s {where}: the solution hangs or is far slower than "
                 "expected, so its process was killed",
-                "hint": "look for a loop that never ends or a barrier not every thread reaches; raise --timeout if it is only slow",
+                "hint": "look for a loop that never ends or a barrier not every thread reaches; "
+                "raise --timeout if it is only slow",
             }
         error = self.error_event
         if error is not None:

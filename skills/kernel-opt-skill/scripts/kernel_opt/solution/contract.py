@@ -14,9 +14,10 @@ import importlib.util
 import inspect
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernel_opt.core.errors import SolutionError, UsageError
 
@@ -117,7 +118,9 @@ def _optional_float(module, name: str, path: Path) -> float | None:
     return float(value)
 
 
-def problem_cases(cli_dims: dict[str, Any], shapes: list[dict[str, Any]], setup: Callable | None) -> list[dict[str, Any]]:
+def problem_cases(
+    cli_dims: dict[str, Any], shapes: list[dict[str, Any]], setup: Callable | None
+) -> list[dict[str, Any]]:
     """The CLI shape first, then every SHAPES entry (each over the CLI dims), without repeats."""
     base = {**default_dims(setup), **cli_dims}
     cases: list[dict[str, Any]] = []
@@ -145,7 +148,9 @@ def set_matmul_precision(allow_tf32: bool) -> dict[str, Any]:
     torch.backends.cudnn.allow_tf32 = allow_tf32
     torch.set_float32_matmul_precision("high" if allow_tf32 else "highest")
     if allow_tf32:
-        note = "ref.py sets allow_tf32 = True: float32 matmuls and convolutions may use TF32 (solution, baselines, ceilings)"
+        note = ("ref.py sets allow_tf32 = True: float32 matmuls and convolutions may use TF32 "
+                "(solution, baselines, ceilings)")
     else:
-        note = "float32 matmuls and convolutions are strict FP32 (TF32 off); set allow_tf32 = True in ref.py to allow it"
+        note = ("float32 matmuls and convolutions are strict FP32 (TF32 off); "
+                "set allow_tf32 = True in ref.py to allow it")
     return {"allow_tf32": allow_tf32, "note": note}

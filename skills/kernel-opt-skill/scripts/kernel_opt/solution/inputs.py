@@ -7,7 +7,8 @@ wrong indexing, so degenerate inputs from a user's setup() are reported as warni
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
@@ -91,7 +92,10 @@ def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[s
 
 def interpreter_numpy_fault(error_type: str, message: str) -> bool:
     """Triton's interpreter calling int() on a 1-element array, which NumPy 2.4 made an error."""
-    if error_type != "InterpreterError" or "only 0-dimensional arrays can be converted to Python scalars" not in message:
+    if (
+        error_type != "InterpreterError"
+        or "only 0-dimensional arrays can be converted to Python scalars" not in message
+    ):
         return False
     import numpy
 

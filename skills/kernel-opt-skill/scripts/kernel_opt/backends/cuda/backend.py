@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import Backend, BuildOptions, Launcher, Prepared, AnalysisInputs
+from kernel_opt.backends.base import AnalysisInputs, Backend, BuildOptions, Launcher, Prepared
 from kernel_opt.backends.cuda.suggestions import DEFAULT_STRATEGIES, cuda_strategies
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
 

@@ -84,7 +84,9 @@ def gencode_flags(arch: str) -> list[str]:
     return [f"-gencode=arch=compute_{number},code=sm_{number}"]
 
 
-def nvcc_command(nvcc: str, entry: Path, library: Path, arch: str, include_dir: Path, extra_flags: list[str]) -> list[str]:
+def nvcc_command(
+    nvcc: str, entry: Path, library: Path, arch: str, include_dir: Path, extra_flags: list[str]
+) -> list[str]:
     """The exact nvcc command line that builds a solution into a shared library."""
     return [
         nvcc,
@@ -212,7 +214,9 @@ def parse_ptxas_output(text: str) -> list[KernelResources]:
         used = _USED.search(line)
         if used:
             current["registers"] = int(used.group(1))
-            for pattern, key in ((_BARRIERS, "barriers"), (_SMEM, "shared_memory_bytes"), (_CMEM, "constant_memory_bytes")):
+            for pattern, key in (
+                (_BARRIERS, "barriers"), (_SMEM, "shared_memory_bytes"), (_CMEM, "constant_memory_bytes")
+            ):
                 found = pattern.search(line)
                 if found:
                     current[key] = int(found.group(1))

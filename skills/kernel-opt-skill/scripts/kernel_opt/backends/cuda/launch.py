@@ -106,7 +106,9 @@ def _pointer(parameter: Parameter, value: Any) -> ctypes.c_void_p:
             hint="change the pointer type in solve, or the dtype setup() creates; kernel-opt never reinterprets memory",
         )
     if value.device.type != "cuda":
-        raise SolutionError(f"tensor {parameter.name!r} is on {value.device}, not on the GPU", kind="signature_mismatch")
+        raise SolutionError(
+            f"tensor {parameter.name!r} is on {value.device}, not on the GPU", kind="signature_mismatch"
+        )
     if not value.is_contiguous():
         raise SolutionError(
             f"tensor {parameter.name!r} is not contiguous; solve receives a raw pointer",
@@ -117,11 +119,14 @@ def _pointer(parameter: Parameter, value: Any) -> ctypes.c_void_p:
     if width > 1:
         if value.numel() % width:
             raise SolutionError(
-                f"{parameter.describe()!r} reads {width}-element vectors but {parameter.name!r} has {value.numel()} elements",
+                f"{parameter.describe()!r} reads {width}-element vectors "
+                f"but {parameter.name!r} has {value.numel()} elements",
                 kind="signature_mismatch",
             )
         if value.data_ptr() % (width * value.element_size()):
-            raise SolutionError(f"tensor {parameter.name!r} is not aligned for {parameter.c_type}", kind="signature_mismatch")
+            raise SolutionError(
+                f"tensor {parameter.name!r} is not aligned for {parameter.c_type}", kind="signature_mismatch"
+            )
     return ctypes.c_void_p(value.data_ptr())
 
 
@@ -129,14 +134,17 @@ def _scalar(parameter: Parameter, value: Any):
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise SolutionError(
-                f"solve parameter {parameter.describe()!r} is a scalar but {parameter.name!r} is a tensor of {value.numel()} elements",
+                f"solve parameter {parameter.describe()!r} is a scalar "
+                f"but {parameter.name!r} is a tensor of {value.numel()} elements",
                 kind="signature_mismatch",
             )
         value = value.item()
     kind = SCALAR_TYPES[parameter.c_type][1]
     if kind in ("int", "bool"):
         if isinstance(value, float) and not value.is_integer():
-            raise SolutionError(f"solve parameter {parameter.describe()!r} is an integer but got {value}", kind="signature_mismatch")
+            raise SolutionError(
+                f"solve parameter {parameter.describe()!r} is an integer but got {value}", kind="signature_mismatch"
+            )
         if not isinstance(value, (int, float, bool)):
             raise SolutionError(f"solve parameter {parameter.describe()!r} got {value!r}", kind="signature_mismatch")
         return int(value)

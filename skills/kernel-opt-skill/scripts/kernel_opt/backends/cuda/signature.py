@@ -167,7 +167,7 @@ def _find_extern_c_solve(code: str, name: str) -> str:
     for is_definition, in_extern_c, params in candidates:
         if in_extern_c and is_definition:
             return params
-    for is_definition, in_extern_c, params in candidates:
+    for _is_definition, in_extern_c, params in candidates:
         if in_extern_c:
             return params
     raise SolutionError(

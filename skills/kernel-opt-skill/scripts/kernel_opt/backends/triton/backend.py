@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import Backend, CpuInterpreter, Launcher, AnalysisInputs
+from kernel_opt.backends.base import AnalysisInputs, Backend, CpuInterpreter, Launcher
 from kernel_opt.backends.triton.suggestions import DEFAULT_STRATEGIES, triton_strategies
 from kernel_opt.core.errors import UsageError
 

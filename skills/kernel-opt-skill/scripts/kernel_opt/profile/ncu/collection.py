@@ -14,9 +14,10 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.env.capabilities import nsight_python_compatibility

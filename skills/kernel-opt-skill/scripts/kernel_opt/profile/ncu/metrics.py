@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 Combine = Literal["first", "max"]
 

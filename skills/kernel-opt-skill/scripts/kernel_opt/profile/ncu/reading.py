@@ -18,9 +18,10 @@ import re
 import subprocess
 import sys
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
 from kernel_opt.env.probes import ncu_report_candidates
@@ -253,7 +254,7 @@ def _nvtx_ranges(action: Any) -> list[str]:
 
 def group_launches(launches: Sequence[LaunchRecord], nvtx_range: str | None = NVTX_RANGE) -> list[KernelProfile]:
     """Merge launches of the same kernel with the same grid and block; longest total duration first."""
-    groups: "OrderedDict[tuple, list[LaunchRecord]]" = OrderedDict()
+    groups: OrderedDict[tuple, list[LaunchRecord]] = OrderedDict()
     for launch in launches:
         key = (launch.name, launch.raw_value("launch__grid_size"), launch.raw_value("launch__block_size"))
         groups.setdefault(key, []).append(launch)
