@@ -178,7 +178,7 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
             continue
         picked: list[tuple[str, str]] = []
 
-        def add(name: str, why: str) -> None:
+        def add(name: str, why: str, picked: list[tuple[str, str]] = picked) -> None:
             if name not in [item[0] for item in picked]:
                 picked.append((name, why))
 
@@ -256,7 +256,7 @@ def summarize(kernels: Sequence[tuple[str, int, str, float | None, KernelMetrics
     weights = [verdict.share_pct for verdict in verdicts]
     summary: dict[str, float | None] = {}
     for name in WEIGHTED_FIELDS:
-        pairs = [(weight, _field_value(verdict, name)) for weight, verdict in zip(weights, verdicts)]
+        pairs = [(weight, _field_value(verdict, name)) for weight, verdict in zip(weights, verdicts, strict=True)]
         pairs = [(weight, value) for weight, value in pairs if value is not None]
         weight_sum = sum(weight for weight, _ in pairs)
         summary[name] = sum(weight * value for weight, value in pairs) / weight_sum if weight_sum > 0 else None

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
-from kernel_opt.core.render import compact_markdown_table, format_number, markdown_table, render
+from kernel_opt.core.render import compact_markdown_table, format_number, markdown_cell, markdown_table, render
 from kernel_opt.profile.records import (
     NCU_SUMMARY_FILE,
     BaselineComparison,
@@ -57,7 +57,7 @@ def summarize_profile(profile, collection: Collection, backends, baseline: NcuSu
         findings=[FindingRecord(**asdict(finding)) for finding in classification.findings],
         read_next=[GuideLink(**asdict(suggestion)) for suggestion in suggestions],
         kernels=[_kernel_summary(kernel, kernel_verdict)
-                 for kernel, kernel_verdict in zip(profile.kernels, verdict.kernels)],
+                 for kernel, kernel_verdict in zip(profile.kernels, verdict.kernels, strict=True)],
         device={"name": profile.device_name, "compute_capability": profile.compute_capability},
         launches_profiled=profile.launches,
         collection=Collection(**{**asdict(collection), "notes": _collection_notes(profile, collection)}),
@@ -148,7 +148,7 @@ def _cell(value: Any) -> str:
     """A table cell: numbers formatted, pipes escaped so a description cannot break a row."""
     text = _number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else (
         "—" if value is None else str(value))
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown_cell(text)
 
 
 def _pct(value: float | None) -> str:
@@ -244,7 +244,7 @@ def _render_context(summary: NcuSummary, profile, verdict) -> dict[str, Any]:
         "notes": summary.collection.notes,
         "clock_note": CLOCK_NOTE,
         "details": [_kernel_details(kernel, kernel_verdict)
-                    for kernel, kernel_verdict in zip(profile.kernels, verdict.kernels)],
+                    for kernel, kernel_verdict in zip(profile.kernels, verdict.kernels, strict=True)],
         "total_duration": format_number(summary.metric("duration_us")),
         "profile": profile,
     }

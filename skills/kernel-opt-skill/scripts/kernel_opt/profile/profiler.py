@@ -181,8 +181,8 @@ def _profile(request: ProfileRequest, backend: str, solution: Path, reference: P
     program = [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)]
     command = ncu_collection.build_ncu_command(ncu_probe.path, program, options)
     options.report_path.unlink(missing_ok=True)  # a stale report must never be read as this run's
-    run = ncu_collection.run_ncu(command, env=ncu_collection.environment_for_child(),
-                      timeout_s=request.timeout_s if request.timeout_s is not None else ncu_collection.DEFAULT_NCU_TIMEOUT_S)
+    timeout_s = request.timeout_s if request.timeout_s is not None else ncu_collection.DEFAULT_NCU_TIMEOUT_S
+    run = ncu_collection.run_ncu(command, env=ncu_collection.environment_for_child(), timeout_s=timeout_s)
     (output_dir / "ncu.log").write_text(f"$ {shlex.join(command)}\n{run.output}")
     _raise_for_failed_run(run, options.report_path, events_path, location, reader_error)
     if run.returncode not in (0, None):

@@ -272,8 +272,9 @@ def static_findings(kernel: KernelStaticAnalysis) -> list[StaticFinding]:
             {"tensor_by_opcode": mix.tensor_by_opcode},
         ))
     if mix.tensor_by_opcode:
-        findings.append(StaticFinding("tensor_instructions", "tensor instructions: " + ", ".join(
-            f"{opcode} x{count}" for opcode, count in mix.tensor_by_opcode.items()), {"tensor_by_opcode": mix.tensor_by_opcode}))
+        listed = ", ".join(f"{opcode} x{count}" for opcode, count in mix.tensor_by_opcode.items())
+        findings.append(StaticFinding("tensor_instructions", "tensor instructions: " + listed,
+                                      {"tensor_by_opcode": mix.tensor_by_opcode}))
     if mix.async_copies or mix.tma_loads or mix.bulk_copies:
         findings.append(StaticFinding(
             "async_copies", f"asynchronous copies: {mix.async_copies} LDGSTS (cp.async), {mix.tma_loads} UTMALDG "
@@ -320,7 +321,8 @@ def run_cuobjdump(cuobjdump: str, binary: Path, mode: str) -> str:
 
 
 def kernels_from_binary(cuobjdump: str, binary: Path) -> tuple[list[SassFunction], dict[str, ResourceUsage]]:
-    return parse_sass(run_cuobjdump(cuobjdump, binary, "-sass")), parse_resource_usage(run_cuobjdump(cuobjdump, binary, "-res-usage"))
+    functions = parse_sass(run_cuobjdump(cuobjdump, binary, "-sass"))
+    return functions, parse_resource_usage(run_cuobjdump(cuobjdump, binary, "-res-usage"))
 
 
 # --- the report ------------------------------------------------------------------------------
