@@ -313,6 +313,7 @@ def test_a_report_without_kernels_is_a_usage_error(tmp_path, monkeypatch, capsys
 def profiling_machine(monkeypatch):
     """A machine with a GPU and ncu 2025.3.1, where ncu itself is replaced by `behaviour`."""
     monkeypatch.setattr(ncu_profile, "_gpu_problem", lambda: None)
+    monkeypatch.setattr(ncu_profile, "_gpu_capability", lambda: "9.0")
     monkeypatch.setattr(environment, "probe_ncu", lambda: environment.ToolProbe("ncu", True, "/opt/ncu/ncu", "2025.3.1.0"))
     use_fake_reader(monkeypatch, [streaming_action()])
     calls = []
@@ -348,7 +349,8 @@ def test_profiling_runs_the_exact_ncu_command_on_the_profile_target(reference_di
     (call,) = calls
     request_path = out / "profile_request.json"
     expected = build_ncu_command("/opt/ncu/ncu", [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)],
-                                     NcuCommandOptions(export_base=out / "profile"))
+                                     NcuCommandOptions(export_base=out / "profile",
+                                                       extra_metrics=ncu_collection.extra_metrics_for("9.0")))
     assert call["command"] == expected and call["timeout_s"] == 90
     assert Path(call["env"]["PYTHONPATH"].split(":")[0], "kernel_opt", "profile", "target.py").is_file()
     request = json.loads(request_path.read_text())

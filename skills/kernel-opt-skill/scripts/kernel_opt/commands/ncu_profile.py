@@ -212,6 +212,7 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
         export_base=output_dir / REPORT_BASE,
         section_set=args.section_set,
         max_launches=args.max_launches if args.max_launches is not None else ncu.DEFAULT_MAX_LAUNCHES,
+        extra_metrics=ncu.extra_metrics_for(_gpu_capability()),
     )
     program = [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)]
     command = ncu.build_ncu_command(ncu_probe.path, program, options)
@@ -248,6 +249,17 @@ def _profile(args, dims, backend, solution: Path, reference: Path, output_dir: P
         notes=notes,
     )
     return options.report_path, ncu_probe.path, collection
+
+
+def _gpu_capability() -> str | None:
+    """This GPU's compute capability ("9.0"), which decides the chip-specific metrics ncu is asked for."""
+    try:
+        import torch
+
+        major, minor = torch.cuda.get_device_capability(0)
+    except Exception:  # no usable GPU: only the metrics every chip has
+        return None
+    return f"{major}.{minor}"
 
 
 def _gpu_arch() -> str:
