@@ -110,7 +110,8 @@ def test_chip_specific_metrics_are_asked_for_only_on_their_chips(capability, add
 
 def test_the_hopper_command_carries_the_pipe_metrics():
     options = NcuCommandOptions(export_base=Path("p"), extra_metrics=collection.extra_metrics_for("9.0"))
-    metrics = build_ncu_command("ncu", ["prog"], options)[build_ncu_command("ncu", ["prog"], options).index("--metrics") + 1]
+    command = build_ncu_command("ncu", ["prog"], options)
+    metrics = command[command.index("--metrics") + 1]
     assert metrics == ",".join((EXTRA_METRICS, "smsp__inst_executed_op_ldsm.sum", *HOPPER_PIPES))
 
 
