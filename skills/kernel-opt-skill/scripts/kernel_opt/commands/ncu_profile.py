@@ -4,7 +4,7 @@ Only the solution's own launches are profiled: warm-up calls (JIT, autotuning) r
 the measured calls run inside the NVTX range `kernel_opt_solution`, the only range ncu looks
 at; the reference never runs. Clocks are not locked (--clock-control none), so ncu durations
 are never comparable with benchmark timings. The verdict (memory_bound, compute_bound,
-latency_bound, occupancy_bound, plus small_grid) is computed by kernel_opt.profile.classify from the
+latency_bound, occupancy_bound, overlap_bound, plus small_grid) is computed by kernel_opt.profile.classify from the
 metrics shown beside it. `--from-report` reads an existing .ncu-rep and needs no GPU.
 
 Usage:
@@ -35,6 +35,7 @@ from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, Us
 
 SUMMARY_JSON = "ncu_summary.json"
 SUMMARY_MD = "ncu_summary.md"
+STATIC_ANALYSIS_JSON = "static_analysis.json"  # static_analysis.py's output in the same folder: SASS for the verdict
 DETAILS_MD = "ncu_details.md"
 REPORT_BASE = "profile"  # ncu writes DIR/profile.ncu-rep
 DEFAULT_WARMUP_CALLS = 3
@@ -320,10 +321,15 @@ def _read_baseline(baseline_dir: Path | None) -> dict | None:
 
 def _reports(profile, collection: Collection, backends, baseline: dict | None, output_dir: Path):
     """The JSON payload and both Markdown reports (every value computed before rendering)."""
-    from kernel_opt.profile.classify import compare_with_baseline, suggest, summarize
+    from kernel_opt.profile.classify import compare_with_baseline, summarize
+    from kernel_opt.profile.design import load_static_opcodes
+    from kernel_opt.profile.evidence import classification_details
+    from kernel_opt.profile.suggestions import suggest
     from kernel_opt.profile.thresholds import THRESHOLDS
 
-    verdict = summarize([(k.name, k.launches, k.launch_configuration, k.total_duration_us, k.metrics) for k in profile.kernels])
+    static_opcodes = load_static_opcodes(output_dir / STATIC_ANALYSIS_JSON)  # static_analysis.py's, when it ran here
+    verdict = summarize([(k.name, k.launches, k.launch_configuration, k.total_duration_us, k.metrics)
+                         for k in profile.kernels], static_opcodes)
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     suggestions = suggest(dominant.classification, dominant.metrics, backends, profile.compute_capability)
     notes = list(collection.notes)
@@ -348,6 +354,7 @@ def _reports(profile, collection: Collection, backends, baseline: dict | None, o
             "reason": classification.reason,
             "memory_limiter": classification.memory_limiter,
             "occupancy": asdict(classification.occupancy),
+            **classification_details(classification),
             "top_stalls": [asdict(share) for share in classification.top_stalls],
             "findings": [asdict(finding) for finding in classification.findings],
             "metrics": kernel_profile.metrics.to_dict(),
@@ -361,6 +368,8 @@ def _reports(profile, collection: Collection, backends, baseline: dict | None, o
         "top_stall": verdict.top_stall,
         "memory_limiter": verdict.memory_limiter,
         "occupancy_limiters": dominant.classification.occupancy.limiters,
+        "busiest_pipe": dominant.classification.pipes.busiest,
+        "unverified": dominant.classification.unverified,
         "reason": dominant.classification.reason,
         "dominant_kernel": {"name": verdict.dominant_kernel, "share_pct": verdict.dominant_share_pct},
         "metrics": verdict.metrics,
@@ -433,6 +442,8 @@ def _pct(value: float | None) -> str:
 
 def _evidence_rows(classification, metrics) -> list[list[str]]:
     """The dominant kernel's key numbers, each with its real unit (a 0-32 ratio stays a ratio)."""
+    from kernel_opt.profile.evidence import design_rows
+
     rows: list[list[str]] = []
 
     def row(label: str, value: str | None) -> None:
@@ -466,14 +477,13 @@ def _evidence_rows(classification, metrics) -> list[list[str]]:
         row("top warp stalls (share of the cycles between issued instructions)",
             ", ".join(f"{share.reason} {share.share_pct:.0f}%" for share in classification.top_stalls))
     row("issue slots busy", _pct(metrics.issue_slots_busy_pct) if metrics.issue_slots_busy_pct is not None else None)
-    row("tensor pipe busy", _pct(metrics.tensor_pipe_pct) if metrics.tensor_pipe_pct is not None else None)
+    if metrics.tensor_pipe_pct is not None and classification.pipes.busiest != "tensor":
+        row("tensor pipe busy", _pct(metrics.tensor_pipe_pct))
     if metrics.l1_hit_rate_pct is not None or metrics.l2_hit_rate_pct is not None:
         row("L1 / L2 hit rate", f"{_pct(metrics.l1_hit_rate_pct)} / {_pct(metrics.l2_hit_rate_pct)}")
     if metrics.global_load_sectors_per_request is not None or metrics.global_store_sectors_per_request is not None:
         row("sectors per global load / store request",
             f"{_cell(metrics.global_load_sectors_per_request)} / {_cell(metrics.global_store_sectors_per_request)}")
-    conflicts = metrics.shared_bank_conflict_pct
-    row("shared-memory bank conflicts (% of wavefronts)", _pct(conflicts) if conflicts is not None else None)
     local = metrics.local_memory_sectors
     row("local-memory sectors (spills, local arrays)", _number(local) if local is not None else None)
     threads = metrics.threads_per_warp_instruction
@@ -481,7 +491,7 @@ def _evidence_rows(classification, metrics) -> list[list[str]]:
     row("registers per thread", _number(metrics.registers_per_thread) if metrics.registers_per_thread is not None else None)
     row("duration per launch (ncu, clocks not locked)",
         f"{_number(metrics.duration_us)} us" if metrics.duration_us is not None else None)
-    return rows
+    return rows + design_rows(classification)
 
 
 def _canonical_rows(metrics) -> list[list[str]]:

@@ -18,6 +18,7 @@ BOTTLENECK_ALIASES: dict[str, tuple[str, ...]] = {
     "compute_bound": ("compute", "compute_bound", "compute_limited", "math", "math_bound", "sm_bound", "flops", "alu_bound"),
     "latency_bound": ("latency", "latency_bound", "latency_limited", "stall", "stalls", "stall_bound"),
     "occupancy_bound": ("occupancy", "occupancy_bound", "occupancy_limited", "low_occupancy", "occ"),
+    "overlap_bound": ("overlap", "overlap_bound", "overlap_limited", "async_pipeline", "pipeline_overlap"),
 }
 BACKEND_ALIASES: dict[str, tuple[str, ...]] = {
     "cuda": ("cuda", "cu", "cuda_c", "cuda_cpp", "cuda_c++", "nvcc"),

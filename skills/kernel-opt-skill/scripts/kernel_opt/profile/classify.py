@@ -2,23 +2,31 @@
 
 The original skill kept these rules in prose, looked only at DRAM for "memory" (an L1-bound
 kernel read as latency-bound) and let the verdict drift from the numbers. Here the label is a
-pure function of a `KernelMetrics` record, every threshold sits in `THRESHOLDS` (thresholds.py;
-documented, with the same values, in profiling/NCU.md), and each finding (one rule each, in
-findings.py) carries the metric values that triggered it.
+pure function of a `KernelMetrics` record (and, when there is one, the kernel's SASS opcode
+counts), every threshold sits in `THRESHOLDS` (thresholds.py; documented, with the same values,
+in profiling/NCU.md), and each finding (one rule each, in findings.py) carries the metric
+values that triggered it.
 
-Order of decisions, following Nsight Compute's SpeedOfLight bottleneck rule:
+Order of decisions, following Nsight Compute's SpeedOfLight, HighPipeUtilization,
+SharedMemoryConflicts and IssueSlotUtilization rules:
 1. memory SOL = the busiest of DRAM, L2 and L1/shared (and ncu's own compute-memory
-   throughput); SM SOL = sm__throughput.
-2. Both below the latency line: nothing is near its peak, so latency limits the kernel. If the
-   grid cannot fill the GPU, that is the cause (latency_bound, small_grid). Else, if achieved
-   occupancy is low, occupancy_bound (with the limiter); else latency_bound.
-3. Otherwise the higher of the two, when it leads by the balance margin; within the margin the
+   throughput); L1/shared is left out when its traffic is tensor-core operand staging (tensor
+   pipe busy, bank conflicts below bank_conflict_pct). SM SOL = sm__throughput.
+2. A math pipe (tensor, FMA, ALU, FP64, XU) at its roof: compute_bound on that pipe, unless
+   DRAM or L2 runs ahead of it by the balance margin.
+3. Both SOLs below the latency line: nothing is near its peak, so latency limits the kernel.
+   A grid that cannot fill the GPU is the cause (latency_bound, small_grid). Low achieved
+   occupancy in an asynchronous pipeline (wgmma, TMA, cp.async, warp specialization) is by
+   design: overlap_bound. Low occupancy with starved schedulers and latency stalls:
+   occupancy_bound (with the limiter). Anything else: latency_bound.
+4. Otherwise the higher of the two, when it leads by the balance margin; within the margin the
    kernel is balanced and gets the higher one's label, with a `balanced` finding.
+Evidence a decision needed but the report lacked is listed in `unverified`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
 from kernel_opt.profile.assessments import (
@@ -26,27 +34,21 @@ from kernel_opt.profile.assessments import (
     GridAssessment,
     Label,
     OccupancyAssessment,
+    PipeAssessment,
+    SharedMemoryAssessment,
     assess_grid,
     assess_occupancy,
+    assess_pipes,
+    assess_shared_memory,
     grid_text,
     memory_sol,
     occupancy_cause_text,
     percent_text,
 )
+from kernel_opt.profile.design import KernelDesign, assess_design, base_kernel_name
 from kernel_opt.profile.findings import Finding, FindingContext, secondary_findings
-from kernel_opt.profile.guides import guide_link
-from kernel_opt.profile.ncu.metrics import KernelMetrics, StallShare
+from kernel_opt.profile.ncu.metrics import LATENCY_STALLS, MEMORY_QUEUE_STALLS, KernelMetrics, StallShare
 from kernel_opt.profile.thresholds import threshold
-
-
-@dataclass
-class Suggestion:
-    """A strategy from a guide to read next, and why it applies."""
-
-    guide: str  # "cuda" or "triton"
-    strategy: str  # the strategy name (a heading in the guide)
-    link: str  # path from the skill root, with anchor
-    why: str
 
 
 @dataclass
@@ -56,15 +58,19 @@ class Classification:
     label: Label | None  # None only when the report lacks the SpeedOfLight metrics
     reason: str
     small_grid: bool
-    memory_sol_pct: float | None
+    memory_sol_pct: float | None  # as counted for the verdict (L1/shared left out when it is operand staging)
     sm_sol_pct: float | None
-    memory_limiter: str | None  # "DRAM", "L2" or "L1/shared"
+    memory_limiter: str | None  # "DRAM", "L2" or "L1/shared": the unit memory_sol_pct comes from
     balanced: bool
     occupancy: OccupancyAssessment
     grid: GridAssessment
     top_stalls: list[StallShare]
     evidence: dict[str, Any]
     findings: list[Finding]
+    pipes: PipeAssessment
+    shared: SharedMemoryAssessment
+    design: KernelDesign
+    unverified: list[str] = field(default_factory=list)  # missing evidence that could change the label
 
     @property
     def top_stall(self) -> str | None:
@@ -76,56 +82,85 @@ class Classification:
         return data
 
 
+@dataclass(frozen=True)
+class LabelInputs:
+    """What the label is decided from: the SOLs and every assessment of one kernel."""
+
+    memory_sol_pct: float | None
+    sm_sol_pct: float | None
+    memory_limiter: str | None
+    memory_units: Mapping[str, float]
+    occupancy: OccupancyAssessment
+    grid: GridAssessment
+    pipes: PipeAssessment
+    shared: SharedMemoryAssessment
+    design: KernelDesign
+    top_stalls: Sequence[StallShare]
+
+
 # --- classification --------------------------------------------------------------------------
 
 
-def classify(metrics: KernelMetrics) -> Classification:
-    """The primary label, small_grid, secondary findings and their evidence for one kernel."""
-    memory, limiter, units = memory_sol(metrics)
-    sm = metrics.sm_throughput_pct
-    occupancy = assess_occupancy(metrics)
-    grid = assess_grid(metrics)
-    stalls = metrics.top_stalls(3)
-    evidence: dict[str, Any] = {
-        "memory_sol_pct": memory,
-        "memory_limiter": limiter,
+def classify(metrics: KernelMetrics, static_opcodes: Mapping[str, float] | None = None) -> Classification:
+    """The primary label, small_grid, secondary findings and their evidence for one kernel.
+
+    `static_opcodes`: base-opcode counts of this kernel from a static analysis, used when the
+    report holds no executed opcode mix.
+    """
+    design = assess_design(metrics, static_opcodes)
+    shared = assess_shared_memory(metrics, design.tensor_cores)
+    memory, limiter, units = memory_sol(metrics, shared.operand_staging)
+    inputs = LabelInputs(memory, metrics.sm_throughput_pct, limiter, units, assess_occupancy(metrics),
+                         assess_grid(metrics), assess_pipes(metrics), shared, design, metrics.top_stalls(3))
+    evidence = _evidence(inputs, metrics)
+    common = dict(small_grid=inputs.grid.small_grid, occupancy=inputs.occupancy, grid=inputs.grid,
+                  top_stalls=list(inputs.top_stalls), evidence=evidence, pipes=inputs.pipes, shared=shared,
+                  design=design)
+    if memory is None and inputs.sm_sol_pct is None:
+        return Classification(None, "no SpeedOfLight metrics (SM and memory throughput) in this report: profile with "
+                              "the targeted sections", memory_sol_pct=None, sm_sol_pct=None, memory_limiter=None,
+                              balanced=False, findings=[], **common)
+    label, reason, balanced = _decide_label(inputs)
+    context = FindingContext(metrics, label, memory, limiter, inputs.sm_sol_pct, balanced, inputs.occupancy,
+                             inputs.grid, inputs.top_stalls, inputs.pipes, shared, design)
+    return Classification(label, reason, memory_sol_pct=memory, sm_sol_pct=inputs.sm_sol_pct, memory_limiter=limiter,
+                          balanced=balanced, findings=secondary_findings(context),
+                          unverified=unverified_evidence(label, inputs), **common)
+
+
+def _evidence(inputs: LabelInputs, metrics: KernelMetrics) -> dict[str, Any]:
+    return {
+        "memory_sol_pct": inputs.memory_sol_pct,
+        "memory_limiter": inputs.memory_limiter,
         **{f"{name}": getattr(metrics, name) for _, name in MEMORY_UNITS},
-        "sm_sol_pct": sm,
-        "achieved_occupancy_pct": occupancy.achieved_pct,
-        "theoretical_occupancy_pct": occupancy.theoretical_pct,
-        "waves_per_sm": grid.waves_per_sm,
-        "grid_size_blocks": grid.grid_size_blocks,
-        "sm_count": grid.sm_count,
+        "l1_operand_staging": inputs.shared.operand_staging,
+        "sm_sol_pct": inputs.sm_sol_pct,
+        "busiest_pipe": inputs.pipes.busiest,
+        "busiest_pipe_pct": inputs.pipes.busiest_pct,
+        "achieved_occupancy_pct": inputs.occupancy.achieved_pct,
+        "theoretical_occupancy_pct": inputs.occupancy.theoretical_pct,
+        "waves_per_sm": inputs.grid.waves_per_sm,
+        "grid_size_blocks": inputs.grid.grid_size_blocks,
+        "sm_count": inputs.grid.sm_count,
     }
-    if memory is None and sm is None:
-        return Classification(
-            None, "no SpeedOfLight metrics (SM and memory throughput) in this report: profile with the targeted "
-            "sections", grid.small_grid, None, None, None, False, occupancy, grid, stalls, evidence, [],
-        )
-    label, reason, balanced = _decide_label(memory, sm, limiter, units, occupancy, grid)
-    context = FindingContext(metrics, label, memory, limiter, sm, balanced, occupancy, grid, stalls)
-    return Classification(label, reason, grid.small_grid, memory, sm, limiter, balanced, occupancy, grid, stalls,
-                          evidence, secondary_findings(context))
 
 
-def _decide_label(
-    memory: float | None,
-    sm: float | None,
-    limiter: str | None,
-    units: Mapping[str, float],
-    occupancy: OccupancyAssessment,
-    grid: GridAssessment,
-) -> tuple[Label, str, bool]:
-    """(label, reason, balanced) from the SOL values, in the order of decisions the module docstring gives."""
+def _decide_label(inputs: LabelInputs) -> tuple[Label, str, bool]:
+    """(label, reason, balanced), in the order of decisions the module docstring gives."""
+    memory, sm, limiter = inputs.memory_sol_pct, inputs.sm_sol_pct, inputs.memory_limiter
     memory_value, sm_value = memory or 0.0, sm or 0.0
     margin = threshold("balance_points")
+    if inputs.pipes.at_roof:
+        return _roof_label(inputs, memory_value, margin)
     if max(memory_value, sm_value) < threshold("latency_line_pct"):
-        label, reason = _latency_label(memory, sm, occupancy, grid)
+        label, reason = _latency_label(inputs)
         return label, reason, False
     if memory_value - sm_value >= margin:
-        units_text = ", ".join(f"{unit} {value:.1f}%" for unit, value in units.items())
-        reason = (f"memory throughput {percent_text(memory)} ({units_text}) leads SM throughput {percent_text(sm)} by "
-                  f"{memory_value - sm_value:.1f} points; the busiest memory unit is {limiter or 'not reported'}")
+        units_text = ", ".join(f"{unit} {value:.1f}%" for unit, value in inputs.memory_units.items())
+        staging = " (L1/shared not counted: operand staging)" if inputs.shared.operand_staging else ""
+        reason = (f"memory throughput {percent_text(memory)} ({units_text}){staging} leads SM throughput "
+                  f"{percent_text(sm)} by {memory_value - sm_value:.1f} points; the busiest memory unit is "
+                  f"{limiter or 'not reported'}")
         return "memory_bound", reason, False
     if sm_value - memory_value >= margin:
         reason = (f"SM throughput {percent_text(sm)} leads memory throughput {percent_text(memory)} by "
@@ -137,150 +172,75 @@ def _decide_label(
     return label, reason, True
 
 
-def _latency_label(
-    memory: float | None, sm: float | None, occupancy: OccupancyAssessment, grid: GridAssessment
-) -> tuple[Label, str]:
-    """Nothing near its peak: a grid too small to fill the GPU, else low occupancy, else stalled warps."""
-    both = (f"SM {percent_text(sm)} and memory {percent_text(memory)} throughput are both below the "
-            f"{threshold('latency_line_pct'):g}% latency line")
-    if grid.small_grid:
-        return "latency_bound", (f"{both}, and the grid ({grid_text(grid)}) cannot fill the GPU: too little "
+def _roof_label(inputs: LabelInputs, memory_value: float, margin: float) -> tuple[Label, str, bool]:
+    """A math pipe at its roof: compute_bound on it, unless DRAM or L2 runs well ahead of it."""
+    pipes = inputs.pipes
+    pipe, pipe_value = pipes.busiest, pipes.busiest_pct
+    roof = f"the {pipe} pipe runs at {pipe_value:.1f}% of its peak (>= {threshold('pipe_roof_pct'):g}%, its roof)"
+    if memory_value - pipe_value >= margin:
+        return "memory_bound", (f"{roof}, but {inputs.memory_limiter} runs {memory_value - pipe_value:.1f} points "
+                                f"higher at {memory_value:.1f}%"), False
+    l1 = inputs.memory_units.get("L1/shared")
+    l1_text = f"; L1/shared at {l1:.1f}% does not change that" if l1 is not None and l1 > memory_value else ""
+    reason = (f"{roof}: compute_bound on the {pipe} pipe; memory {percent_text(inputs.memory_sol_pct)} "
+              f"({inputs.memory_limiter or 'not reported'}){l1_text}")
+    return "compute_bound", reason, abs(memory_value - pipe_value) < margin
+
+
+def _latency_label(inputs: LabelInputs) -> tuple[Label, str]:
+    """Nothing near its peak: a small grid, else an asynchronous pipeline by design, else starved warps, else stalls."""
+    occupancy, design = inputs.occupancy, inputs.design
+    both = (f"SM {percent_text(inputs.sm_sol_pct)} and memory {percent_text(inputs.memory_sol_pct)} throughput are "
+            f"both below the {threshold('latency_line_pct'):g}% latency line")
+    if inputs.grid.small_grid:
+        return "latency_bound", (f"{both}, and the grid ({grid_text(inputs.grid)}) cannot fill the GPU: too little "
                                  "parallel work")
-    if occupancy.low:
-        return "occupancy_bound", (f"{both}, and achieved occupancy {percent_text(occupancy.achieved_pct)} is below "
-                                   f"{threshold('low_occupancy_pct'):g}% ({occupancy_cause_text(occupancy)})")
-    occupancy_text = percent_text(occupancy.achieved_pct) if occupancy.achieved_pct is not None else "not collected"
-    return "latency_bound", f"{both}, with achieved occupancy {occupancy_text}: warps are stalled, not starved"
+    if not occupancy.low:
+        occupancy_text = percent_text(occupancy.achieved_pct) if occupancy.achieved_pct is not None else "not collected"
+        return "latency_bound", f"{both}, with achieved occupancy {occupancy_text}: warps are stalled, not starved"
+    top = inputs.top_stalls[0] if inputs.top_stalls else None
+    low = f"achieved occupancy {percent_text(occupancy.achieved_pct)} is below {threshold('low_occupancy_pct'):g}%"
+    stalls = ", ".join(f"{share.reason} {share.share_pct:.0f}%" for share in inputs.top_stalls) or "not collected"
+    if design.asynchronous and (top is None or top.reason not in MEMORY_QUEUE_STALLS):
+        features = ", ".join(design.async_features)
+        return "overlap_bound", (f"{both}; {low} by design of an asynchronous pipeline ({features}), and its warps "
+                                 f"wait ({stalls}): its copies, MMAs and other math do not overlap enough; more "
+                                 "resident warps are not the lever")
+    hideable = top is None or top.reason in LATENCY_STALLS
+    if not design.asynchronous and occupancy.starved is not False and hideable:
+        return "occupancy_bound", (f"{both}, and {low} ({occupancy_cause_text(occupancy)}); {_starving_text(occupancy)}"
+                                   f", top stalls {stalls}: latency more warps would hide")
+    why = (f"the top stall {top.reason} is a full memory queue, not latency" if top is not None and not hideable
+           else f"the schedulers are not starved ({_starving_text(occupancy)})")
+    return "latency_bound", f"{both}; {low}, but {why}: more warps would not help, the stalls would"
 
 
-# --- where to read next ----------------------------------------------------------------------
-
-# Strategy names per guide and label, in the order to try them when nothing more specific applies.
-DEFAULT_STRATEGIES: dict[str, dict[str, tuple[str, ...]]] = {
-    "cuda": {
-        "memory_bound": ("coalesce_access", "vector_loads", "single_pass", "l2_reuse", "smem_tiling"),
-        "compute_bound": ("tensor_cores", "wgmma", "fewer_instructions", "fast_math"),
-        "latency_bound": ("more_bytes_in_flight", "cp_async_pipeline", "more_ilp"),
-        "occupancy_bound": ("register_limit", "smem_limit", "block_shape", "load_balance"),
-        "small_grid": ("split_work", "persistent_kernel"),
-    },
-    "triton": {
-        "memory_bound": ("block_size", "vector_hints", "single_pass", "cache_hints"),
-        "compute_bound": ("dot_precision", "tile_shape", "autotune", "fast_math"),
-        "latency_bound": ("pipeline_stages", "more_work_per_program"),
-        "occupancy_bound": ("num_warps_stages_tradeoff",),
-        "small_grid": ("persistent_kernel", "split_k"),
-    },
-}
-
-# Stall reason -> CUDA strategies that address it (CUDA.md names the stall in each heading).
-STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
-    "long_scoreboard": ("more_bytes_in_flight", "cp_async_pipeline"),
-    "barrier": ("warp_shuffle_reduce",),
-    "short_scoreboard": ("warp_shuffle_reduce", "smem_bank_conflicts"),
-    "mio_throttle": ("smem_bank_conflicts",),
-    "lg_throttle": ("vector_loads",),
-    "wait": ("more_ilp",),
-    "math_pipe_throttle": ("more_ilp",),
-}
-
-OCCUPANCY_STRATEGIES: dict[str, str] = {
-    "registers": "register_limit",
-    "shared memory": "smem_limit",
-    "block size": "block_shape",
-    "blocks per SM": "block_shape",
-}
-
-MAX_SUGGESTIONS_PER_GUIDE = 4
+def _starving_text(occupancy: OccupancyAssessment) -> str:
+    eligible, issue = occupancy.eligible_warps_per_scheduler, occupancy.issue_slots_busy_pct
+    if eligible is None and issue is None:
+        return "eligible warps not collected"
+    eligible_text = "n/a" if eligible is None else f"{eligible:.2f}"
+    return f"{eligible_text} eligible warps per scheduler, issue slots {percent_text(issue)} busy"
 
 
-def suggest(classification: Classification, metrics: KernelMetrics, backends: Sequence[str] = ("cuda", "triton"),
-            compute_capability: str | None = None) -> list[Suggestion]:
-    """The guide sections to read next: specific evidence first, then the label's defaults."""
-    suggestions: list[Suggestion] = []
-    label = classification.label
-    if label is None:
-        return suggestions
-    keys = {finding.key for finding in classification.findings}
-    for guide in backends:
-        picked: list[tuple[str, str]] = []
-
-        def add(name: str, why: str) -> None:
-            if name not in [item[0] for item in picked]:
-                picked.append((name, why))
-
-        if classification.small_grid:  # an idle GPU comes first: no per-SM tuning fixes missing blocks
-            for name in DEFAULT_STRATEGIES[guide]["small_grid"]:
-                add(name, "small_grid: the grid cannot fill the GPU")
-        if guide == "cuda":
-            _cuda_specific(classification, metrics, keys, compute_capability, add)
-        else:
-            _triton_specific(classification, metrics, keys, add)
-        for name in DEFAULT_STRATEGIES[guide][label]:
-            add(name, f"a {label} strategy")
-        for name, why in picked[:MAX_SUGGESTIONS_PER_GUIDE]:
-            suggestions.append(Suggestion(guide, name, guide_link(guide, name), why))
-    return suggestions
-
-
-def _cuda_specific(classification, metrics, keys, compute_capability, add) -> None:
-    label = classification.label
-    if "uncoalesced_loads" in keys or "uncoalesced_stores" in keys:
-        add("coalesce_access", "global accesses are scattered (sectors per request above the coalesced range)")
-    if label == "memory_bound":
-        unit = classification.memory_limiter
-        if unit == "L1/shared":
-            if "bank_conflicts" in keys:
-                add("smem_bank_conflicts", "L1/shared is the busiest unit and shared memory has bank conflicts")
-            add("smem_tiling", "L1/shared is the busiest unit: reuse data from shared memory or registers")
-        elif unit == "L2":
-            add("l2_reuse", "L2 is the busiest unit")
-            add("smem_tiling", "L2 is the busiest unit: fewer repeated loads of the same data")
-        elif "memory_at_peak" in keys:
-            add("single_pass", "DRAM is at its peak: only fewer bytes help")
-            add("fuse_kernels", "DRAM is at its peak: keep intermediates on chip")
-        else:
-            add("vector_loads", "DRAM is busiest but below its peak: wider accesses, more bytes per instruction")
-    elif label == "compute_bound":
-        if "tensor_pipe_idle" in keys:
-            add("tensor_cores", "compute-bound with the tensor pipe idle")
-            if compute_capability == "9.0":
-                add("wgmma", "sm_90: warpgroup MMA is Hopper's fast tensor path")
-        elif compute_capability == "9.0" and (metrics.tensor_pipe_pct or 0) > 0:
-            add("wgmma", "tensor cores in use on sm_90: check the SASS shows HGMMA, not HMMA")
-        if "issue_bound" in keys:
-            add("fewer_instructions", "issue slots are saturated")
-        if "divergence" in keys:
-            add("branch_uniformity", "warps diverge")
-    elif label == "latency_bound":
-        for share in classification.top_stalls[:2]:
-            for name in STALL_STRATEGIES.get(share.reason, ()):
-                add(name, f"top stall {share.reason} ({share.share_pct:.0f}% of cycles)")
-        if "short_kernel" in keys:
-            add("launch_overhead", "the kernel is only a few microseconds long")
-    elif label == "occupancy_bound":
-        for limiter in classification.occupancy.limiters:
-            add(OCCUPANCY_STRATEGIES[limiter], f"theoretical occupancy is limited by {limiter}")
-        if classification.occupancy.gap:
-            add("load_balance", "achieved occupancy is far below theoretical")
-    if "local_memory" in keys:
-        add("register_limit", "local-memory traffic: spills or a run-time-indexed local array")
-
-
-def _triton_specific(classification, metrics, keys, add) -> None:
-    label = classification.label
-    if label == "memory_bound" and "memory_at_peak" in keys:
-        unit = classification.memory_limiter or "memory"
-        if unit == "DRAM":
-            add("single_pass", "DRAM is at its peak: only fewer bytes help")
-        else:  # L1/shared or L2 saturated: the same data is fetched again and again
-            add("block_size", f"{unit} is at its peak: larger tiles reuse each loaded value more")
-    if label == "latency_bound":
-        top = classification.top_stall
-        if top in ("long_scoreboard", "barrier"):
-            add("pipeline_stages", f"top stall {top}: more loads in flight")
-        if "short_kernel" in keys:
-            add("launch_overhead", "the kernel is only a few microseconds long")
+def unverified_evidence(label: Label, inputs: LabelInputs) -> list[str]:
+    """The checks this label depended on that the report could not make, each with what it could change."""
+    notes: list[str] = []
+    occupancy, design = inputs.occupancy, inputs.design
+    latency_region = max(inputs.memory_sol_pct or 0.0, inputs.sm_sol_pct or 0.0) < threshold("latency_line_pct")
+    if inputs.pipes.busiest is None:
+        notes.append("per-pipe compute roof: no pipe utilisation metrics (a pipe at its roof makes it compute_bound)")
+    low_occupancy_case = latency_region and occupancy.low and not inputs.grid.small_grid and not inputs.pipes.at_roof
+    if low_occupancy_case and not design.asynchronous and design.unchecked:
+        notes.append(f"asynchronous pipeline: {', '.join(design.unchecked)} not visible without the executed opcode "
+                     "mix or a static analysis (either could make it overlap_bound)")
+    if label == "occupancy_bound" and occupancy.starved is None:
+        notes.append("starved schedulers: eligible warps and issue slots not collected")
+    if label == "occupancy_bound" and not inputs.top_stalls:
+        notes.append("latency stalls: warp states not collected")
+    if inputs.memory_limiter == "L1/shared" and label == "memory_bound" and inputs.shared.unchecked:
+        notes.append(f"L1/shared operand staging: {'; '.join(inputs.shared.unchecked)}")
+    return notes
 
 
 # --- several kernels: the solution's verdict -------------------------------------------------
@@ -318,11 +278,13 @@ WEIGHTED_FIELDS: tuple[str, ...] = (
 )
 
 
-def summarize(kernels: Sequence[tuple[str, int, str, float | None, KernelMetrics]]) -> SolutionVerdict:
+def summarize(kernels: Sequence[tuple[str, int, str, float | None, KernelMetrics]],
+              static_opcodes: Mapping[str, Mapping[str, float]] | None = None) -> SolutionVerdict:
     """Classify every kernel and combine: (name, launches, configuration, total duration us, mean metrics) each.
 
     The label is the one of the kernel with the largest share of the profiled time, because a
     duration-weighted average of a memory-bound and a compute-bound kernel describes neither.
+    `static_opcodes`: a static analysis's opcode counts by bare kernel name (design.load_static_opcodes).
     """
     from kernel_opt.core.errors import UsageError
 
@@ -333,7 +295,9 @@ def summarize(kernels: Sequence[tuple[str, int, str, float | None, KernelMetrics
     verdicts: list[KernelVerdict] = []
     for name, launches, configuration, duration, metrics in kernels:
         share = 100.0 * duration / total if total > 0 and duration is not None else 100.0 / len(kernels)
-        verdicts.append(KernelVerdict(name, launches, configuration, duration, share, classify(metrics), metrics))
+        static = (static_opcodes or {}).get(base_kernel_name(name))
+        verdicts.append(KernelVerdict(name, launches, configuration, duration, share, classify(metrics, static),
+                                      metrics))
     labelled = [verdict for verdict in verdicts if verdict.classification.label is not None]
     if not labelled:
         raise UsageError(

@@ -222,6 +222,13 @@ STALL_MEANINGS: dict[str, str] = {
     "misc": "miscellaneous reasons",
 }
 
+# Waits on a result, a barrier or an instruction fetch: another resident warp could issue
+# meanwhile, so more warps per scheduler would hide them.
+LATENCY_STALLS = frozenset({"long_scoreboard", "short_scoreboard", "wait", "barrier", "membar", "gmma", "sleeping",
+                            "no_instruction", "branch_resolving", "imc_miss", "drain"})
+# A memory instruction queue is full: the memory instruction path, not latency, holds the warp.
+MEMORY_QUEUE_STALLS = frozenset({"lg_throttle", "mio_throttle", "tex_throttle"})
+
 
 # --- records ---------------------------------------------------------------------------------
 
@@ -328,8 +335,8 @@ class KernelMetrics:
     @property
     def shared_bank_conflict_pct(self) -> float | None:
         """Bank conflicts as a share of shared-memory wavefronts (each conflict costs one extra wavefront)."""
-        conflicts = _sum_known(self.shared_load_bank_conflicts, self.shared_store_bank_conflicts)
-        wavefronts = _sum_known(self.shared_load_wavefronts, self.shared_store_wavefronts)
+        conflicts = sum_known(self.shared_load_bank_conflicts, self.shared_store_bank_conflicts)
+        wavefronts = sum_known(self.shared_load_wavefronts, self.shared_store_wavefronts)
         if conflicts is None or not wavefronts:
             return None
         return 100.0 * conflicts / wavefronts
@@ -337,7 +344,7 @@ class KernelMetrics:
     @property
     def shared_load_wavefronts_per_request(self) -> float | None:
         """Wavefronts per shared load request (LDS + LDSM), as ncu's SharedMemoryConflicts rule counts them."""
-        requests = _sum_known(self.shared_load_instructions, self.shared_matrix_load_instructions)
+        requests = sum_known(self.shared_load_instructions, self.shared_matrix_load_instructions)
         if self.shared_load_wavefronts is None or not requests:
             return None
         return self.shared_load_wavefronts / requests
@@ -350,11 +357,11 @@ class KernelMetrics:
 
     @property
     def local_memory_sectors(self) -> float | None:
-        return _sum_known(self.local_load_sectors, self.local_store_sectors)
+        return sum_known(self.local_load_sectors, self.local_store_sectors)
 
     @property
     def shared_memory_per_block_bytes(self) -> float | None:
-        return _sum_known(self.static_shared_memory_per_block_bytes, self.dynamic_shared_memory_per_block_bytes)
+        return sum_known(self.static_shared_memory_per_block_bytes, self.dynamic_shared_memory_per_block_bytes)
 
     def to_dict(self) -> dict[str, Any]:
         kept = [f.name for f in fields(self) if f.name not in ("stalls", "sources", "stall_unit", "executed_opcodes")]
@@ -372,7 +379,8 @@ class KernelMetrics:
 CANONICAL_FIELDS: tuple[str, ...] = tuple(alias.canonical for alias in METRIC_ALIASES)
 
 
-def _sum_known(*values: float | None) -> float | None:
+def sum_known(*values: float | None) -> float | None:
+    """The sum of the values that are known; None when none is."""
     known = [value for value in values if value is not None]
     return sum(known) if known else None
 
