@@ -15,6 +15,11 @@ Usage:
   python3 tools/reclassify_demo.py demo/cuda/gemm --changed # one case, only the versions whose label changed
   python3 tools/reclassify_demo.py --static-analysis-root /tmp/sass --json
 
+A CUDA version's SASS can be rebuilt without a GPU (nvcc and cuobjdump), e.g. for v6 of the
+attention case (wgmma versions need --arch sm_90a):
+  python3 skills/kernel-opt-skill/scripts/static_analysis.py demo/cuda/attention/v6/v6.cu \
+      --output-dir /tmp/sass/cuda/attention/v6 --arch sm_90
+
 Nothing under demo/ is written. Exit codes: 0 printed; 2 no demo version found under the paths.
 """
 
