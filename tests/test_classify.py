@@ -316,6 +316,27 @@ def test_an_asynchronous_pipeline_held_by_a_full_memory_queue_is_latency_bound()
     assert result.label == "latency_bound" and "lg_throttle is a full memory queue" in result.reason
 
 
+ABOVE_THE_LINE = dict(LOW_OCCUPANCY, sm_throughput_pct=60.0, l2_throughput_pct=62.0, memory_throughput_pct=62.0,
+                      gmma_instructions_pct=2.0, stalls={"long_scoreboard": 4.0, "lg_throttle": 2.5, "selected": 1.0})
+
+
+def test_a_wgmma_pipeline_above_the_latency_line_with_nothing_at_its_peak_and_waiting_warps_is_overlap_bound():
+    result = classify_kernel(kernel(**ABOVE_THE_LINE))  # CUDA GEMM v9 of the demo: TMA + wgmma, L2 62%, SM 60%
+    assert result.label == "overlap_bound"
+    assert "while nothing runs near its peak (SM 60.0%, memory 62.0%)" in result.reason
+
+
+@pytest.mark.parametrize("overrides, label", [
+    (dict(stalls={"not_selected": 4.0, "wait": 1.0}), "memory_bound"),  # ready warps, not waiting ones
+    (dict(l2_throughput_pct=85.0, memory_throughput_pct=85.0), "memory_bound"),  # L2 at its peak owns the verdict
+    (dict(achieved_occupancy_pct=60.0, theoretical_occupancy_pct=62.5), "memory_bound"),  # occupancy is not low
+    (dict(l1_throughput_pct=75.0, memory_throughput_pct=75.0, shared_load_bank_conflicts=30.0,
+          shared_load_wavefronts=100.0), "memory_bound"),  # a bank-conflict problem on L1/shared stays one
+])
+def test_above_the_latency_line_overlap_needs_waiting_warps_and_nothing_at_its_peak(overrides, label):
+    assert classify_kernel(kernel(**{**ABOVE_THE_LINE, **overrides})).label == label
+
+
 def test_occupancy_bound_needs_starved_schedulers_and_latency_more_warps_would_hide():
     sass = {"FFMA": 1000.0, "LDG": 100.0}  # no asynchronous feature: the design check is complete
     starved = classify_kernel(kernel(**LOW_OCCUPANCY, executed_opcodes=sass))

@@ -13,7 +13,8 @@ DEMO = REPO_ROOT / "demo"
 
 # version -> (label recorded then, label now). Issue 15's rules on the kept metrics (no SASS kept):
 # wgmma kernels at low occupancy are overlap_bound; busy L1/shared in conflict-free tensor-core
-# kernels is operand staging, which moves CUDA attention v10 off memory_bound.
+# kernels is operand staging, which moves CUDA attention v10 off memory_bound; and wgmma kernels
+# with nothing near its peak whose warps wait (CUDA GEMM v9, Triton attention v2/v3) are overlap_bound.
 EXPECTED_LABELS = {
     "cuda/attention/v0": ("occupancy_bound", "occupancy_bound"),
     "cuda/attention/v1": ("memory_bound", "memory_bound"),  # 78% bank conflicts: a real L1/shared problem
@@ -35,7 +36,7 @@ EXPECTED_LABELS = {
     "cuda/gemm/v6": ("memory_bound", "memory_bound"),
     "cuda/gemm/v7": ("occupancy_bound", "overlap_bound"),
     "cuda/gemm/v8": ("occupancy_bound", "overlap_bound"),
-    "cuda/gemm/v9": ("memory_bound", "memory_bound"),
+    "cuda/gemm/v9": ("memory_bound", "overlap_bound"),  # TMA + wgmma, L2 62%: nothing at its peak, warps wait
     "cuda/gemm/v10": ("compute_bound", "compute_bound"),
     "cuda/softmax/v0": ("memory_bound", "memory_bound"),
     "cuda/softmax/v1": ("memory_bound", "memory_bound"),
@@ -43,8 +44,8 @@ EXPECTED_LABELS = {
     "cuda/softmax/v3": ("memory_bound", "memory_bound"),
     "triton/attention/v0": ("compute_bound", "compute_bound"),
     "triton/attention/v1": ("occupancy_bound", "overlap_bound"),
-    "triton/attention/v2": ("memory_bound", "memory_bound"),
-    "triton/attention/v3": ("memory_bound", "memory_bound"),
+    "triton/attention/v2": ("memory_bound", "overlap_bound"),
+    "triton/attention/v3": ("memory_bound", "overlap_bound"),
     "triton/attention/v4": ("occupancy_bound", "overlap_bound"),
     "triton/attention/v5": ("occupancy_bound", "overlap_bound"),
     "triton/attention/v6": ("occupancy_bound", "overlap_bound"),
@@ -56,9 +57,9 @@ EXPECTED_LABELS = {
     "triton/softmax/v1": ("memory_bound", "memory_bound"),
 }
 # Verdicts that cp.async or setmaxnreg (not visible without the SASS the demo did not keep) could change.
-PROVISIONAL = {"cuda/attention/v0", "cuda/attention/v2", "cuda/attention/v3", "cuda/attention/v4", "cuda/attention/v6",
-               "cuda/attention/v7", "cuda/attention/v8", "cuda/attention/v9", "cuda/attention/v10", "cuda/gemm/v1",
-               "cuda/gemm/v3", "cuda/gemm/v5"}
+PROVISIONAL = {"cuda/attention/v0", "cuda/attention/v2", "cuda/attention/v3", "cuda/attention/v4", "cuda/attention/v5",
+               "cuda/attention/v6", "cuda/attention/v7", "cuda/attention/v8", "cuda/attention/v9", "cuda/attention/v10",
+               "cuda/gemm/v1", "cuda/gemm/v3", "cuda/gemm/v5", "cuda/gemm/v6"}
 
 
 @pytest.fixture(scope="module")

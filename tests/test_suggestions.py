@@ -102,3 +102,14 @@ def test_an_overlap_bound_wgmma_pipeline_follows_its_stalls():
 def test_without_sass_the_overlap_advice_does_not_assume_what_it_cannot_see():
     metrics = kernel(**OVERLAP, gmma_instructions_pct=3.0)  # wgmma seen; TMA metric absent: not known either way
     assert cuda_strategies(classify_kernel(metrics), metrics)[0] == "softmax_mma_overlap"
+
+
+def test_an_overlap_bound_pipeline_with_narrow_stores_also_points_at_wider_accesses():
+    metrics = kernel(achieved_occupancy_pct=12.0, theoretical_occupancy_pct=12.5, sm_throughput_pct=60.0,
+                     l2_throughput_pct=62.0, memory_throughput_pct=62.0, tensor_pipe_pct=65.0,
+                     executed_opcodes={"HGMMA": 64.0, "UTMALDG": 8.0},
+                     stalls={"long_scoreboard": 4.0, "lg_throttle": 2.5})
+    result = classify_kernel(metrics)
+    assert result.label == "overlap_bound"
+    assert cuda_strategies(result, metrics) == ["pipeline_depth", "warp_specialization", "vector_loads",
+                                                "pingpong_warpgroups"]

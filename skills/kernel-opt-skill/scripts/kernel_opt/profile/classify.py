@@ -14,12 +14,14 @@ SharedMemoryConflicts and IssueSlotUtilization rules:
    pipe busy, bank conflicts below bank_conflict_pct). SM SOL = sm__throughput.
 2. A math pipe (tensor, FMA, ALU, FP64, XU) at its roof: compute_bound on that pipe, unless
    DRAM or L2 runs ahead of it by the balance margin.
-3. Both SOLs below the latency line: nothing is near its peak, so latency limits the kernel.
-   A grid that cannot fill the GPU is the cause (latency_bound, small_grid). Low achieved
-   occupancy in an asynchronous pipeline (wgmma, TMA, cp.async, warp specialization) is by
-   design: overlap_bound. Low occupancy with starved schedulers and latency stalls:
-   occupancy_bound (with the limiter). Anything else: latency_bound.
-4. Otherwise the higher of the two, when it leads by the balance margin; within the margin the
+3. Low achieved occupancy in an asynchronous pipeline (wgmma, TMA, cp.async, warp
+   specialization) is by design: overlap_bound when its warps wait while nothing runs near its
+   peak (overlap_conditions).
+4. Both SOLs below the latency line: nothing is near its peak, so latency limits the kernel.
+   A grid that cannot fill the GPU is the cause (latency_bound, small_grid). Low occupancy with
+   starved schedulers and latency stalls: occupancy_bound (with the limiter). Anything else:
+   latency_bound.
+5. Otherwise the higher of the two, when it leads by the balance margin; within the margin the
    kernel is balanced and gets the higher one's label, with a `balanced` finding.
 Evidence a decision needed but the report lacked is listed in `unverified`.
 """
@@ -152,6 +154,8 @@ def _decide_label(inputs: LabelInputs) -> tuple[Label, str, bool]:
     margin = threshold("balance_points")
     if inputs.pipes.at_roof:
         return _roof_label(inputs, memory_value, margin)
+    if inputs.design.asynchronous and overlap_conditions(inputs):
+        return "overlap_bound", _overlap_reason(inputs), False
     if max(memory_value, sm_value) < threshold("latency_line_pct"):
         label, reason = _latency_label(inputs)
         return label, reason, False
@@ -187,8 +191,38 @@ def _roof_label(inputs: LabelInputs, memory_value: float, margin: float) -> tupl
     return "compute_bound", reason, abs(memory_value - pipe_value) < margin
 
 
+def overlap_conditions(inputs: LabelInputs) -> bool:
+    """Everything overlap_bound needs besides an asynchronous design: low occupancy and warps that wait.
+
+    Below the latency line any top stall but a full memory queue will do; above it nothing may be
+    near its peak (no pipe at its roof, memory and SM below high_throughput_pct), the top stall
+    must be a wait (barrier, wait, gmma, long_scoreboard, ...), and busy L1/shared must not be a
+    bank-conflict problem (that keeps its memory verdict).
+    """
+    occupancy, top = inputs.occupancy, (inputs.top_stalls[0] if inputs.top_stalls else None)
+    if not occupancy.low or inputs.grid.small_grid or inputs.pipes.at_roof:
+        return False
+    memory, sm = inputs.memory_sol_pct or 0.0, inputs.sm_sol_pct or 0.0
+    if max(memory, sm) < threshold("latency_line_pct"):
+        return top is None or top.reason not in MEMORY_QUEUE_STALLS
+    high = threshold("high_throughput_pct")
+    conflicts_own_it = inputs.memory_limiter == "L1/shared" and inputs.shared.conflicted
+    return (memory < high and sm < high and not conflicts_own_it and top is not None
+            and top.reason in LATENCY_STALLS)
+
+
+def _overlap_reason(inputs: LabelInputs) -> str:
+    occupancy = inputs.occupancy
+    stalls = ", ".join(f"{share.reason} {share.share_pct:.0f}%" for share in inputs.top_stalls) or "not collected"
+    return (f"achieved occupancy {percent_text(occupancy.achieved_pct)} is below {threshold('low_occupancy_pct'):g}% "
+            f"by design of an asynchronous pipeline ({', '.join(inputs.design.async_features)}) while nothing runs "
+            f"near its peak (SM {percent_text(inputs.sm_sol_pct)}, memory {percent_text(inputs.memory_sol_pct)}) and "
+            f"its warps wait ({stalls}): its copies, MMAs and other math do not overlap enough; more resident warps "
+            "are not the lever")
+
+
 def _latency_label(inputs: LabelInputs) -> tuple[Label, str]:
-    """Nothing near its peak: a small grid, else an asynchronous pipeline by design, else starved warps, else stalls."""
+    """Nothing near its peak (and no asynchronous pipeline by design): a small grid, starved warps, or stalls."""
     occupancy, design = inputs.occupancy, inputs.design
     both = (f"SM {percent_text(inputs.sm_sol_pct)} and memory {percent_text(inputs.memory_sol_pct)} throughput are "
             f"both below the {threshold('latency_line_pct'):g}% latency line")
@@ -201,11 +235,6 @@ def _latency_label(inputs: LabelInputs) -> tuple[Label, str]:
     top = inputs.top_stalls[0] if inputs.top_stalls else None
     low = f"achieved occupancy {percent_text(occupancy.achieved_pct)} is below {threshold('low_occupancy_pct'):g}%"
     stalls = ", ".join(f"{share.reason} {share.share_pct:.0f}%" for share in inputs.top_stalls) or "not collected"
-    if design.asynchronous and (top is None or top.reason not in MEMORY_QUEUE_STALLS):
-        features = ", ".join(design.async_features)
-        return "overlap_bound", (f"{both}; {low} by design of an asynchronous pipeline ({features}), and its warps "
-                                 f"wait ({stalls}): its copies, MMAs and other math do not overlap enough; more "
-                                 "resident warps are not the lever")
     hideable = top is None or top.reason in LATENCY_STALLS
     if not design.asynchronous and occupancy.starved is not False and hideable:
         return "occupancy_bound", (f"{both}, and {low} ({occupancy_cause_text(occupancy)}); {_starving_text(occupancy)}"
@@ -227,11 +256,9 @@ def unverified_evidence(label: Label, inputs: LabelInputs) -> list[str]:
     """The checks this label depended on that the report could not make, each with what it could change."""
     notes: list[str] = []
     occupancy, design = inputs.occupancy, inputs.design
-    latency_region = max(inputs.memory_sol_pct or 0.0, inputs.sm_sol_pct or 0.0) < threshold("latency_line_pct")
     if inputs.pipes.busiest is None:
         notes.append("per-pipe compute roof: no pipe utilisation metrics (a pipe at its roof makes it compute_bound)")
-    low_occupancy_case = latency_region and occupancy.low and not inputs.grid.small_grid and not inputs.pipes.at_roof
-    if low_occupancy_case and not design.asynchronous and design.unchecked:
+    if not design.asynchronous and design.unchecked and overlap_conditions(inputs):
         notes.append(f"asynchronous pipeline: {', '.join(design.unchecked)} not visible without the executed opcode "
                      "mix or a static analysis (either could make it overlap_bound)")
     if label == "occupancy_bound" and occupancy.starved is None:

@@ -74,6 +74,8 @@ OVERLAP_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
     "wait": ("pingpong_warpgroups", "softmax_mma_overlap"),
     "not_selected": ("pingpong_warpgroups",),
     "dispatch_stall": ("pingpong_warpgroups",),
+    "lg_throttle": ("vector_loads",),  # e.g. an epilogue of narrow stores that nothing overlaps
+    "mio_throttle": ("smem_bank_conflicts",),
 }
 
 OCCUPANCY_STRATEGIES: dict[str, str] = {
