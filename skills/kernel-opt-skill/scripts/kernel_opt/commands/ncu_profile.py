@@ -327,9 +327,8 @@ def _reports(profile, collection: Collection, backends, baseline: dict | None, o
     from kernel_opt.profile.suggestions import suggest
     from kernel_opt.profile.thresholds import THRESHOLDS
 
-    static_opcodes = load_static_opcodes(output_dir / STATIC_ANALYSIS_JSON)  # static_analysis.py's, when it ran here
     verdict = summarize([(k.name, k.launches, k.launch_configuration, k.total_duration_us, k.metrics)
-                         for k in profile.kernels], static_opcodes)
+                         for k in profile.kernels], load_static_opcodes(output_dir / STATIC_ANALYSIS_JSON))
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     suggestions = suggest(dominant.classification, dominant.metrics, backends, profile.compute_capability)
     notes = list(collection.notes)
