@@ -264,12 +264,13 @@ def test_the_experience_log_accepts_a_registered_backend_and_its_aliases(toy_bac
 def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
     from kernel_opt.profile import classify
     from kernel_opt.profile.ncu.metrics import KernelMetrics
+    from kernel_opt.profile.suggestions import suggest
 
     metrics = KernelMetrics(dram_throughput_pct=92.0, memory_throughput_pct=92.0, sm_throughput_pct=20.0,
                             achieved_occupancy_pct=80.0, theoretical_occupancy_pct=100.0)
     result = classify.classify(metrics)
     assert result.label == "memory_bound"
-    suggestions = classify.suggest(result, metrics, None, "9.0")  # every backend; the toy has no guide
+    suggestions = suggest(result, metrics, None, "9.0")  # every backend; the toy has no guide
     assert [s.guide for s in suggestions] == ["cuda"] * 4 + ["triton"] * 4
     assert [s.strategy for s in suggestions[:2]] == ["single_pass", "fuse_kernels"]  # DRAM at its peak
     assert suggestions[0].link == "experience/cuda/CUDA.md#single_pass-fewer-bytes-when-dram-is-at-peak"

@@ -5,9 +5,8 @@ import re
 import pytest
 
 from kernel_opt.profile import classify
-from kernel_opt.profile.assessments import LABELS
 from kernel_opt.profile.classify import classify as classify_kernel
-from kernel_opt.profile.guides import SKILL_ROOT, guide_anchors
+from kernel_opt.profile.guides import SKILL_ROOT
 from kernel_opt.profile.ncu.metrics import KernelMetrics
 from kernel_opt.profile.thresholds import THRESHOLDS
 
@@ -192,6 +191,184 @@ def test_short_kernel_edge(duration, short):
     assert ("short_kernel" in keys(classify_kernel(kernel(duration_us=duration)))) is short
 
 
+# --- the per-pipe compute roof ------------------------------------------------------------------
+
+# cuBLAS bf16 GEMM 8192^3 on an H100 as issue 15 read it: tensor pipe 96.9%, SM 93.2%, L1/shared 98.1%.
+CUBLAS_8192 = dict(sm_throughput_pct=93.2, l1_throughput_pct=98.1, memory_throughput_pct=98.1, dram_throughput_pct=30.0,
+                   l2_throughput_pct=45.0, tensor_pipe_pct=96.9, fma_pipe_pct=0.1, alu_pipe_pct=3.0, xu_pipe_pct=0.0,
+                   lsu_pipe_pct=1.2, achieved_occupancy_pct=14.0, theoretical_occupancy_pct=18.75,
+                   shared_load_bank_conflicts=900.0, shared_load_wavefronts=1.0e6, shared_store_bank_conflicts=0.0,
+                   shared_store_wavefronts=6.0e5)
+
+
+def test_cublas_at_the_tensor_roof_is_compute_bound_on_the_tensor_pipe_not_memory_bound_on_l1():
+    result = classify_kernel(kernel(**CUBLAS_8192))
+    assert result.label == "compute_bound" and result.pipes.busiest == "tensor" and result.pipes.at_roof
+    assert result.memory_limiter == "L2" and result.shared.operand_staging
+    assert result.reason == ("the tensor pipe runs at 96.9% of its peak (>= 80%, its roof): compute_bound on the "
+                             "tensor pipe; memory 45.0% (L2); L1/shared at 98.1% does not change that")
+    assert finding(result, "pipe_at_roof").evidence == {"pipe": "tensor", "pipe_pct": 96.9}
+    assert "tensor-core roof" in finding(result, "pipe_at_roof").text and "compute_at_peak" not in keys(result)
+    assert {"operand_staging", "memory_at_peak"} & keys(result) == {"operand_staging"}
+
+
+def test_a_pipe_at_its_roof_wins_over_busy_l1_even_when_staging_cannot_be_checked():
+    metrics = kernel(**{**CUBLAS_8192, "shared_load_wavefronts": None, "shared_store_wavefronts": None})
+    result = classify_kernel(metrics)
+    assert result.label == "compute_bound" and result.memory_limiter == "L1/shared" and result.balanced
+
+
+@pytest.mark.parametrize("tensor, label", [(79.9, "memory_bound"), (80.0, "compute_bound")])
+def test_pipe_roof_edge(tensor, label):
+    metrics = kernel(tensor_pipe_pct=tensor, sm_throughput_pct=78.0, dram_throughput_pct=85.0,
+                     memory_throughput_pct=85.0)
+    assert classify_kernel(metrics).label == label  # below the roof: memory 85% vs SM 78%, balanced, memory
+
+
+def test_dram_well_ahead_of_a_pipe_at_its_roof_is_still_memory_bound():
+    result = classify_kernel(kernel(fma_pipe_pct=82.0, sm_throughput_pct=82.0, dram_throughput_pct=95.0,
+                                    memory_throughput_pct=95.0))
+    assert result.label == "memory_bound" and result.memory_limiter == "DRAM" and "13.0 points higher" in result.reason
+
+
+@pytest.mark.parametrize("pipe, field_name", [("FMA", "fma_pipe_pct"), ("ALU", "alu_pipe_pct"),
+                                              ("FP64", "fp64_pipe_pct"), ("XU", "xu_pipe_pct")])
+def test_every_math_pipe_has_a_roof(pipe, field_name):
+    result = classify_kernel(kernel(**{field_name: 88.0, "sm_throughput_pct": 70.0, "dram_throughput_pct": 65.0,
+                                       "memory_throughput_pct": 65.0}))
+    assert (result.label, result.pipes.busiest) == ("compute_bound", pipe)  # SM 70 vs memory 65 alone: balanced
+
+
+def test_the_lsu_pipe_at_its_roof_is_never_a_compute_roof():
+    result = classify_kernel(kernel(lsu_pipe_pct=95.0, fma_pipe_pct=30.0, sm_throughput_pct=81.0,
+                                    l1_throughput_pct=82.0, memory_throughput_pct=82.0))
+    assert result.label == "memory_bound" and result.memory_limiter == "L1/shared"
+    assert result.pipes.busiest == "FMA" and not result.pipes.at_roof and result.pipes.utilisation_pct["LSU"] == 95.0
+
+
+# --- shared memory: operand staging or bank conflicts -------------------------------------------
+
+STAGING = dict(tensor_pipe_pct=40.0, l1_throughput_pct=75.0, memory_throughput_pct=75.0, dram_throughput_pct=20.0,
+               l2_throughput_pct=30.0, sm_throughput_pct=45.0, shared_load_bank_conflicts=0.0,
+               shared_load_wavefronts=1000.0, shared_store_bank_conflicts=0.0, shared_store_wavefronts=200.0)
+
+
+def test_busy_l1_in_a_conflict_free_tensor_core_kernel_is_operand_staging_not_a_memory_verdict():
+    result = classify_kernel(kernel(**STAGING))
+    assert result.label == "latency_bound" and result.memory_limiter == "L2" and result.memory_sol_pct == 30.0
+    assert result.shared.operand_staging and result.evidence["l1_operand_staging"] is True
+    assert finding(result, "operand_staging").evidence == {"l1_throughput_pct": 75.0, "tensor_pipe_pct": 40.0,
+                                                           "shared_bank_conflict_pct": 0.0}
+
+
+@pytest.mark.parametrize("overrides, why", [
+    (dict(shared_load_bank_conflicts=120.0), "bank conflicts: 10% of the 1200 wavefronts"),
+    (dict(tensor_pipe_pct=9.9), "tensor pipe idle: L1 traffic is not feeding tensor cores"),
+    (dict(lsu_pipe_pct=80.0), "LSU at its roof: too many load/store instructions"),
+])
+def test_only_real_shared_memory_problems_keep_the_memory_verdict_on_l1(overrides, why):
+    result = classify_kernel(kernel(**{**STAGING, **overrides}))
+    assert (result.label, result.memory_limiter, result.shared.operand_staging) == ("memory_bound", "L1/shared",
+                                                                                    False), why
+
+
+def test_without_conflict_counts_l1_still_counts_and_the_verdict_says_what_it_could_not_check():
+    result = classify_kernel(kernel(**{**STAGING, "shared_load_wavefronts": None, "shared_store_wavefronts": None}))
+    assert result.label == "memory_bound" and result.memory_limiter == "L1/shared"
+    assert any(note.startswith("L1/shared operand staging: shared-memory bank conflicts") for note in result.unverified)
+
+
+def test_a_kernel_without_lsu_shared_traffic_has_no_conflicts():
+    result = classify_kernel(kernel(**{**STAGING, "shared_load_wavefronts": 0.0, "shared_store_wavefronts": 0.0}))
+    assert result.shared.bank_conflict_pct == 0.0 and result.shared.operand_staging  # wgmma reads shared directly
+
+
+# --- occupancy as a cause; asynchronous pipelines by design --------------------------------------
+
+LOW_OCCUPANCY = dict(achieved_occupancy_pct=12.0, theoretical_occupancy_pct=12.5, block_limit_registers_blocks=1,
+                     eligible_warps_per_scheduler=0.3, issue_slots_busy_pct=25.0, tensor_pipe_pct=45.0,
+                     fma_pipe_pct=10.0, stalls={"barrier": 4.0, "wait": 3.0, "long_scoreboard": 2.0, "selected": 1.0})
+
+
+def test_cudnn_style_wgmma_attention_at_low_occupancy_is_overlap_bound_not_occupancy_bound():
+    opcodes = {"HGMMA": 4096.0, "UTMALDG": 512.0, "USETMAXREG": 132.0, "MUFU": 9000.0}
+    result = classify_kernel(kernel(**LOW_OCCUPANCY, executed_opcodes=opcodes))
+    assert result.label == "overlap_bound" and result.design.asynchronous and result.unverified == []
+    assert result.design.async_features == ["wgmma (HGMMA x4096)", "TMA (UTMALDG x512)",
+                                            "warp specialization (USETMAXREG x132)"]
+    assert "by design of an asynchronous pipeline" in result.reason and "barrier 40%" in result.reason
+    assert "low_occupancy" not in keys(result) and "async_pipeline" in keys(result)
+
+
+def test_a_static_analysis_can_show_the_design_when_the_report_has_no_opcode_mix():
+    result = classify_kernel(kernel(**LOW_OCCUPANCY), static_opcodes={"LDGSTS": 4.0, "HMMA": 128.0})
+    assert result.label == "overlap_bound" and result.design.source == "static analysis (compiled SASS)"
+    executed = classify_kernel(kernel(**LOW_OCCUPANCY, executed_opcodes={"HMMA": 99.0}),
+                               static_opcodes={"LDGSTS": 4.0})
+    assert executed.label == "occupancy_bound"  # what ran outranks what a static analysis compiled
+
+
+def test_the_wgmma_pipe_metric_alone_shows_an_asynchronous_pipeline():
+    result = classify_kernel(kernel(**LOW_OCCUPANCY, gmma_instructions_pct=2.4))
+    assert result.label == "overlap_bound" and result.design.async_features == ["wgmma (wgmma instruction rate 2.40%)"]
+
+
+def test_an_asynchronous_pipeline_held_by_a_full_memory_queue_is_latency_bound():
+    stalls = {"lg_throttle": 5.0, "barrier": 2.0}
+    result = classify_kernel(kernel(**{**LOW_OCCUPANCY, "stalls": stalls}, gmma_instructions_pct=2.0))
+    assert result.label == "latency_bound" and "lg_throttle is a full memory queue" in result.reason
+
+
+ABOVE_THE_LINE = dict(LOW_OCCUPANCY, sm_throughput_pct=60.0, l2_throughput_pct=62.0, memory_throughput_pct=62.0,
+                      gmma_instructions_pct=2.0, stalls={"long_scoreboard": 4.0, "lg_throttle": 2.5, "selected": 1.0})
+
+
+def test_a_wgmma_pipeline_above_the_latency_line_with_nothing_at_its_peak_and_waiting_warps_is_overlap_bound():
+    result = classify_kernel(kernel(**ABOVE_THE_LINE))  # CUDA GEMM v9 of the demo: TMA + wgmma, L2 62%, SM 60%
+    assert result.label == "overlap_bound"
+    assert "while nothing runs near its peak (SM 60.0%, memory 62.0%)" in result.reason
+
+
+@pytest.mark.parametrize("overrides, label", [
+    (dict(stalls={"not_selected": 4.0, "wait": 1.0}), "memory_bound"),  # ready warps, not waiting ones
+    (dict(l2_throughput_pct=85.0, memory_throughput_pct=85.0), "memory_bound"),  # L2 at its peak owns the verdict
+    (dict(achieved_occupancy_pct=60.0, theoretical_occupancy_pct=62.5), "memory_bound"),  # occupancy is not low
+    (dict(l1_throughput_pct=75.0, memory_throughput_pct=75.0, shared_load_bank_conflicts=30.0,
+          shared_load_wavefronts=100.0), "memory_bound"),  # a bank-conflict problem on L1/shared stays one
+])
+def test_above_the_latency_line_overlap_needs_waiting_warps_and_nothing_at_its_peak(overrides, label):
+    assert classify_kernel(kernel(**{**ABOVE_THE_LINE, **overrides})).label == label
+
+
+def test_occupancy_bound_needs_starved_schedulers_and_latency_more_warps_would_hide():
+    sass = {"FFMA": 1000.0, "LDG": 100.0}  # no asynchronous feature: the design check is complete
+    starved = classify_kernel(kernel(**LOW_OCCUPANCY, executed_opcodes=sass))
+    assert starved.label == "occupancy_bound" and starved.unverified == []
+    assert "0.30 eligible warps per scheduler, issue slots 25.0% busy" in starved.reason
+    busy = classify_kernel(kernel(**{**LOW_OCCUPANCY, "eligible_warps_per_scheduler": 1.5}, executed_opcodes=sass))
+    assert busy.label == "latency_bound" and "schedulers are not starved" in busy.reason
+    issuing = classify_kernel(kernel(**{**LOW_OCCUPANCY, "issue_slots_busy_pct": 60.0}, executed_opcodes=sass))
+    assert issuing.label == "latency_bound"
+    throttled = classify_kernel(kernel(**{**LOW_OCCUPANCY, "stalls": {"mio_throttle": 3.0, "wait": 1.0}},
+                                       executed_opcodes=sass))
+    assert throttled.label == "latency_bound" and "mio_throttle is a full memory queue" in throttled.reason
+
+
+def test_without_sass_an_occupancy_verdict_says_cp_async_was_not_ruled_out():
+    result = classify_kernel(kernel(**LOW_OCCUPANCY, gmma_instructions_pct=0.0, tma_pipe_pct=0.0))
+    assert result.label == "occupancy_bound"
+    assert result.unverified == ["asynchronous pipeline: cp.async (LDGSTS), warp specialization (USETMAXREG) not "
+                                 "visible without the executed opcode mix or a static analysis (either could make it "
+                                 "overlap_bound)"]
+
+
+def test_a_report_without_pipe_metrics_says_the_roof_was_not_checked():
+    result = classify_kernel(kernel(dram_throughput_pct=85.0, memory_throughput_pct=85.0))
+    assert result.unverified[0].startswith("per-pipe compute roof: no pipe utilisation metrics")
+    assert classify_kernel(kernel(dram_throughput_pct=85.0, memory_throughput_pct=85.0, fma_pipe_pct=5.0)
+                           ).unverified == []
+
+
 # --- several kernels ----------------------------------------------------------------------------
 
 
@@ -227,61 +404,6 @@ def test_baseline_comparison_marks_what_moved():
     assert not changes["memory_sol_pct"].moved and changes["sm_sol_pct"].moved
     assert not changes["dram_bytes"].moved  # 0.5% of the bytes: below the 1% that counts
     assert "l2_throughput_pct" not in changes  # in neither summary
-
-
-# --- where to read next -------------------------------------------------------------------------
-
-
-def cuda_strategies(result, metrics, capability="9.0"):
-    return [s.strategy for s in classify.suggest(result, metrics, ("cuda",), capability)]
-
-
-def test_l1_bound_with_bank_conflicts_points_at_bank_conflicts_first():
-    metrics = kernel(l1_throughput_pct=85.0, memory_throughput_pct=85.0, shared_load_bank_conflicts=50.0,
-                     shared_load_wavefronts=100.0)
-    assert cuda_strategies(classify_kernel(metrics), metrics)[:2] == ["smem_bank_conflicts", "smem_tiling"]
-
-
-def test_dram_at_peak_points_at_fewer_bytes():
-    metrics = kernel(dram_throughput_pct=92.0, memory_throughput_pct=92.0)
-    assert cuda_strategies(classify_kernel(metrics), metrics)[:2] == ["single_pass", "fuse_kernels"]
-
-
-def test_latency_bound_follows_the_top_stall():
-    metrics = kernel(stalls={"barrier": 5.0, "long_scoreboard": 1.0})
-    assert cuda_strategies(classify_kernel(metrics), metrics)[0] == "warp_shuffle_reduce"
-
-
-def test_occupancy_bound_follows_the_limiter_and_small_grid_adds_its_own():
-    metrics = kernel(achieved_occupancy_pct=20.0, theoretical_occupancy_pct=25.0, block_limit_registers_blocks=2)
-    assert cuda_strategies(classify_kernel(metrics), metrics)[0] == "register_limit"
-    small = kernel(grid_size_blocks=1, waves_per_sm=0.01)
-    assert cuda_strategies(classify_kernel(small), small)[:2] == ["split_work", "persistent_kernel"]
-
-
-def test_compute_bound_without_tensor_cores_points_at_them():
-    metrics = kernel(sm_throughput_pct=90.0, tensor_pipe_pct=0.0)
-    assert cuda_strategies(classify_kernel(metrics), metrics)[:2] == ["tensor_cores", "wgmma"]
-
-
-def test_every_strategy_the_classifier_names_is_a_heading_in_its_guide():
-    from kernel_opt.backends import registry
-    from kernel_opt.backends.cuda.suggestions import OCCUPANCY_STRATEGIES, STALL_STRATEGIES
-
-    named = {"cuda": set(), "triton": set()}
-    for guide in named:
-        for strategies in registry.get(guide).default_strategies.values():
-            named[guide].update(strategies)
-    named["cuda"].update(s for group in STALL_STRATEGIES.values() for s in group)
-    named["cuda"].update(OCCUPANCY_STRATEGIES.values())
-    named["cuda"].update({"smem_bank_conflicts", "smem_tiling", "l2_reuse", "fuse_kernels", "launch_overhead",
-                          "branch_uniformity", "fewer_instructions"})
-    named["triton"].update({"single_pass", "pipeline_stages", "launch_overhead"})
-    for guide, names in named.items():
-        anchors = guide_anchors(guide)
-        assert names <= set(anchors), f"{guide}: {sorted(names - set(anchors))} are not headings"
-        for label in LABELS + ("small_grid",):
-            assert label in anchors, f"{guide} has no section for {label}"
 
 
 # --- the documentation states the same thresholds ------------------------------------------------

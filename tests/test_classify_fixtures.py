@@ -65,3 +65,31 @@ def test_the_l1_fixture_is_not_dram_bound(tmp_path):
     summary = read_fixture("naive_gemm_l1", tmp_path)
     metrics = summary["metrics"]
     assert metrics["l1_throughput_pct"] > metrics["dram_throughput_pct"] + 20.0
+
+
+def test_cublas_on_the_h200_is_at_the_tensor_roof_and_its_busy_l1_is_operand_staging(tmp_path):
+    """Issue 15: before, this report's memory limiter was L1/shared (73.5%); it is wgmma operand staging."""
+    summary = read_fixture("tensor_core_matmul", tmp_path)
+    (kernel,) = summary["kernels"]
+    assert summary["bottleneck"] == "compute_bound" and summary["busiest_pipe"] == "tensor"
+    assert kernel["pipes"]["at_roof"] and round(kernel["pipes"]["busiest_pct"], 1) == 95.0
+    assert summary["memory_limiter"] == "L2" and kernel["shared_memory"]["operand_staging"]
+    assert kernel["design"]["source"] == "executed opcode mix (ncu)"
+    assert [feature.split(" ")[0] for feature in kernel["design"]["async_features"]] == ["wgmma", "TMA", "warp"]
+    assert [item["strategy"] for item in summary["read_next"]] == ["reduce_work"]
+    assert summary["unverified"] == []
+
+
+def test_the_shared_memory_fixture_is_occupancy_bound_with_every_check_made(tmp_path):
+    summary = read_fixture("shared_memory_limited", tmp_path)
+    (kernel,) = summary["kernels"]
+    assert summary["bottleneck"] == "occupancy_bound" and summary["unverified"] == []
+    assert kernel["design"]["async_features"] == [] and kernel["occupancy"]["starved"] is True
+
+
+def test_the_l1_fixture_keeps_its_memory_verdict_because_no_tensor_core_stages_through_l1(tmp_path):
+    summary = read_fixture("naive_gemm_l1", tmp_path)
+    (kernel,) = summary["kernels"]
+    assert summary["memory_limiter"] == "L1/shared" and not kernel["shared_memory"]["operand_staging"]
+    assert kernel["pipes"]["busiest"] == "FMA" and not kernel["pipes"]["at_roof"]
+    assert kernel["pipes"]["utilisation_pct"]["LSU"] > 80.0  # the load/store pipe at its roof: memory, not compute

@@ -12,7 +12,8 @@ GUIDES = {
     "cuda": SKILL_ROOT / "experience" / "cuda" / "CUDA.md",
     "triton": SKILL_ROOT / "experience" / "triton" / "TRITON.md",
 }
-SECTIONS = ["## memory_bound", "## compute_bound", "## latency_bound", "## occupancy_bound", "## small_grid"]
+SECTIONS = ["## memory_bound", "## compute_bound", "## latency_bound", "## occupancy_bound", "## overlap_bound",
+            "## small_grid"]
 
 
 def _strategy_names(text: str) -> list[str]:

@@ -9,6 +9,7 @@ from experience_fixtures import record
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import (
+    BOTTLENECKS,
     Chip,
     chip_similarity,
     normalize_backend,
@@ -32,7 +33,8 @@ from kernel_opt.experience.records import (
         ("memory", "memory_bound"), ("Memory-Bound", "memory_bound"), ("memory bound", "memory_bound"),
         ("memory_bound", "memory_bound"), ("DRAM", "memory_bound"), ("compute", "compute_bound"),
         ("compute-bound", "compute_bound"), ("latency", "latency_bound"), ("Latency Bound", "latency_bound"),
-        ("occupancy", "occupancy_bound"), ("low-occupancy", "occupancy_bound"),
+        ("occupancy", "occupancy_bound"), ("low-occupancy", "occupancy_bound"), ("overlap", "overlap_bound"),
+        ("Overlap-Bound", "overlap_bound"), ("async pipeline", "overlap_bound"),
     ],
 )
 def test_bottleneck_aliases(spelling, canonical):
@@ -198,3 +200,11 @@ def test_parse_dims_and_strategy_slug():
     assert parse_dims(None) == {}
     assert strategy_slug("Use cp.async (3 stages)") == "use_cp_async_3_stages"
     assert len(strategy_slug("word " * 40)) <= 48
+
+
+def test_every_classifier_label_is_an_accepted_bottleneck():
+    """A label ncu_profile.py gives must be one the experience log stores as it is."""
+    from kernel_opt.profile.assessments import LABELS
+
+    assert set(LABELS) == set(BOTTLENECKS)
+    assert all(normalize_bottleneck(label) == label for label in LABELS)

@@ -138,8 +138,8 @@ def test_pc_sampling_stalls_are_used_when_nothing_else_is_there():
 def test_the_alias_table_and_the_record_agree():
     names = [alias.canonical for alias in METRIC_ALIASES]
     assert len(names) == len(set(names))
-    record_fields = [f.name for f in dataclasses.fields(KernelMetrics)
-                     if f.name not in ("stalls", "stall_unit", "sources")]
+    not_aliased = ("stalls", "stall_unit", "sources", "executed_opcodes")
+    record_fields = [f.name for f in dataclasses.fields(KernelMetrics) if f.name not in not_aliased]
     assert names == record_fields
     every_candidate = [name for alias in METRIC_ALIASES for name in alias.candidates]
     assert len(every_candidate) == len(set(every_candidate)), "an ncu metric feeds two canonical names"
@@ -227,3 +227,96 @@ def test_ncu_md_lists_every_alias_with_its_candidates():
         assert row is not None, f"NCU.md has no row for {alias.canonical}"
         assert all(f"`{name}`" in row for name in alias.candidates), alias.canonical
         assert f"| {alias.unit} |" in row
+
+
+# --- the per-pipe roof, shared-memory requests and the executed opcode mix ------------------------
+
+
+def test_every_pipe_of_the_roof_resolves_from_the_names_a_hopper_report_uses():
+    metrics = metrics_from_raw(raw({
+        "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active": 19.5,
+        "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active": 0.0,
+        "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active": 43.0,
+        "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active": 81.5,
+        "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active": 5.9,
+        "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active": 1.1,
+        "sm__inst_executed_pipe_tma.avg.pct_of_peak_sustained_active": 0.6,
+    }))
+    assert (metrics.alu_pipe_pct, metrics.fp64_pipe_pct, metrics.xu_pipe_pct, metrics.lsu_pipe_pct) == (19.5, 0.0, 43.0,
+                                                                                                        81.5)
+    assert metrics.gmma_instructions_pct == 5.9 and metrics.tma_pipe_pct == 1.1  # TMA: the busier of its two readings
+    assert metrics.tensor_pipe_pct == 5.9  # the wgmma instruction rate is found by pattern when no cycle metric exists
+
+
+def test_the_alu_pipe_falls_back_to_its_instruction_rate():
+    metrics = metrics_from_raw(raw({"sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active": 37.0}))
+    assert metrics.alu_pipe_pct == 37.0
+    assert metrics.sources["alu_pipe_pct"] == "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active"
+
+
+def test_wavefronts_per_request_count_ldmatrix_as_a_load_request_like_ncu():
+    metrics = metrics_from_raw(raw({
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 1200, "smsp__sass_inst_executed_op_shared_ld.sum": 100,
+        "smsp__inst_executed_op_ldsm.sum": 200, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 640,
+        "smsp__sass_inst_executed_op_shared_st.sum": 80,
+    }))
+    assert metrics.shared_load_wavefronts_per_request == 4.0 and metrics.shared_store_wavefronts_per_request == 8.0
+    assert KernelMetrics(shared_load_wavefronts=10.0).shared_load_wavefronts_per_request is None  # no requests
+    assert metrics.to_dict()["shared_store_wavefronts_per_request"] == 8.0
+
+
+def test_the_executed_opcode_mix_comes_from_the_instances_of_its_metric():
+    mix = RawMetric("sass__inst_executed_per_opcode", 30.0, "", "", instances={"HGMMA": 20.0, "UTMALDG": 10.0})
+    metrics = metrics_from_raw({mix.name: mix})
+    assert metrics.executed_opcodes == {"HGMMA": 20.0, "UTMALDG": 10.0}
+    assert metrics.sources["executed_opcodes"] == "sass__inst_executed_per_opcode"
+    assert metrics_from_raw(raw({"sass__inst_executed_per_opcode": 30.0})).executed_opcodes == {}  # total only
+    mean = mean_metrics([metrics, KernelMetrics(executed_opcodes={"HGMMA": 40.0, "LDGSTS": 4.0})])
+    assert mean.executed_opcodes == {"HGMMA": 30.0, "LDGSTS": 2.0, "UTMALDG": 5.0}
+
+
+class InstancedMetric:
+    """ncu_report's view of an instanced metric: a total, and one value per correlation id."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def value(self, index=None):
+        return sum(self._values.values()) if index is None else list(self._values.values())[index]
+
+    def num_instances(self):
+        return len(self._values)
+
+    def correlation_ids(self):
+        names = list(self._values)
+        return type("Ids", (), {"as_string": lambda self, index: names[index]})()
+
+    def unit(self):
+        return "inst"
+
+    def description(self):
+        return "warp instructions per opcode"
+
+
+class PlainAction:
+    def __init__(self, metrics):
+        self._metrics = metrics
+
+    def metric_names(self):
+        return list(self._metrics)
+
+    def metric_by_name(self, name):
+        return self._metrics[name]
+
+    def name(self, base=None):
+        return "k"
+
+
+def test_the_reader_keeps_the_instances_of_the_opcode_mix_only_and_they_survive_the_child_json():
+    mix = InstancedMetric({"HGMMA": 8.0, "SYNCS": 2.0})
+    other = InstancedMetric({"a": 1.0})  # instanced, but not one the classifier reads per instance
+    record = reading.read_action(PlainAction({"sass__inst_executed_per_opcode": mix, "other": other}))
+    assert record.raw["sass__inst_executed_per_opcode"].instances == {"HGMMA": 8.0, "SYNCS": 2.0}
+    assert record.raw["sass__inst_executed_per_opcode"].value == 10.0 and record.raw["other"].instances is None
+    again = reading.launch_from_dict(reading.launch_to_dict(record))
+    assert again.raw == record.raw and again.metrics.executed_opcodes == {"HGMMA": 8.0, "SYNCS": 2.0}

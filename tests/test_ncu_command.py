@@ -16,7 +16,7 @@ from kernel_opt.profile.ncu.collection import (
     ncu_own_errors,
     run_ncu,
 )
-from kernel_opt.profile.ncu.metrics import METRIC_ALIASES
+from kernel_opt.profile.ncu.metrics import METRIC_ALIASES, OPCODE_MIX_METRIC
 
 NCU = "/usr/local/cuda/bin/ncu"
 PROGRAM = ["/usr/bin/python3", "-m", "kernel_opt.profile.target", "/out/v1/profile_request.json"]
@@ -36,7 +36,19 @@ EXTRA_METRICS = (
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,"
     "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum,"
     "smsp__sass_average_branch_targets_threads_uniform.pct,smsp__thread_inst_executed_per_inst_executed.ratio,"
-    "dram__bytes_read.sum,dram__bytes_write.sum"
+    "dram__bytes_read.sum,dram__bytes_write.sum,"
+    "smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,"
+    "sass__inst_executed_per_opcode"
+)
+HOPPER_PIPES = (
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active",
 )
 
 
@@ -82,8 +94,27 @@ def test_options_change_only_their_own_arguments():
 
 def test_every_extra_metric_is_read_back_by_an_alias():
     """Collecting a metric nobody reads costs passes; reading one nobody collects finds nothing."""
-    candidates = {name for alias in METRIC_ALIASES for name in alias.candidates}
-    assert set(collection.EXTRA_METRICS) <= candidates
+    candidates = {name for alias in METRIC_ALIASES for name in alias.candidates} | {OPCODE_MIX_METRIC}
+    chip_specific = {name for _, _, names in collection.CAPABILITY_METRICS for name in names}
+    assert set(collection.EXTRA_METRICS) | chip_specific <= candidates
+
+
+@pytest.mark.parametrize("capability, added", [
+    (None, ()),
+    ("7.0", ()),  # Volta: no ldmatrix
+    ("8.0", ("smsp__inst_executed_op_ldsm.sum",)),
+    ("9.0", ("smsp__inst_executed_op_ldsm.sum", *HOPPER_PIPES)),
+    ("10.0", ("smsp__inst_executed_op_ldsm.sum",)),  # Hopper's pipe names are not assumed on Blackwell
+])
+def test_chip_specific_metrics_are_asked_for_only_on_their_chips(capability, added):
+    assert collection.extra_metrics_for(capability) == collection.EXTRA_METRICS + added
+
+
+def test_the_hopper_command_carries_the_pipe_metrics():
+    options = NcuCommandOptions(export_base=Path("p"), extra_metrics=collection.extra_metrics_for("9.0"))
+    command = build_ncu_command("ncu", ["prog"], options)
+    metrics = command[command.index("--metrics") + 1]
+    assert metrics == ",".join((EXTRA_METRICS, "smsp__inst_executed_op_ldsm.sum", *HOPPER_PIPES))
 
 
 def test_run_ncu_passes_an_argument_list_with_timeout_and_environment(monkeypatch):

@@ -256,6 +256,58 @@ def test_the_reading_child_sends_launches_and_errors_as_json(tmp_path, monkeypat
 # --- reports from a report ------------------------------------------------------------------------
 
 
+def pipelined_action():
+    """A cp.async + mma.sync attention kernel at 12% occupancy, its report without an executed opcode mix."""
+    values = {
+        "gpu__time_duration.sum": (500_000.0, "nsecond"),
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed": (45.0, "%"),
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": (42.0, "%"),
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed": (7.0, "%"),
+        "lts__throughput.avg.pct_of_peak_sustained_elapsed": (42.0, "%"),
+        "l1tex__throughput.avg.pct_of_peak_sustained_active": (41.0, "%"),
+        "sm__warps_active.avg.pct_of_peak_sustained_active": (12.0, "%"),
+        "sm__maximum_warps_per_active_cycle_pct": (12.5, "%"),
+        "launch__occupancy_limit_registers": (2, ""), "launch__grid_size": (2048, ""), "launch__block_size": (128, ""),
+        "launch__waves_per_multiprocessor": (7.76, ""), "device__attribute_multiprocessor_count": (132, ""),
+        "smsp__warps_eligible.avg.per_cycle_active": (0.65, "warp"),
+        "smsp__issue_active.avg.pct_of_peak_sustained_active": (47.0, "%"),
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": (42.0, "%"),
+        "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": (16.0, "%"),
+        "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active": (0.0, "%"),
+        "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active": (0.0, "%"),
+        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio": (3.0, "inst"),
+        "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": (1.0, "inst"),
+    }
+    return FakeAction("attention_kernel", {name: FakeMetric(*pair) for name, pair in values.items()})
+
+
+def test_a_static_analysis_in_the_output_folder_informs_the_verdict(tmp_path, monkeypatch):
+    report = tmp_path / "profile.ncu-rep"
+    report.write_bytes(b"not really a report")
+    use_fake_reader(monkeypatch, [pipelined_action()])
+    without = tmp_path / "without"
+    assert main(["--from-report", str(report), "--output-dir", str(without), "--backend", "cuda"]) == 0
+    data = summary(without)
+    assert data["bottleneck"] == "occupancy_bound" and data["busiest_pipe"] == "tensor"
+    assert data["unverified"] and "cp.async (LDGSTS)" in data["unverified"][0]
+    with_static = tmp_path / "with"
+    with_static.mkdir()
+    (with_static / "static_analysis.json").write_text(json.dumps({"kernels": [{
+        "name": "attention_kernel(__nv_bfloat16 const*, float)", "mangled_name": "_Z16attention_kernelPKvf",
+        "mix": {"opcode_counts": {"HMMA": 128, "LDGSTS": 4, "LDSM": 32}}}]}))
+    assert main(["--from-report", str(report), "--output-dir", str(with_static), "--backend", "cuda"]) == 0
+    data = summary(with_static)
+    assert data["bottleneck"] == "overlap_bound" and data["unverified"] == []
+    (kernel,) = data["kernels"]
+    assert kernel["design"]["source"] == "static analysis (compiled SASS)"
+    assert kernel["design"]["async_features"] == ["cp.async (LDGSTS x4)"]
+    rows = {cells[1].strip(): cells[2].strip() for line in (with_static / "ncu_summary.md").read_text().splitlines()
+            if line.startswith("| ") and len(cells := line.split("|")) == 4}
+    assert rows["SASS (static analysis (compiled SASS))"] == ("HMMA 128, LDSM 32, LDGSTS 4; asynchronous: cp.async "
+                                                              "(LDGSTS x4)")
+    assert rows["busiest math pipe, % of its own peak (others)"] == "tensor 42.0% (roof 80%); FMA 16.0%"
+
+
 def test_from_report_writes_summary_details_and_json(fake_report, tmp_path, capsys):
     out = tmp_path / "v1"
     assert main(["--from-report", str(fake_report), "--output-dir", str(out)]) == 0
@@ -319,6 +371,7 @@ def test_a_report_without_kernels_is_a_usage_error(tmp_path, monkeypatch, capsys
 def profiling_machine(monkeypatch):
     """A machine with a GPU and ncu 2025.3.1, where ncu itself is replaced by `behaviour`."""
     monkeypatch.setattr(profiler, "_gpu_problem", lambda: None)
+    monkeypatch.setattr(profiler, "gpu_capability_if_any", lambda: "9.0")
     monkeypatch.setattr(environment, "probe_ncu",
                         lambda: environment.ToolProbe("ncu", True, "/opt/ncu/ncu", "2025.3.1.0"))
     use_fake_reader(monkeypatch, [streaming_action()])
@@ -356,7 +409,8 @@ def test_profiling_runs_the_exact_ncu_command_on_the_profile_target(reference_di
     (call,) = calls
     request_path = out / "profile_request.json"
     expected = build_ncu_command("/opt/ncu/ncu", [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)],
-                                     NcuCommandOptions(export_base=out / "profile"))
+                                     NcuCommandOptions(export_base=out / "profile",
+                                                       extra_metrics=ncu_collection.extra_metrics_for("9.0")))
     assert call["command"] == expected and call["timeout_s"] == 90
     assert Path(call["env"]["PYTHONPATH"].split(":")[0], "kernel_opt", "profile", "target.py").is_file()
     request = json.loads(request_path.read_text())

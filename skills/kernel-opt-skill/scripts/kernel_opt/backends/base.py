@@ -112,6 +112,8 @@ class Backend(ABC):
     guide: ClassVar[str | None] = None  # its strategy guide, relative to the skill root
     # Strategy names (headings of the guide) per bottleneck label and "small_grid", in the order to try them.
     default_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # Math pipe ("tensor", "FMA", "ALU", "XU", "FP64") at its roof -> the strategies that still help there.
+    roof_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     runs_on_cpu: ClassVar[bool] = False  # a solution can run (and be checked) without a GPU
     cpu_interpreter: ClassVar[CpuInterpreter | None] = None  # ... and running there takes this interpreter
     builds_ahead: ClassVar[bool] = False  # it has a build step that can run alone (--compile-only)

@@ -4,7 +4,7 @@ Only the solution's own launches are profiled: warm-up calls (JIT, autotuning) r
 the measured calls run inside the NVTX range `kernel_opt_solution`, the only range ncu looks
 at; the reference never runs. Clocks are not locked (--clock-control none), so ncu durations
 are never comparable with benchmark timings. The verdict (memory_bound, compute_bound,
-latency_bound, occupancy_bound, plus small_grid) is computed by kernel_opt.profile.classify from the
+latency_bound, occupancy_bound, overlap_bound, plus small_grid) is computed by kernel_opt.profile.classify from the
 metrics shown beside it. `--from-report` reads an existing .ncu-rep and needs no GPU.
 
 Usage:

@@ -34,3 +34,12 @@ def gpu_arch_if_any() -> str | None:
     except Exception:  # no torch or no driver: callers compile for a named target instead
         return None
     return None
+
+
+def gpu_capability_if_any() -> str | None:
+    """This GPU's compute capability ("9.0"), or None where there is no torch, no driver or no GPU.
+
+    It decides the chip-specific metrics ncu is asked for (profile/ncu/collection.extra_metrics_for).
+    """
+    arch = gpu_arch_if_any()
+    return None if arch is None else f"{arch[3:-1]}.{arch[-1]}"

@@ -21,6 +21,7 @@ BOTTLENECK_ALIASES: dict[str, tuple[str, ...]] = {
                       "alu_bound"),
     "latency_bound": ("latency", "latency_bound", "latency_limited", "stall", "stalls", "stall_bound"),
     "occupancy_bound": ("occupancy", "occupancy_bound", "occupancy_limited", "low_occupancy", "occ"),
+    "overlap_bound": ("overlap", "overlap_bound", "overlap_limited", "async_pipeline", "pipeline_overlap"),
 }
 OUTCOME_ALIASES: dict[str, tuple[str, ...]] = {
     "success": ("success", "successful", "succeeded", "win", "improved", "improvement", "faster", "better", "positive"),

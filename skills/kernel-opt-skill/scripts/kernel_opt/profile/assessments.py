@@ -1,8 +1,10 @@
-"""The bottleneck labels, and the parts a label and its findings are decided from: memory SOL, occupancy, the grid.
+"""The bottleneck labels, and the parts a label and its findings are decided from.
 
-Each is a pure function of a `KernelMetrics` record. The classifier (classify.py) turns them
-into a label and the finding rules (findings.py) into findings; the `*_text` helpers word them
-the same way in both.
+Memory SOL, the compute pipes and their roof, shared memory (operand staging or bank
+conflicts), occupancy and whether warps starve the schedulers, the grid: each is a pure
+function of a `KernelMetrics` record. The classifier (classify.py) turns them into a label and
+the finding rules (findings.py) into findings; the `*_text` helpers word them the same way in
+both.
 """
 
 from __future__ import annotations
@@ -10,11 +12,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kernel_opt.profile.ncu.metrics import KernelMetrics
+from kernel_opt.profile.ncu.metrics import KernelMetrics, sum_known
 from kernel_opt.profile.thresholds import threshold
 
-Label = Literal["memory_bound", "compute_bound", "latency_bound", "occupancy_bound"]
-LABELS: tuple[str, ...] = ("memory_bound", "compute_bound", "latency_bound", "occupancy_bound")
+Label = Literal["memory_bound", "compute_bound", "latency_bound", "occupancy_bound", "overlap_bound"]
+LABELS: tuple[str, ...] = ("memory_bound", "compute_bound", "latency_bound", "occupancy_bound", "overlap_bound")
+
+# The math pipes whose roof makes a kernel compute_bound (the pipes of ncu's HighPipeUtilization
+# rule, its composite "shared" pipe left out). LSU is read beside them but is the load/store
+# path: at its roof the kernel issues too many memory instructions, a memory verdict on L1/shared.
+MATH_PIPES: tuple[tuple[str, str], ...] = (
+    ("tensor", "tensor_pipe_pct"),
+    ("FMA", "fma_pipe_pct"),
+    ("ALU", "alu_pipe_pct"),
+    ("FP64", "fp64_pipe_pct"),
+    ("XU", "xu_pipe_pct"),
+)
+PIPES: tuple[tuple[str, str], ...] = MATH_PIPES + (("LSU", "lsu_pipe_pct"),)
 
 # The memory units whose throughput makes up memory SOL, and the metric of each.
 MEMORY_UNITS: tuple[tuple[str, str], ...] = (
@@ -42,6 +56,10 @@ class OccupancyAssessment:
     blocks_per_sm_limits: dict[str, float | None]
     low: bool  # achieved below low_occupancy_pct
     gap: bool  # achieved well below theoretical
+    eligible_warps_per_scheduler: float | None = None
+    issue_slots_busy_pct: float | None = None
+    # few eligible warps and idle issue slots: the schedulers wait for a ready warp; None when not collected
+    starved: bool | None = None
 
 
 @dataclass
@@ -54,11 +72,80 @@ class GridAssessment:
     waves_per_sm: float | None
 
 
-def memory_sol(metrics: KernelMetrics) -> tuple[float | None, str | None, dict[str, float]]:
+@dataclass
+class PipeAssessment:
+    """Every pipe's utilisation, and the busiest math pipe measured against its own roof."""
+
+    utilisation_pct: dict[str, float]  # pipe -> % of its peak, for every pipe the report has (LSU too)
+    busiest: str | None  # the busiest math pipe ("tensor", "FMA", ...); None without pipe metrics
+    busiest_pct: float | None
+    at_roof: bool  # busiest_pct >= pipe_roof_pct
+
+
+@dataclass
+class SharedMemoryAssessment:
+    """Shared memory read properly: bank conflicts (ncu's SharedMemoryConflicts counts) or operand staging."""
+
+    load_bank_conflicts: float | None
+    store_bank_conflicts: float | None
+    load_wavefronts: float | None
+    store_wavefronts: float | None
+    load_wavefronts_per_request: float | None
+    store_wavefronts_per_request: float | None
+    bank_conflict_pct: float | None  # conflicts as a share of all shared wavefronts; None when not collected
+    conflicted: bool  # bank_conflict_pct at or above bank_conflict_pct: a real shared-memory problem
+    operand_staging: bool  # the kernel feeds tensor cores and its shared traffic is conflict-free
+    unchecked: list[str]  # what could not be checked, so a memory verdict on L1/shared may be operand staging
+
+
+def assess_pipes(metrics: KernelMetrics) -> PipeAssessment:
+    """The busiest math pipe against its roof (ncu's HighPipeUtilization reading); LSU is listed, never the roof."""
+    utilisation = {pipe: getattr(metrics, name) for pipe, name in PIPES if getattr(metrics, name) is not None}
+    math = {pipe: utilisation[pipe] for pipe, _ in MATH_PIPES if pipe in utilisation}
+    if not math:
+        return PipeAssessment(utilisation, None, None, False)
+    busiest = max(math, key=math.get)
+    return PipeAssessment(utilisation, busiest, math[busiest], math[busiest] >= threshold("pipe_roof_pct"))
+
+
+def assess_shared_memory(metrics: KernelMetrics, sass_tensor_cores: bool | None = None) -> SharedMemoryAssessment:
+    """Bank conflicts and wavefronts per request, and whether busy L1/shared is only operand staging.
+
+    Staging: the tensor pipe is busy (at least tensor_pipe_idle_pct; without the pipe metric,
+    tensor instructions in the SASS, `sass_tensor_cores`), shared-memory bank conflicts stay
+    below bank_conflict_pct of the wavefronts and the LSU pipe is below its roof. wgmma reads
+    its operands from shared memory and ldmatrix loads fragments from it, so such a kernel keeps
+    L1/shared busy by design; only conflicts (or an LSU pipe at its roof) make that traffic a
+    memory problem.
+    """
+    tensor = metrics.tensor_pipe_pct
+    tensor_cores = tensor >= threshold("tensor_pipe_idle_pct") if tensor is not None else sass_tensor_cores
+    load, store = metrics.shared_load_bank_conflicts, metrics.shared_store_bank_conflicts
+    load_wavefronts, store_wavefronts = metrics.shared_load_wavefronts, metrics.shared_store_wavefronts
+    conflicts, wavefronts = sum_known(load, store), sum_known(load_wavefronts, store_wavefronts)
+    share = None if conflicts is None or wavefronts is None else (100.0 * conflicts / wavefronts if wavefronts else 0.0)
+    conflicted = share is not None and share >= threshold("bank_conflict_pct")
+    lsu_at_roof = metrics.lsu_pipe_pct is not None and metrics.lsu_pipe_pct >= threshold("pipe_roof_pct")
+    unchecked = []
+    if tensor_cores is None:
+        unchecked.append("tensor-core use (no tensor pipe metric and no SASS)")
+    if share is None:
+        unchecked.append("shared-memory bank conflicts (no conflict and wavefront counts)")
+    staging = bool(tensor_cores) and share is not None and not conflicted and not lsu_at_roof
+    return SharedMemoryAssessment(load, store, load_wavefronts, store_wavefronts,
+                                  metrics.shared_load_wavefronts_per_request,
+                                  metrics.shared_store_wavefronts_per_request, share, conflicted, staging, unchecked)
+
+
+def memory_sol(metrics: KernelMetrics, operand_staging: bool = False
+               ) -> tuple[float | None, str | None, dict[str, float]]:
     """(memory SOL %, the limiting unit, each unit's %): the busiest of DRAM, L2 and L1/shared.
 
     ncu's compute-memory throughput is itself a maximum over memory sub-units; it is included so
     that a unit this table does not name still counts, but the limiter is named from the units.
+    With `operand_staging` (SharedMemoryAssessment) L1/shared, and ncu's compute-memory
+    throughput that includes it, do not count: the SOL is the busier of DRAM and L2, while the
+    returned units still show L1/shared.
     Every DRAM byte also passes through the L2, so a streaming kernel shows the L2 a few points
     busier than DRAM (93% against 91% on an H200, tests/fixtures/ncu/memory_streaming): DRAM is
     named the limiter whenever it is within `balance_points` of the busiest unit, because only
@@ -66,13 +153,14 @@ def memory_sol(metrics: KernelMetrics) -> tuple[float | None, str | None, dict[s
     (traffic that hits in the L2).
     """
     units = {unit: getattr(metrics, name) for unit, name in MEMORY_UNITS if getattr(metrics, name) is not None}
-    overall = metrics.memory_throughput_pct
-    candidates = list(units.values()) + ([overall] if overall is not None else [])
+    counted = {unit: value for unit, value in units.items() if not (operand_staging and unit == "L1/shared")}
+    overall = metrics.memory_throughput_pct if not operand_staging else None
+    candidates = list(counted.values()) + ([overall] if overall is not None else [])
     if not candidates:
         return None, None, units
-    limiter = max(units, key=units.get) if units else None
-    dram = units.get("DRAM")
-    if limiter == "L2" and dram is not None and units["L2"] - dram < threshold("balance_points"):
+    limiter = max(counted, key=counted.get) if counted else None
+    dram = counted.get("DRAM")
+    if limiter == "L2" and dram is not None and counted["L2"] - dram < threshold("balance_points"):
         limiter = "DRAM"
     return max(candidates), limiter, units
 
@@ -90,7 +178,12 @@ def assess_occupancy(metrics: KernelMetrics) -> OccupancyAssessment:
     low = achieved is not None and achieved < threshold("low_occupancy_pct")
     gap = (achieved is not None and theoretical is not None
            and theoretical - achieved >= threshold("occupancy_gap_points"))
-    return OccupancyAssessment(achieved, theoretical, limiters, limits, low, gap)
+    eligible, issue = metrics.eligible_warps_per_scheduler, metrics.issue_slots_busy_pct
+    starved = None
+    if eligible is not None or issue is not None:
+        starved = ((eligible is None or eligible < threshold("few_eligible_warps"))
+                   and (issue is None or issue < threshold("issue_active_target_pct")))
+    return OccupancyAssessment(achieved, theoretical, limiters, limits, low, gap, eligible, issue, starved)
 
 
 def assess_grid(metrics: KernelMetrics) -> GridAssessment:

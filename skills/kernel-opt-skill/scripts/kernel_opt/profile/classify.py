@@ -2,24 +2,34 @@
 
 The original skill kept these rules in prose, looked only at DRAM for "memory" (an L1-bound
 kernel read as latency-bound) and let the verdict drift from the numbers. Here the label is a
-pure function of a `KernelMetrics` record, every threshold sits in `THRESHOLDS` (thresholds.py;
-documented, with the same values, in profiling/NCU.md), and each finding (one rule each, in
-findings.py) carries the metric values that triggered it.
+pure function of a `KernelMetrics` record (and, when there is one, the kernel's SASS opcode
+counts), every threshold sits in `THRESHOLDS` (thresholds.py; documented, with the same values,
+in profiling/NCU.md), and each finding (one rule each, in findings.py) carries the metric
+values that triggered it.
 
-Order of decisions, following Nsight Compute's SpeedOfLight bottleneck rule:
+Order of decisions, following Nsight Compute's SpeedOfLight, HighPipeUtilization,
+SharedMemoryConflicts and IssueSlotUtilization rules:
 1. memory SOL = the busiest of DRAM, L2 and L1/shared (and ncu's own compute-memory
-   throughput); SM SOL = sm__throughput.
-2. Both below the latency line: nothing is near its peak, so latency limits the kernel. If the
-   grid cannot fill the GPU, that is the cause (latency_bound, small_grid). Else, if achieved
-   occupancy is low, occupancy_bound (with the limiter); else latency_bound.
-3. Otherwise the higher of the two, when it leads by the balance margin; within the margin the
+   throughput); L1/shared is left out when its traffic is tensor-core operand staging (tensor
+   pipe busy, bank conflicts below bank_conflict_pct). SM SOL = sm__throughput.
+2. A math pipe (tensor, FMA, ALU, FP64, XU) at its roof: compute_bound on that pipe, unless
+   DRAM or L2 runs ahead of it by the balance margin.
+3. Low achieved occupancy in an asynchronous pipeline (wgmma, TMA, cp.async, warp
+   specialization) is by design: overlap_bound when its warps wait while nothing runs near its
+   peak (overlap_conditions).
+4. Both SOLs below the latency line: nothing is near its peak, so latency limits the kernel.
+   A grid that cannot fill the GPU is the cause (latency_bound, small_grid). Low occupancy with
+   starved schedulers and latency stalls: occupancy_bound (with the limiter). Anything else:
+   latency_bound.
+5. Otherwise the higher of the two, when it leads by the balance margin; within the margin the
    kernel is balanced and gets the higher one's label, with a `balanced` finding.
+Evidence a decision needed but the report lacked is listed in `unverified`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kernel_opt.profile.assessments import (
@@ -27,27 +37,21 @@ from kernel_opt.profile.assessments import (
     GridAssessment,
     Label,
     OccupancyAssessment,
+    PipeAssessment,
+    SharedMemoryAssessment,
     assess_grid,
     assess_occupancy,
+    assess_pipes,
+    assess_shared_memory,
     grid_text,
     memory_sol,
     occupancy_cause_text,
     percent_text,
 )
+from kernel_opt.profile.design import KernelDesign, assess_design, base_kernel_name
 from kernel_opt.profile.findings import Finding, FindingContext, secondary_findings
-from kernel_opt.profile.guides import guide_link
-from kernel_opt.profile.ncu.metrics import KernelMetrics, StallShare
+from kernel_opt.profile.ncu.metrics import LATENCY_STALLS, MEMORY_QUEUE_STALLS, KernelMetrics, StallShare
 from kernel_opt.profile.thresholds import threshold
-
-
-@dataclass
-class Suggestion:
-    """A strategy from a guide to read next, and why it applies."""
-
-    guide: str  # the backend whose guide it is: "cuda", "triton"
-    strategy: str  # the strategy name (a heading in the guide)
-    link: str  # path from the skill root, with anchor
-    why: str
 
 
 @dataclass
@@ -57,15 +61,19 @@ class Classification:
     label: Label | None  # None only when the report lacks the SpeedOfLight metrics
     reason: str
     small_grid: bool
-    memory_sol_pct: float | None
+    memory_sol_pct: float | None  # as counted for the verdict (L1/shared left out when it is operand staging)
     sm_sol_pct: float | None
-    memory_limiter: str | None  # "DRAM", "L2" or "L1/shared"
+    memory_limiter: str | None  # "DRAM", "L2" or "L1/shared": the unit memory_sol_pct comes from
     balanced: bool
     occupancy: OccupancyAssessment
     grid: GridAssessment
     top_stalls: list[StallShare]
     evidence: dict[str, Any]
     findings: list[Finding]
+    pipes: PipeAssessment
+    shared: SharedMemoryAssessment
+    design: KernelDesign
+    unverified: list[str] = field(default_factory=list)  # missing evidence that could change the label
 
     @property
     def top_stall(self) -> str | None:
@@ -77,56 +85,87 @@ class Classification:
         return data
 
 
+@dataclass(frozen=True)
+class LabelInputs:
+    """What the label is decided from: the SOLs and every assessment of one kernel."""
+
+    memory_sol_pct: float | None
+    sm_sol_pct: float | None
+    memory_limiter: str | None
+    memory_units: Mapping[str, float]
+    occupancy: OccupancyAssessment
+    grid: GridAssessment
+    pipes: PipeAssessment
+    shared: SharedMemoryAssessment
+    design: KernelDesign
+    top_stalls: Sequence[StallShare]
+
+
 # --- classification --------------------------------------------------------------------------
 
 
-def classify(metrics: KernelMetrics) -> Classification:
-    """The primary label, small_grid, secondary findings and their evidence for one kernel."""
-    memory, limiter, units = memory_sol(metrics)
-    sm = metrics.sm_throughput_pct
-    occupancy = assess_occupancy(metrics)
-    grid = assess_grid(metrics)
-    stalls = metrics.top_stalls(3)
-    evidence: dict[str, Any] = {
-        "memory_sol_pct": memory,
-        "memory_limiter": limiter,
+def classify(metrics: KernelMetrics, static_opcodes: Mapping[str, float] | None = None) -> Classification:
+    """The primary label, small_grid, secondary findings and their evidence for one kernel.
+
+    `static_opcodes`: base-opcode counts of this kernel from a static analysis, used when the
+    report holds no executed opcode mix.
+    """
+    design = assess_design(metrics, static_opcodes)
+    shared = assess_shared_memory(metrics, design.tensor_cores)
+    memory, limiter, units = memory_sol(metrics, shared.operand_staging)
+    inputs = LabelInputs(memory, metrics.sm_throughput_pct, limiter, units, assess_occupancy(metrics),
+                         assess_grid(metrics), assess_pipes(metrics), shared, design, metrics.top_stalls(3))
+    evidence = _evidence(inputs, metrics)
+    common = dict(small_grid=inputs.grid.small_grid, occupancy=inputs.occupancy, grid=inputs.grid,
+                  top_stalls=list(inputs.top_stalls), evidence=evidence, pipes=inputs.pipes, shared=shared,
+                  design=design)
+    if memory is None and inputs.sm_sol_pct is None:
+        return Classification(None, "no SpeedOfLight metrics (SM and memory throughput) in this report: profile with "
+                              "the targeted sections", memory_sol_pct=None, sm_sol_pct=None, memory_limiter=None,
+                              balanced=False, findings=[], **common)
+    label, reason, balanced = _decide_label(inputs)
+    context = FindingContext(metrics, label, memory, limiter, inputs.sm_sol_pct, balanced, inputs.occupancy,
+                             inputs.grid, inputs.top_stalls, inputs.pipes, shared, design)
+    return Classification(label, reason, memory_sol_pct=memory, sm_sol_pct=inputs.sm_sol_pct, memory_limiter=limiter,
+                          balanced=balanced, findings=secondary_findings(context),
+                          unverified=unverified_evidence(label, inputs), **common)
+
+
+def _evidence(inputs: LabelInputs, metrics: KernelMetrics) -> dict[str, Any]:
+    return {
+        "memory_sol_pct": inputs.memory_sol_pct,
+        "memory_limiter": inputs.memory_limiter,
         **{f"{name}": getattr(metrics, name) for _, name in MEMORY_UNITS},
-        "sm_sol_pct": sm,
-        "achieved_occupancy_pct": occupancy.achieved_pct,
-        "theoretical_occupancy_pct": occupancy.theoretical_pct,
-        "waves_per_sm": grid.waves_per_sm,
-        "grid_size_blocks": grid.grid_size_blocks,
-        "sm_count": grid.sm_count,
+        "l1_operand_staging": inputs.shared.operand_staging,
+        "sm_sol_pct": inputs.sm_sol_pct,
+        "busiest_pipe": inputs.pipes.busiest,
+        "busiest_pipe_pct": inputs.pipes.busiest_pct,
+        "achieved_occupancy_pct": inputs.occupancy.achieved_pct,
+        "theoretical_occupancy_pct": inputs.occupancy.theoretical_pct,
+        "waves_per_sm": inputs.grid.waves_per_sm,
+        "grid_size_blocks": inputs.grid.grid_size_blocks,
+        "sm_count": inputs.grid.sm_count,
     }
-    if memory is None and sm is None:
-        return Classification(
-            None, "no SpeedOfLight metrics (SM and memory throughput) in this report: profile with the targeted "
-            "sections", grid.small_grid, None, None, None, False, occupancy, grid, stalls, evidence, [],
-        )
-    label, reason, balanced = _decide_label(memory, sm, limiter, units, occupancy, grid)
-    context = FindingContext(metrics, label, memory, limiter, sm, balanced, occupancy, grid, stalls)
-    return Classification(label, reason, grid.small_grid, memory, sm, limiter, balanced, occupancy, grid, stalls,
-                          evidence, secondary_findings(context))
 
 
-def _decide_label(
-    memory: float | None,
-    sm: float | None,
-    limiter: str | None,
-    units: Mapping[str, float],
-    occupancy: OccupancyAssessment,
-    grid: GridAssessment,
-) -> tuple[Label, str, bool]:
-    """(label, reason, balanced) from the SOL values, in the order of decisions the module docstring gives."""
+def _decide_label(inputs: LabelInputs) -> tuple[Label, str, bool]:
+    """(label, reason, balanced), in the order of decisions the module docstring gives."""
+    memory, sm, limiter = inputs.memory_sol_pct, inputs.sm_sol_pct, inputs.memory_limiter
     memory_value, sm_value = memory or 0.0, sm or 0.0
     margin = threshold("balance_points")
+    if inputs.pipes.at_roof:
+        return _roof_label(inputs, memory_value, margin)
+    if inputs.design.asynchronous and overlap_conditions(inputs):
+        return "overlap_bound", _overlap_reason(inputs), False
     if max(memory_value, sm_value) < threshold("latency_line_pct"):
-        label, reason = _latency_label(memory, sm, occupancy, grid)
+        label, reason = _latency_label(inputs)
         return label, reason, False
     if memory_value - sm_value >= margin:
-        units_text = ", ".join(f"{unit} {value:.1f}%" for unit, value in units.items())
-        reason = (f"memory throughput {percent_text(memory)} ({units_text}) leads SM throughput {percent_text(sm)} by "
-                  f"{memory_value - sm_value:.1f} points; the busiest memory unit is {limiter or 'not reported'}")
+        units_text = ", ".join(f"{unit} {value:.1f}%" for unit, value in inputs.memory_units.items())
+        staging = " (L1/shared not counted: operand staging)" if inputs.shared.operand_staging else ""
+        reason = (f"memory throughput {percent_text(memory)} ({units_text}){staging} leads SM throughput "
+                  f"{percent_text(sm)} by {memory_value - sm_value:.1f} points; the busiest memory unit is "
+                  f"{limiter or 'not reported'}")
         return "memory_bound", reason, False
     if sm_value - memory_value >= margin:
         reason = (f"SM throughput {percent_text(sm)} leads memory throughput {percent_text(memory)} by "
@@ -138,60 +177,98 @@ def _decide_label(
     return label, reason, True
 
 
-def _latency_label(
-    memory: float | None, sm: float | None, occupancy: OccupancyAssessment, grid: GridAssessment
-) -> tuple[Label, str]:
-    """Nothing near its peak: a grid too small to fill the GPU, else low occupancy, else stalled warps."""
-    both = (f"SM {percent_text(sm)} and memory {percent_text(memory)} throughput are both below the "
-            f"{threshold('latency_line_pct'):g}% latency line")
-    if grid.small_grid:
-        return "latency_bound", (f"{both}, and the grid ({grid_text(grid)}) cannot fill the GPU: too little "
-                                 "parallel work")
-    if occupancy.low:
-        return "occupancy_bound", (f"{both}, and achieved occupancy {percent_text(occupancy.achieved_pct)} is below "
-                                   f"{threshold('low_occupancy_pct'):g}% ({occupancy_cause_text(occupancy)})")
-    occupancy_text = percent_text(occupancy.achieved_pct) if occupancy.achieved_pct is not None else "not collected"
-    return "latency_bound", f"{both}, with achieved occupancy {occupancy_text}: warps are stalled, not starved"
+def _roof_label(inputs: LabelInputs, memory_value: float, margin: float) -> tuple[Label, str, bool]:
+    """A math pipe at its roof: compute_bound on it, unless DRAM or L2 runs well ahead of it."""
+    pipes = inputs.pipes
+    pipe, pipe_value = pipes.busiest, pipes.busiest_pct
+    roof = f"the {pipe} pipe runs at {pipe_value:.1f}% of its peak (>= {threshold('pipe_roof_pct'):g}%, its roof)"
+    if memory_value - pipe_value >= margin:
+        return "memory_bound", (f"{roof}, but {inputs.memory_limiter} runs {memory_value - pipe_value:.1f} points "
+                                f"higher at {memory_value:.1f}%"), False
+    l1 = inputs.memory_units.get("L1/shared")
+    l1_text = f"; L1/shared at {l1:.1f}% does not change that" if l1 is not None and l1 > memory_value else ""
+    reason = (f"{roof}: compute_bound on the {pipe} pipe; memory {percent_text(inputs.memory_sol_pct)} "
+              f"({inputs.memory_limiter or 'not reported'}){l1_text}")
+    return "compute_bound", reason, abs(memory_value - pipe_value) < margin
 
 
-# --- where to read next ----------------------------------------------------------------------
+def overlap_conditions(inputs: LabelInputs) -> bool:
+    """Everything overlap_bound needs besides an asynchronous design: low occupancy and warps that wait.
 
-MAX_SUGGESTIONS_PER_GUIDE = 4
-
-
-def suggest(classification: Classification, metrics: KernelMetrics, backends: Sequence[str] | None = None,
-            compute_capability: str | None = None) -> list[Suggestion]:
-    """The guide sections to read next: specific evidence first, then the label's defaults.
-
-    Each backend (by name; None: every registered backend with a guide) names its strategies
-    (kernel_opt.backends: `default_strategies`, `specific_strategies`).
+    Below the latency line any top stall but a full memory queue will do; above it nothing may be
+    near its peak (no pipe at its roof, memory and SM below high_throughput_pct), the top stall
+    must be a wait (barrier, wait, gmma, long_scoreboard, ...), and busy L1/shared must not be a
+    bank-conflict problem (that keeps its memory verdict).
     """
-    from kernel_opt.backends import registry
+    occupancy, top = inputs.occupancy, (inputs.top_stalls[0] if inputs.top_stalls else None)
+    if not occupancy.low or inputs.grid.small_grid or inputs.pipes.at_roof:
+        return False
+    memory, sm = inputs.memory_sol_pct or 0.0, inputs.sm_sol_pct or 0.0
+    if max(memory, sm) < threshold("latency_line_pct"):
+        return top is None or top.reason not in MEMORY_QUEUE_STALLS
+    high = threshold("high_throughput_pct")
+    conflicts_own_it = inputs.memory_limiter == "L1/shared" and inputs.shared.conflicted
+    return (memory < high and sm < high and not conflicts_own_it and top is not None
+            and top.reason in LATENCY_STALLS)
 
-    suggestions: list[Suggestion] = []
-    label = classification.label
-    if label is None:
-        return suggestions
-    chosen = registry.backends() if backends is None else [registry.get(name) for name in backends]
-    for backend in chosen:
-        if backend.guide is None:
-            continue
-        picked: list[tuple[str, str]] = []
 
-        def add(name: str, why: str, picked: list[tuple[str, str]] = picked) -> None:
-            if name not in [item[0] for item in picked]:
-                picked.append((name, why))
+def _overlap_reason(inputs: LabelInputs) -> str:
+    occupancy = inputs.occupancy
+    stalls = ", ".join(f"{share.reason} {share.share_pct:.0f}%" for share in inputs.top_stalls) or "not collected"
+    return (f"achieved occupancy {percent_text(occupancy.achieved_pct)} is below {threshold('low_occupancy_pct'):g}% "
+            f"by design of an asynchronous pipeline ({', '.join(inputs.design.async_features)}) while nothing runs "
+            f"near its peak (SM {percent_text(inputs.sm_sol_pct)}, memory {percent_text(inputs.memory_sol_pct)}) and "
+            f"its warps wait ({stalls}): its copies, MMAs and other math do not overlap enough; more resident warps "
+            "are not the lever")
 
-        if classification.small_grid:  # an idle GPU comes first: no per-SM tuning fixes missing blocks
-            for name in backend.default_strategies["small_grid"]:
-                add(name, "small_grid: the grid cannot fill the GPU")
-        for name, why in backend.specific_strategies(classification, metrics, compute_capability):
-            add(name, why)
-        for name in backend.default_strategies[label]:
-            add(name, f"a {label} strategy")
-        for name, why in picked[:MAX_SUGGESTIONS_PER_GUIDE]:
-            suggestions.append(Suggestion(backend.name, name, guide_link(backend.name, name), why))
-    return suggestions
+
+def _latency_label(inputs: LabelInputs) -> tuple[Label, str]:
+    """Nothing near its peak (and no asynchronous pipeline by design): a small grid, starved warps, or stalls."""
+    occupancy, design = inputs.occupancy, inputs.design
+    both = (f"SM {percent_text(inputs.sm_sol_pct)} and memory {percent_text(inputs.memory_sol_pct)} throughput are "
+            f"both below the {threshold('latency_line_pct'):g}% latency line")
+    if inputs.grid.small_grid:
+        return "latency_bound", (f"{both}, and the grid ({grid_text(inputs.grid)}) cannot fill the GPU: too little "
+                                 "parallel work")
+    if not occupancy.low:
+        occupancy_text = percent_text(occupancy.achieved_pct) if occupancy.achieved_pct is not None else "not collected"
+        return "latency_bound", f"{both}, with achieved occupancy {occupancy_text}: warps are stalled, not starved"
+    top = inputs.top_stalls[0] if inputs.top_stalls else None
+    low = f"achieved occupancy {percent_text(occupancy.achieved_pct)} is below {threshold('low_occupancy_pct'):g}%"
+    stalls = ", ".join(f"{share.reason} {share.share_pct:.0f}%" for share in inputs.top_stalls) or "not collected"
+    hideable = top is None or top.reason in LATENCY_STALLS
+    if not design.asynchronous and occupancy.starved is not False and hideable:
+        return "occupancy_bound", (f"{both}, and {low} ({occupancy_cause_text(occupancy)}); {_starving_text(occupancy)}"
+                                   f", top stalls {stalls}: latency more warps would hide")
+    why = (f"the top stall {top.reason} is a full memory queue, not latency" if top is not None and not hideable
+           else f"the schedulers are not starved ({_starving_text(occupancy)})")
+    return "latency_bound", f"{both}; {low}, but {why}: more warps would not help, the stalls would"
+
+
+def _starving_text(occupancy: OccupancyAssessment) -> str:
+    eligible, issue = occupancy.eligible_warps_per_scheduler, occupancy.issue_slots_busy_pct
+    if eligible is None and issue is None:
+        return "eligible warps not collected"
+    eligible_text = "n/a" if eligible is None else f"{eligible:.2f}"
+    return f"{eligible_text} eligible warps per scheduler, issue slots {percent_text(issue)} busy"
+
+
+def unverified_evidence(label: Label, inputs: LabelInputs) -> list[str]:
+    """The checks this label depended on that the report could not make, each with what it could change."""
+    notes: list[str] = []
+    occupancy, design = inputs.occupancy, inputs.design
+    if inputs.pipes.busiest is None:
+        notes.append("per-pipe compute roof: no pipe utilisation metrics (a pipe at its roof makes it compute_bound)")
+    if not design.asynchronous and design.unchecked and overlap_conditions(inputs):
+        notes.append(f"asynchronous pipeline: {', '.join(design.unchecked)} not visible without the executed opcode "
+                     "mix or a static analysis (either could make it overlap_bound)")
+    if label == "occupancy_bound" and occupancy.starved is None:
+        notes.append("starved schedulers: eligible warps and issue slots not collected")
+    if label == "occupancy_bound" and not inputs.top_stalls:
+        notes.append("latency stalls: warp states not collected")
+    if inputs.memory_limiter == "L1/shared" and label == "memory_bound" and inputs.shared.unchecked:
+        notes.append(f"L1/shared operand staging: {'; '.join(inputs.shared.unchecked)}")
+    return notes
 
 
 # --- several kernels: the solution's verdict -------------------------------------------------
@@ -229,11 +306,13 @@ WEIGHTED_FIELDS: tuple[str, ...] = (
 )
 
 
-def summarize(kernels: Sequence[tuple[str, int, str, float | None, KernelMetrics]]) -> SolutionVerdict:
+def summarize(kernels: Sequence[tuple[str, int, str, float | None, KernelMetrics]],
+              static_opcodes: Mapping[str, Mapping[str, float]] | None = None) -> SolutionVerdict:
     """Classify every kernel and combine: (name, launches, configuration, total duration us, mean metrics) each.
 
     The label is the one of the kernel with the largest share of the profiled time, because a
     duration-weighted average of a memory-bound and a compute-bound kernel describes neither.
+    `static_opcodes`: a static analysis's opcode counts by bare kernel name (design.load_static_opcodes).
     """
     from kernel_opt.core.errors import UsageError
 
@@ -244,7 +323,9 @@ def summarize(kernels: Sequence[tuple[str, int, str, float | None, KernelMetrics
     verdicts: list[KernelVerdict] = []
     for name, launches, configuration, duration, metrics in kernels:
         share = 100.0 * duration / total if total > 0 and duration is not None else 100.0 / len(kernels)
-        verdicts.append(KernelVerdict(name, launches, configuration, duration, share, classify(metrics), metrics))
+        static = (static_opcodes or {}).get(base_kernel_name(name))
+        verdicts.append(KernelVerdict(name, launches, configuration, duration, share, classify(metrics, static),
+                                      metrics))
     labelled = [verdict for verdict in verdicts if verdict.classification.label is not None]
     if not labelled:
         raise UsageError(

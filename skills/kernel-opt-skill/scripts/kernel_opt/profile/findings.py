@@ -18,10 +18,13 @@ from kernel_opt.profile.assessments import (
     GridAssessment,
     Label,
     OccupancyAssessment,
+    PipeAssessment,
+    SharedMemoryAssessment,
     grid_text,
     occupancy_cause_text,
     percent_text,
 )
+from kernel_opt.profile.design import KernelDesign
 from kernel_opt.profile.ncu.metrics import STALL_MEANINGS, KernelMetrics, StallShare
 from kernel_opt.profile.thresholds import threshold
 
@@ -48,6 +51,9 @@ class FindingContext:
     occupancy: OccupancyAssessment
     grid: GridAssessment
     top_stalls: Sequence[StallShare]
+    pipes: PipeAssessment
+    shared: SharedMemoryAssessment
+    design: KernelDesign
 
 
 FindingRule = Callable[[FindingContext], "Finding | None"]
@@ -84,10 +90,35 @@ def memory_at_peak(context: FindingContext) -> Finding | None:
 @finding_rule
 def compute_at_peak(context: FindingContext) -> Finding | None:
     sm, high = context.sm_sol_pct, threshold("high_throughput_pct")
-    if sm is None or sm < high:
+    if sm is None or sm < high or context.pipes.at_roof:  # pipe_at_roof names the saturated pipe
         return None
     return Finding("compute_at_peak", f"the SM runs at {sm:.1f}% of its peak (>= {high:g}%): only fewer "
                    "or cheaper instructions help", {"sm_sol_pct": sm})
+
+
+# What "at the roof" means for each math pipe, and the only ways left.
+PIPE_ROOF_ADVICE: dict[str, str] = {
+    "tensor": "the kernel is at the tensor-core roof for this algorithm: only less work (fewer FLOPs: skip masked "
+              "or all-zero blocks, a cheaper algorithm), a lower precision where the problem allows (fp8 doubles the "
+              "tensor roof, TF32 for fp32 inputs), or stopping helps",
+    "FMA": "FP32 arithmetic is at its roof: move matmul-like math onto the tensor cores, or do fewer or cheaper FP32 "
+           "operations",
+    "ALU": "integer and logic instructions are at their roof: fewer of them (index arithmetic, predicates, "
+           "conversions)",
+    "FP64": "double-precision arithmetic is at its roof: fewer FP64 operations, or FP32 where the problem allows",
+    "XU": "transcendentals and conversions (MUFU) are at their roof: fewer of them (fold scales into exp2, a "
+          "polynomial exp on the FMA pipe)",
+}
+
+
+@finding_rule
+def pipe_at_roof(context: FindingContext) -> Finding | None:
+    pipes = context.pipes
+    if not pipes.at_roof:
+        return None
+    return Finding("pipe_at_roof", f"the {pipes.busiest} pipe runs at {pipes.busiest_pct:.1f}% of its peak "
+                   f"(>= {threshold('pipe_roof_pct'):g}%): {PIPE_ROOF_ADVICE[pipes.busiest]}",
+                   {"pipe": pipes.busiest, "pipe_pct": pipes.busiest_pct})
 
 
 @finding_rule
@@ -110,8 +141,8 @@ def small_grid(context: FindingContext) -> Finding | None:
 
 
 def _occupancy_is_secondary(context: FindingContext) -> bool:
-    """Occupancy is a finding only where it is not already the label and a small grid does not explain it."""
-    return context.label != "occupancy_bound" and not context.grid.small_grid
+    """Occupancy is a finding only where the label does not already explain it and a small grid does not either."""
+    return context.label not in ("occupancy_bound", "overlap_bound") and not context.grid.small_grid
 
 
 @finding_rule
@@ -119,8 +150,10 @@ def low_occupancy(context: FindingContext) -> Finding | None:
     occupancy = context.occupancy
     if not (_occupancy_is_secondary(context) and occupancy.low):
         return None
+    by_design = ("; low by design of an asynchronous pipeline, so more warps are not the lever"
+                 if context.design.asynchronous else "")
     return Finding("low_occupancy", f"achieved occupancy {percent_text(occupancy.achieved_pct)} is below "
-                   f"{threshold('low_occupancy_pct'):g}% ({occupancy_cause_text(occupancy)})",
+                   f"{threshold('low_occupancy_pct'):g}% ({occupancy_cause_text(occupancy)}){by_design}",
                    {"achieved_occupancy_pct": occupancy.achieved_pct,
                     "theoretical_occupancy_pct": occupancy.theoretical_pct,
                     "limiters": occupancy.limiters})
@@ -169,14 +202,35 @@ def uncoalesced_stores(context: FindingContext) -> Finding | None:
 
 @finding_rule
 def bank_conflicts(context: FindingContext) -> Finding | None:
-    metrics = context.metrics
-    conflicts = metrics.shared_bank_conflict_pct
-    if conflicts is None or conflicts < threshold("bank_conflict_pct"):
+    shared = context.shared
+    if not shared.conflicted:
         return None
-    return Finding("bank_conflicts", f"{conflicts:.1f}% of shared-memory wavefronts are bank conflicts",
-                   {"shared_bank_conflict_pct": conflicts,
-                    "shared_load_bank_conflicts": metrics.shared_load_bank_conflicts,
-                    "shared_store_bank_conflicts": metrics.shared_store_bank_conflicts})
+    return Finding("bank_conflicts", f"{shared.bank_conflict_pct:.1f}% of shared-memory wavefronts are bank conflicts "
+                   f"(loads {_per_request(shared.load_wavefronts_per_request)}, stores "
+                   f"{_per_request(shared.store_wavefronts_per_request)} wavefronts per request)",
+                   {"shared_bank_conflict_pct": shared.bank_conflict_pct,
+                    "shared_load_bank_conflicts": shared.load_bank_conflicts,
+                    "shared_store_bank_conflicts": shared.store_bank_conflicts,
+                    "shared_load_wavefronts_per_request": shared.load_wavefronts_per_request,
+                    "shared_store_wavefronts_per_request": shared.store_wavefronts_per_request})
+
+
+def _per_request(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+@finding_rule
+def operand_staging(context: FindingContext) -> Finding | None:
+    shared, l1 = context.shared, context.metrics.l1_throughput_pct
+    counted = context.memory_sol_pct
+    if not shared.operand_staging or l1 is None or (counted is not None and l1 <= counted):
+        return None  # L1/shared is not the busiest unit: leaving it out changed nothing
+    tensor = context.metrics.tensor_pipe_pct
+    return Finding("operand_staging", f"L1/shared runs at {l1:.1f}% but its traffic is tensor-core operand staging "
+                   f"(tensor pipe {percent_text(tensor)}, bank conflicts {shared.bank_conflict_pct:.1f}% of shared "
+                   "wavefronts): not counted as a memory limit",
+                   {"l1_throughput_pct": l1, "tensor_pipe_pct": tensor,
+                    "shared_bank_conflict_pct": shared.bank_conflict_pct})
 
 
 @finding_rule
@@ -223,11 +277,12 @@ def tensor_pipe_idle(context: FindingContext) -> Finding | None:
 
 
 @finding_rule
-def tensor_pipe_at_peak(context: FindingContext) -> Finding | None:
-    tensor = context.metrics.tensor_pipe_pct
-    if tensor is None or tensor < threshold("high_throughput_pct"):
+def async_pipeline(context: FindingContext) -> Finding | None:
+    design = context.design
+    if not design.asynchronous:
         return None
-    return Finding("tensor_pipe_at_peak", f"the tensor pipe is {tensor:.1f}% busy", {"tensor_pipe_pct": tensor})
+    return Finding("async_pipeline", f"built as an asynchronous pipeline: {', '.join(design.async_features)} "
+                   f"(from the {design.source})", {"features": list(design.async_features), "source": design.source})
 
 
 @finding_rule

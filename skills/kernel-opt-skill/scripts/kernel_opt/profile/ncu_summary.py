@@ -12,6 +12,7 @@ from typing import Any
 
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import compact_markdown_table, format_number, markdown_cell, markdown_table, render
+from kernel_opt.profile.evidence import classification_details, design_rows
 from kernel_opt.profile.records import (
     NCU_SUMMARY_FILE,
     BaselineComparison,
@@ -32,16 +33,20 @@ CLOCK_NOTE = (
 )
 
 
-def summarize_profile(profile, collection: Collection, backends, baseline: NcuSummary | None, baseline_dir: str | None):
+def summarize_profile(profile, collection: Collection, backends, baseline: NcuSummary | None, baseline_dir: str | None,
+                      static_opcodes: dict[str, dict[str, float]] | None = None):
     """The record of a read profile, and the classifier's verdict behind it.
 
     `baseline` is a previous version's summary (read from `baseline_dir`): what moved since it is recorded.
+    `static_opcodes` (kernel name -> SASS opcode counts from static_analysis.json) lets the verdict
+    see the kernel's design where the report has no executed-opcode mix.
     """
-    from kernel_opt.profile.classify import compare_with_baseline, suggest, summarize
+    from kernel_opt.profile.classify import compare_with_baseline, summarize
+    from kernel_opt.profile.suggestions import suggest
     from kernel_opt.profile.thresholds import THRESHOLDS
 
     verdict = summarize([(k.name, k.launches, k.launch_configuration, k.total_duration_us, k.metrics)
-                         for k in profile.kernels])
+                         for k in profile.kernels], static_opcodes)
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     classification = dominant.classification
     suggestions = suggest(classification, dominant.metrics, backends, profile.compute_capability)
@@ -51,6 +56,8 @@ def summarize_profile(profile, collection: Collection, backends, baseline: NcuSu
         top_stall=verdict.top_stall,
         memory_limiter=verdict.memory_limiter,
         occupancy_limiters=classification.occupancy.limiters,
+        busiest_pipe=classification.pipes.busiest,
+        unverified=list(classification.unverified),
         reason=classification.reason,
         dominant_kernel=DominantKernel(verdict.dominant_kernel, verdict.dominant_share_pct),
         metrics=verdict.metrics,
@@ -95,6 +102,7 @@ def _kernel_summary(kernel_profile, kernel_verdict) -> KernelSummary:
         reason=classification.reason,
         memory_limiter=classification.memory_limiter,
         occupancy=asdict(classification.occupancy),
+        **classification_details(classification),
         top_stalls=[asdict(share) for share in classification.top_stalls],
         findings=[FindingRecord(**asdict(finding)) for finding in classification.findings],
         metrics=kernel_profile.metrics.to_dict(),
@@ -192,14 +200,13 @@ def _evidence_rows(classification, metrics) -> list[list[str]]:
         row("top warp stalls (share of the cycles between issued instructions)",
             ", ".join(f"{share.reason} {share.share_pct:.0f}%" for share in classification.top_stalls))
     row("issue slots busy", _pct(metrics.issue_slots_busy_pct) if metrics.issue_slots_busy_pct is not None else None)
-    row("tensor pipe busy", _pct(metrics.tensor_pipe_pct) if metrics.tensor_pipe_pct is not None else None)
+    if metrics.tensor_pipe_pct is not None and classification.pipes.busiest != "tensor":  # else the pipe row says it
+        row("tensor pipe busy", _pct(metrics.tensor_pipe_pct))
     if metrics.l1_hit_rate_pct is not None or metrics.l2_hit_rate_pct is not None:
         row("L1 / L2 hit rate", f"{_pct(metrics.l1_hit_rate_pct)} / {_pct(metrics.l2_hit_rate_pct)}")
     if metrics.global_load_sectors_per_request is not None or metrics.global_store_sectors_per_request is not None:
         row("sectors per global load / store request",
             f"{_cell(metrics.global_load_sectors_per_request)} / {_cell(metrics.global_store_sectors_per_request)}")
-    conflicts = metrics.shared_bank_conflict_pct
-    row("shared-memory bank conflicts (% of wavefronts)", _pct(conflicts) if conflicts is not None else None)
     local = metrics.local_memory_sectors
     row("local-memory sectors (spills, local arrays)", _number(local) if local is not None else None)
     threads = metrics.threads_per_warp_instruction
@@ -208,7 +215,7 @@ def _evidence_rows(classification, metrics) -> list[list[str]]:
         _number(metrics.registers_per_thread) if metrics.registers_per_thread is not None else None)
     row("duration per launch (ncu, clocks not locked)",
         f"{_number(metrics.duration_us)} us" if metrics.duration_us is not None else None)
-    return rows
+    return rows + design_rows(classification)
 
 
 def _canonical_rows(metrics) -> list[list[str]]:

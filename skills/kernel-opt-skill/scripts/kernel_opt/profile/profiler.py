@@ -19,10 +19,13 @@ from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, solution_spec
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
 from kernel_opt.core.files import read_json
+from kernel_opt.env.device import gpu_capability_if_any
+from kernel_opt.profile.design import load_static_opcodes
 from kernel_opt.profile.ncu import collection as ncu_collection
 from kernel_opt.profile.ncu import reading
 from kernel_opt.profile.ncu_summary import summarize_profile, write_profile_reports
 from kernel_opt.profile.records import NCU_SUMMARY_FILE, Collection, NcuSummary
+from kernel_opt.profile.static_analysis import STATIC_ANALYSIS_FILE
 from kernel_opt.run.events import DoneEvent, ErrorEvent, PhaseEvent, read_event_log
 
 PROG = "ncu_profile.py"
@@ -89,8 +92,11 @@ def profile_solution(request: ProfileRequest) -> NcuSummary:
         backends = (backend,)
     profile = reading.read_profile(report_path, ncu_path)
     collection.reader = profile.reader
+    # static_analysis.py's output in the same folder, when present: the SASS the verdict reads
+    static_opcodes = load_static_opcodes(request.output_dir / STATIC_ANALYSIS_FILE)
     summary, verdict = summarize_profile(profile, collection, backends, baseline,
-                                         str(request.baseline) if request.baseline is not None else None)
+                                         str(request.baseline) if request.baseline is not None else None,
+                                         static_opcodes)
     write_profile_reports(summary, profile, verdict, request.output_dir)
     return summary
 
@@ -177,6 +183,7 @@ def _profile(request: ProfileRequest, backend: str, solution: Path, reference: P
         export_base=output_dir / REPORT_BASE,
         section_set=request.section_set,
         max_launches=request.max_launches if request.max_launches is not None else ncu_collection.DEFAULT_MAX_LAUNCHES,
+        extra_metrics=ncu_collection.extra_metrics_for(gpu_capability_if_any()),
     )
     program = [sys.executable, "-m", "kernel_opt.profile.target", str(request_path)]
     command = ncu_collection.build_ncu_command(ncu_probe.path, program, options)

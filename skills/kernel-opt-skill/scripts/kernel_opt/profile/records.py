@@ -101,6 +101,11 @@ class KernelSummary:
     reason: str = ""
     memory_limiter: str | None = None
     occupancy: dict[str, Any] = field(default_factory=dict)  # achieved_pct, theoretical_pct, limiters, ...
+    # The assessments behind the label (profile/classify.py): absent from records made before they existed.
+    pipes: dict[str, Any] = field(default_factory=dict)  # busiest math pipe, its % of peak, at its roof
+    shared_memory: dict[str, Any] = field(default_factory=dict)  # bank conflicts, wavefronts/request, staging
+    design: dict[str, Any] = field(default_factory=dict)  # the asynchronous features the SASS shows, and its source
+    unverified: list[str] = field(default_factory=list)  # evidence the verdict needed and the report lacked
     top_stalls: list[dict[str, Any]] = field(default_factory=list)  # reason, value, share_pct
     findings: list[FindingRecord] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)  # canonical name -> value
@@ -118,11 +123,13 @@ class NcuSummary:
     """DIR/ncu_summary.json: the bottleneck label with its evidence, what to read next, every kernel."""
 
     schema: str = NCU_SUMMARY_SCHEMA
-    bottleneck: str | None = None  # memory_bound, compute_bound, latency_bound, occupancy_bound
+    bottleneck: str | None = None  # memory_bound, compute_bound, latency_bound, occupancy_bound, overlap_bound
     small_grid: bool = False
     top_stall: str | None = None
     memory_limiter: str | None = None  # "DRAM", "L2" or "L1/shared"
     occupancy_limiters: list[str] = field(default_factory=list)
+    busiest_pipe: str | None = None  # the math pipe closest to its own peak ("tensor", "FMA", ...)
+    unverified: list[str] = field(default_factory=list)  # evidence the dominant kernel's verdict lacked
     reason: str = ""
     dominant_kernel: DominantKernel = field(default_factory=lambda: DominantKernel(None, None))
     metrics: dict[str, Any] = field(default_factory=dict)  # duration-weighted over the kernels

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends.base import AnalysisInputs, Backend, BuildOptions, Launcher, Prepared
-from kernel_opt.backends.cuda.suggestions import DEFAULT_STRATEGIES, cuda_strategies
+from kernel_opt.backends.cuda.suggestions import DEFAULT_STRATEGIES, ROOF_STRATEGIES, cuda_strategies
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
 
 _SYNC_CALLS = re.compile(r"\bcuda(Device|Stream)Synchronize\s*\(")
@@ -67,6 +67,7 @@ class CudaBackend(Backend):
     aliases = ("cu", "cuda_c", "cuda_cpp", "cuda_c++", "nvcc")
     guide = "experience/cuda/CUDA.md"
     default_strategies = DEFAULT_STRATEGIES
+    roof_strategies = ROOF_STRATEGIES
     builds_ahead = True
     gpu_only_reason = "a CUDA kernel runs only on an NVIDIA GPU"
 

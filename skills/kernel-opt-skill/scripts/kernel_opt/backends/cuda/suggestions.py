@@ -1,7 +1,7 @@
 """Which sections of the CUDA guide (experience/cuda/CUDA.md) a profile's evidence points at.
 
 The names are the guide's headings (tests/test_classify.py checks that each one exists);
-profile.classify.suggest() puts the evidence-driven ones first, then the label's defaults.
+profile.suggestions.suggest() puts the evidence-driven ones first, then the label's defaults.
 """
 
 from __future__ import annotations
@@ -14,7 +14,18 @@ DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
     "compute_bound": ("tensor_cores", "wgmma", "fewer_instructions", "fast_math"),
     "latency_bound": ("more_bytes_in_flight", "cp_async_pipeline", "more_ilp"),
     "occupancy_bound": ("register_limit", "smem_limit", "block_shape", "load_balance"),
+    "overlap_bound": ("warp_specialization", "pingpong_warpgroups", "pipeline_depth", "softmax_mma_overlap"),
     "small_grid": ("split_work", "persistent_kernel"),
+}
+
+# A math pipe at its roof: what still helps (the compute_bound defaults would not: a kernel at
+# the tensor roof needs no advice to use tensor cores).
+ROOF_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "tensor": ("reduce_work",),
+    "FMA": ("tensor_cores", "fewer_instructions"),
+    "ALU": ("fewer_instructions",),
+    "XU": ("fast_math", "fewer_instructions"),
+    "FP64": ("reduce_work",),
 }
 
 # Stall reason -> strategies that address it (CUDA.md names the stall in each heading).
@@ -26,6 +37,18 @@ STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
     "lg_throttle": ("vector_loads",),
     "wait": ("more_ilp",),
     "math_pipe_throttle": ("more_ilp",),
+}
+
+# In an asynchronous pipeline the same stalls mean a stage waits on another: overlap them.
+OVERLAP_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "barrier": ("warp_specialization", "pipeline_depth"),
+    "long_scoreboard": ("pipeline_depth", "warp_specialization"),
+    "gmma": ("softmax_mma_overlap", "pingpong_warpgroups"),
+    "wait": ("pingpong_warpgroups", "softmax_mma_overlap"),
+    "not_selected": ("pingpong_warpgroups",),
+    "dispatch_stall": ("pingpong_warpgroups",),
+    "lg_throttle": ("vector_loads",),  # e.g. an epilogue of narrow stores that nothing overlaps
+    "mio_throttle": ("smem_bank_conflicts",),
 }
 
 OCCUPANCY_STRATEGIES: dict[str, str] = {
@@ -46,7 +69,7 @@ def cuda_strategies(classification: Any, metrics: Any, compute_capability: str |
                        "global accesses are scattered (sectors per request above the coalesced range)"))
     if label == "memory_bound":
         picked += _memory_bound(classification.memory_limiter, keys)
-    elif label == "compute_bound":
+    elif label == "compute_bound" and not classification.pipes.at_roof:
         picked += _compute_bound(metrics, keys, compute_capability)
     elif label == "latency_bound":
         for share in classification.top_stalls[:2]:
@@ -59,6 +82,8 @@ def cuda_strategies(classification: Any, metrics: Any, compute_capability: str |
             picked.append((OCCUPANCY_STRATEGIES[limiter], f"theoretical occupancy is limited by {limiter}"))
         if classification.occupancy.gap:
             picked.append(("load_balance", "achieved occupancy is far below theoretical"))
+    elif label == "overlap_bound":
+        picked += _overlap_bound(classification, compute_capability)
     if "local_memory" in keys:
         picked.append(("register_limit", "local-memory traffic: spills or a run-time-indexed local array"))
     return picked
@@ -91,4 +116,20 @@ def _compute_bound(metrics: Any, keys: set[str], compute_capability: str | None)
         picked.append(("fewer_instructions", "issue slots are saturated"))
     if "divergence" in keys:
         picked.append(("branch_uniformity", "warps diverge"))
+    return picked
+
+
+def _overlap_bound(classification: Any, compute_capability: str | None) -> list[tuple[str, str]]:
+    """An asynchronous pipeline that does not overlap: Hopper's building blocks it lacks, then the stalls."""
+    design = classification.design
+    features = " ".join(design.async_features)
+    picked = []
+    if compute_capability == "9.0" and "wgmma" not in features and "wgmma" not in design.unchecked:
+        picked.append(("wgmma", "the pipeline feeds mma.sync: wgmma runs asynchronously, so MMAs overlap other work"))
+    if compute_capability == "9.0" and "TMA" not in features and "TMA" not in design.unchecked:
+        picked.append(("tma_pipeline", "no TMA: one thread's bulk copies free the other warps from issuing loads"))
+    for share in classification.top_stalls[:2]:
+        for name in OVERLAP_STALL_STRATEGIES.get(share.reason, ()):
+            picked.append((name, f"top stall {share.reason} ({share.share_pct:.0f}% of cycles) in an asynchronous "
+                                 "pipeline"))
     return picked

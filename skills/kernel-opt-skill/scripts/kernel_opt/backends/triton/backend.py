@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends.base import AnalysisInputs, Backend, CpuInterpreter, Launcher
-from kernel_opt.backends.triton.suggestions import DEFAULT_STRATEGIES, triton_strategies
+from kernel_opt.backends.triton.suggestions import DEFAULT_STRATEGIES, ROOF_STRATEGIES, triton_strategies
 from kernel_opt.core.errors import UsageError
 
 # A top-level definition, assignment or import of run_kernel: what makes a .py a Triton solution here.
@@ -31,6 +31,7 @@ class TritonBackend(Backend):
     aliases = ("tl", "triton_lang", "openai_triton")
     guide = "experience/triton/TRITON.md"
     default_strategies = DEFAULT_STRATEGIES
+    roof_strategies = ROOF_STRATEGIES
     runs_on_cpu = True
     cpu_interpreter = INTERPRETER
     static_analysis_needs_inputs = True

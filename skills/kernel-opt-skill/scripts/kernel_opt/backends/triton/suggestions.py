@@ -1,7 +1,7 @@
 """Which sections of the Triton guide (experience/triton/TRITON.md) a profile's evidence points at.
 
 The names are the guide's headings (tests/test_classify.py checks that each one exists);
-profile.classify.suggest() puts the evidence-driven ones first, then the label's defaults.
+profile.suggestions.suggest() puts the evidence-driven ones first, then the label's defaults.
 """
 
 from __future__ import annotations
@@ -14,7 +14,17 @@ DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
     "compute_bound": ("dot_precision", "tile_shape", "autotune", "fast_math"),
     "latency_bound": ("pipeline_stages", "more_work_per_program"),
     "occupancy_bound": ("num_warps_stages_tradeoff",),
+    "overlap_bound": ("pipeline_stages", "warp_specialize", "tensor_descriptors"),
     "small_grid": ("persistent_kernel", "split_k"),
+}
+
+# A math pipe at its roof: what still helps (see backends/cuda/suggestions.py).
+ROOF_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "tensor": ("reduce_work",),
+    "FMA": ("dot_precision", "tile_shape"),
+    "ALU": ("mask_free_blocks",),
+    "XU": ("fast_math",),
+    "FP64": ("reduce_work",),
 }
 
 

@@ -41,9 +41,10 @@ TARGETED_SECTIONS: tuple[str, ...] = (
     "WarpStateStats",  # stall reasons in cycles per issued instruction
 )
 
-# Metrics the classifier reads that no targeted section collects (they live in the
-# MemoryWorkloadAnalysis_Tables and SourceCounters sections, which cost far more passes).
-# Only names that exist unchanged from Volta to Hopper: ncu aborts on an unknown metric.
+# Metrics the classifier reads that no targeted section is sure to collect (most live in the
+# MemoryWorkloadAnalysis_Tables, InstructionStats and SourceCounters sections, which cost far
+# more passes). Only names that exist unchanged from Volta to Hopper: ncu aborts on an unknown
+# metric (chip-specific ones are in CAPABILITY_METRICS).
 EXTRA_METRICS: tuple[str, ...] = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -59,7 +60,43 @@ EXTRA_METRICS: tuple[str, ...] = (
     "smsp__thread_inst_executed_per_inst_executed.ratio",
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
+    # Requests of ncu's SharedMemoryConflicts rule (shared loads and stores), for wavefronts per request.
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    # The executed instruction mix (warp instructions per SASS opcode): HGMMA, LDGSTS, UTMALDG, ...
+    "sass__inst_executed_per_opcode",
 )
+
+# Metrics that exist only from some compute capability on, as (first capability, capability
+# after the last, names): ncu aborts on a name the chip lacks, so they are asked for by chip.
+CAPABILITY_METRICS: tuple[tuple[tuple[int, int], tuple[int, int], tuple[str, ...]], ...] = (
+    # ldmatrix requests (sm_75+), the third request kind of ncu's SharedMemoryConflicts rule.
+    ((7, 5), (99, 0), ("smsp__inst_executed_op_ldsm.sum",)),
+    # Hopper's per-pipe utilisation (ComputeWorkloadAnalysis collects them too; asked for by name so
+    # the compute roof is judged whatever the sections), spelled as the recorded H100/H200 reports
+    # in demo/ and tests/fixtures/ncu/ show them (ncu 2025.3.1).
+    ((9, 0), (10, 0), (
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+        "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+        "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active",
+        "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active",
+    )),
+)
+
+
+def extra_metrics_for(compute_capability: str | None) -> tuple[str, ...]:
+    """EXTRA_METRICS plus the chip-specific ones for a capability such as "9.0" (None: the common ones only)."""
+    if not compute_capability:
+        return EXTRA_METRICS
+    major, _, minor = compute_capability.partition(".")
+    capability = (int(major), int(minor or 0))
+    chip_specific = [name for first, after_last, names in CAPABILITY_METRICS
+                     if first <= capability < after_last for name in names]
+    return EXTRA_METRICS + tuple(chip_specific)
 
 # A solution that launches thousands of kernels per call would take hours to profile (each
 # kernel is replayed tens of times); ncu stops profiling after this many launches.

@@ -91,7 +91,6 @@ METRIC_ALIASES: tuple[MetricAlias, ...] = (
     MetricAlias("tensor_pipe_pct", ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
                                     "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
                                     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-                                    "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active",
                                     "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active",
                                     "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"),
                 "tensor pipe busy, % of active cycles (busiest of HMMA/GMMA)", "%", combine="max",
@@ -103,6 +102,24 @@ METRIC_ALIASES: tuple[MetricAlias, ...] = (
                 "FMA pipe busy, % of active cycles", "%", combine="max",
                 pattern=r"^sm__(pipe_fma\w*_cycles_active|inst_executed_pipe_fma\w*)"
                         r"\.avg\.pct_of_peak_sustained_active$"),
+    # The other pipes of ncu's HighPipeUtilization rule (ComputeWorkloadAnalysis): cycle-based
+    # utilisation where ncu has it, else the instruction rate (XU and LSU only have that).
+    MetricAlias("alu_pipe_pct", ("sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+                                 "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active"),
+                "ALU pipe busy (integer and logic), % of active cycles", "%"),
+    MetricAlias("fp64_pipe_pct", ("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+                                  "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active"),
+                "FP64 pipe busy, % of active cycles", "%"),
+    MetricAlias("xu_pipe_pct", ("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",),
+                "XU pipe (transcendentals, conversions: MUFU) instruction rate, % of peak", "%"),
+    MetricAlias("lsu_pipe_pct", ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",),
+                "LSU pipe (load/store instructions) instruction rate, % of peak", "%"),
+    MetricAlias("gmma_instructions_pct", ("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active",),
+                "warpgroup MMA (HGMMA/QGMMA/IGMMA) instruction rate, % of peak: above 0 the kernel runs wgmma", "%"),
+    MetricAlias("tma_pipe_pct", ("sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active",
+                                 "sm__inst_executed_pipe_tma.avg.pct_of_peak_sustained_active"),
+                "TMA (bulk tensor copy) pipe busy, % of active cycles: above 0 the kernel copies with TMA", "%",
+                combine="max"),
     MetricAlias("l1_hit_rate_pct", ("l1tex__t_sector_hit_rate.pct",), "L1/TEX hit rate (sectors)", "%"),
     MetricAlias("l2_hit_rate_pct", ("lts__t_sector_hit_rate.pct",), "L2 hit rate (sectors)", "%"),
     MetricAlias("global_load_sectors_per_request",
@@ -128,6 +145,14 @@ METRIC_ALIASES: tuple[MetricAlias, ...] = (
                 "shared-memory load wavefronts", "wavefronts"),
     MetricAlias("shared_store_wavefronts", ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
                 "shared-memory store wavefronts", "wavefronts"),
+    # The requests of ncu's SharedMemoryConflicts rule: shared-memory load (LDS) and store (STS)
+    # instructions; ldmatrix (LDSM, sm_75+) counts as a load request.
+    MetricAlias("shared_load_instructions", ("smsp__sass_inst_executed_op_shared_ld.sum",),
+                "shared-memory load instructions executed (LDS)", "instructions"),
+    MetricAlias("shared_store_instructions", ("smsp__sass_inst_executed_op_shared_st.sum",),
+                "shared-memory store instructions executed (STS)", "instructions"),
+    MetricAlias("shared_matrix_load_instructions", ("smsp__inst_executed_op_ldsm.sum",),
+                "ldmatrix instructions executed (LDSM)", "instructions"),
     MetricAlias("local_load_sectors", ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",),
                 "local-memory load sectors (spills, local arrays)", "sectors"),
     MetricAlias("local_store_sectors", ("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",),
@@ -141,6 +166,13 @@ METRIC_ALIASES: tuple[MetricAlias, ...] = (
 )
 
 ALIASES_BY_CANONICAL: dict[str, MetricAlias] = {alias.canonical: alias for alias in METRIC_ALIASES}
+
+# Warp instructions executed per SASS opcode (an instanced metric: one instance per opcode, the
+# value is the total). It is the executed instruction mix, the profile's own SASS evidence
+# (HGMMA, LDGSTS, UTMALDG, USETMAXREG, LDL/STL, ...), recorded in the targeted sections' reports.
+OPCODE_MIX_METRIC = "sass__inst_executed_per_opcode"
+# Metrics whose per-instance values the reader keeps (every other metric keeps only its value).
+INSTANCED_METRICS: tuple[str, ...] = (OPCODE_MIX_METRIC,)
 
 
 @dataclass(frozen=True)
@@ -191,6 +223,13 @@ STALL_MEANINGS: dict[str, str] = {
     "misc": "miscellaneous reasons",
 }
 
+# Waits on a result, a barrier or an instruction fetch: another resident warp could issue
+# meanwhile, so more warps per scheduler would hide them.
+LATENCY_STALLS = frozenset({"long_scoreboard", "short_scoreboard", "wait", "barrier", "membar", "gmma", "sleeping",
+                            "no_instruction", "branch_resolving", "imc_miss", "drain"})
+# A memory instruction queue is full: the memory instruction path, not latency, holds the warp.
+MEMORY_QUEUE_STALLS = frozenset({"lg_throttle", "mio_throttle", "tex_throttle"})
+
 
 # --- records ---------------------------------------------------------------------------------
 
@@ -203,6 +242,7 @@ class RawMetric:
     value: float | int | str | None
     unit: str = ""
     description: str = ""
+    instances: dict[str, float] | None = None  # an instanced metric's value per instance (INSTANCED_METRICS)
 
 
 @dataclass
@@ -248,6 +288,12 @@ class KernelMetrics:
     warp_cycles_per_issued_instruction: float | None = None
     tensor_pipe_pct: float | None = None
     fma_pipe_pct: float | None = None
+    alu_pipe_pct: float | None = None
+    fp64_pipe_pct: float | None = None
+    xu_pipe_pct: float | None = None
+    lsu_pipe_pct: float | None = None
+    gmma_instructions_pct: float | None = None
+    tma_pipe_pct: float | None = None
     l1_hit_rate_pct: float | None = None
     l2_hit_rate_pct: float | None = None
     global_load_sectors_per_request: float | None = None
@@ -260,6 +306,9 @@ class KernelMetrics:
     shared_store_bank_conflicts: float | None = None
     shared_load_wavefronts: float | None = None
     shared_store_wavefronts: float | None = None
+    shared_load_instructions: float | None = None
+    shared_store_instructions: float | None = None
+    shared_matrix_load_instructions: float | None = None
     local_load_sectors: float | None = None
     local_store_sectors: float | None = None
     branch_uniformity_pct: float | None = None
@@ -267,6 +316,8 @@ class KernelMetrics:
     dram_read_bytes: float | None = None
     dram_write_bytes: float | None = None
     stalls: dict[str, float] = field(default_factory=dict)  # reason -> value in stall_unit
+    # SASS opcode -> warp instructions executed (ncu's sass__inst_executed_per_opcode); {} when not collected
+    executed_opcodes: dict[str, float] = field(default_factory=dict)
     stall_unit: str | None = None
     sources: dict[str, str] = field(default_factory=dict)  # canonical -> the ncu metric it came from
 
@@ -285,24 +336,41 @@ class KernelMetrics:
     @property
     def shared_bank_conflict_pct(self) -> float | None:
         """Bank conflicts as a share of shared-memory wavefronts (each conflict costs one extra wavefront)."""
-        conflicts = _sum_known(self.shared_load_bank_conflicts, self.shared_store_bank_conflicts)
-        wavefronts = _sum_known(self.shared_load_wavefronts, self.shared_store_wavefronts)
+        conflicts = sum_known(self.shared_load_bank_conflicts, self.shared_store_bank_conflicts)
+        wavefronts = sum_known(self.shared_load_wavefronts, self.shared_store_wavefronts)
         if conflicts is None or not wavefronts:
             return None
         return 100.0 * conflicts / wavefronts
 
     @property
+    def shared_load_wavefronts_per_request(self) -> float | None:
+        """Wavefronts per shared load request (LDS + LDSM), as ncu's SharedMemoryConflicts rule counts them."""
+        requests = sum_known(self.shared_load_instructions, self.shared_matrix_load_instructions)
+        if self.shared_load_wavefronts is None or not requests:
+            return None
+        return self.shared_load_wavefronts / requests
+
+    @property
+    def shared_store_wavefronts_per_request(self) -> float | None:
+        if self.shared_store_wavefronts is None or not self.shared_store_instructions:
+            return None
+        return self.shared_store_wavefronts / self.shared_store_instructions
+
+    @property
     def local_memory_sectors(self) -> float | None:
-        return _sum_known(self.local_load_sectors, self.local_store_sectors)
+        return sum_known(self.local_load_sectors, self.local_store_sectors)
 
     @property
     def shared_memory_per_block_bytes(self) -> float | None:
-        return _sum_known(self.static_shared_memory_per_block_bytes, self.dynamic_shared_memory_per_block_bytes)
+        return sum_known(self.static_shared_memory_per_block_bytes, self.dynamic_shared_memory_per_block_bytes)
 
     def to_dict(self) -> dict[str, Any]:
-        kept = [f.name for f in fields(self) if f.name not in ("stalls", "sources", "stall_unit")]
+        kept = [f.name for f in fields(self) if f.name not in ("stalls", "sources", "stall_unit", "executed_opcodes")]
         data = {name: getattr(self, name) for name in kept}
         data["shared_bank_conflict_pct"] = self.shared_bank_conflict_pct
+        data["shared_load_wavefronts_per_request"] = self.shared_load_wavefronts_per_request
+        data["shared_store_wavefronts_per_request"] = self.shared_store_wavefronts_per_request
+        data["executed_opcodes"] = dict(self.executed_opcodes)
         data["local_memory_sectors"] = self.local_memory_sectors
         data["stall_unit"] = self.stall_unit
         data["stalls"] = [asdict(share) for share in self.stall_shares()]
@@ -312,7 +380,8 @@ class KernelMetrics:
 CANONICAL_FIELDS: tuple[str, ...] = tuple(alias.canonical for alias in METRIC_ALIASES)
 
 
-def _sum_known(*values: float | None) -> float | None:
+def sum_known(*values: float | None) -> float | None:
+    """The sum of the values that are known; None when none is."""
     known = [value for value in values if value is not None]
     return sum(known) if known else None
 
@@ -410,7 +479,11 @@ def metrics_from_raw(raw: Mapping[str, RawMetric]) -> KernelMetrics:
     stalls, stall_unit, stall_source = stalls_from_raw(raw)
     if stall_source:
         sources["stalls"] = stall_source
-    return KernelMetrics(**values, stalls=stalls, stall_unit=stall_unit, sources=sources)
+    opcode_mix = raw.get(OPCODE_MIX_METRIC)
+    opcodes = {name: float(count) for name, count in (opcode_mix.instances or {}).items()} if opcode_mix else {}
+    if opcodes:
+        sources["executed_opcodes"] = OPCODE_MIX_METRIC
+    return KernelMetrics(**values, stalls=stalls, stall_unit=stall_unit, executed_opcodes=opcodes, sources=sources)
 
 
 def mean_metrics(records: Sequence[KernelMetrics]) -> KernelMetrics:
@@ -425,8 +498,13 @@ def mean_metrics(records: Sequence[KernelMetrics]) -> KernelMetrics:
     stalls = {
         reason: sum(record.stalls.get(reason, 0.0) for record in records) / len(records) for reason in reasons
     }
+    opcodes = {
+        opcode: sum(record.executed_opcodes.get(opcode, 0.0) for record in records) / len(records)
+        for opcode in sorted({opcode for record in records for opcode in record.executed_opcodes})
+    }
     sources: dict[str, str] = {}
     for record in records:
         for key, value in record.sources.items():
             sources.setdefault(key, value)
-    return KernelMetrics(**values, stalls=stalls, stall_unit=records[0].stall_unit, sources=sources)
+    return KernelMetrics(**values, stalls=stalls, stall_unit=records[0].stall_unit, executed_opcodes=opcodes,
+                         sources=sources)

@@ -26,7 +26,14 @@ from typing import Any
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
 from kernel_opt.env.probes import ncu_report_candidates
 from kernel_opt.profile.ncu.collection import NVTX_RANGE, environment_for_child
-from kernel_opt.profile.ncu.metrics import KernelMetrics, RawMetric, finite_number, mean_metrics, metrics_from_raw
+from kernel_opt.profile.ncu.metrics import (
+    INSTANCED_METRICS,
+    KernelMetrics,
+    RawMetric,
+    finite_number,
+    mean_metrics,
+    metrics_from_raw,
+)
 
 # --- rule results ----------------------------------------------------------------------------
 
@@ -208,6 +215,19 @@ def _metric_value(metric: Any) -> Any:
         return None
 
 
+def _instance_values(metric: Any) -> dict[str, float] | None:
+    """An instanced metric's values keyed by their correlation id (the SASS opcode for the opcode mix)."""
+    try:
+        count = metric.num_instances()
+        if not count:
+            return None
+        names = metric.correlation_ids()
+        values = {str(names.as_string(index)): finite_number(metric.value(index)) for index in range(count)}
+    except Exception:  # a reader (or test double) without instance access: the metric keeps its value only
+        return None
+    return {name: value for name, value in values.items() if value is not None} or None
+
+
 def _safe_text(call, default: str = "") -> str:
     try:
         value = call()
@@ -228,6 +248,7 @@ def read_action(action: Any, kind_names: Mapping[int, str] | None = None) -> Lau
             value=_metric_value(metric),
             unit=_safe_text(metric.unit),
             description=_safe_text(metric.description),
+            instances=_instance_values(metric) if name in INSTANCED_METRICS else None,
         )
     rules_as_dicts = getattr(action, "rule_results_as_dicts", None)
     rules = [rule_from_dict(entry, kind_names) for entry in (rules_as_dicts() if rules_as_dicts else [])]
@@ -327,14 +348,15 @@ def launch_to_dict(launch: LaunchRecord) -> dict[str, Any]:
     return {
         "name": launch.name,
         "demangled_name": launch.demangled_name,
-        "raw": [[m.name, m.value, m.unit, m.description] for m in launch.raw.values()],
+        "raw": [[m.name, m.value, m.unit, m.description] + ([m.instances] if m.instances else [])
+                for m in launch.raw.values()],
         "rules": [asdict(rule) for rule in launch.rules],
         "nvtx_ranges": launch.nvtx_ranges,
     }
 
 
 def launch_from_dict(data: Mapping[str, Any]) -> LaunchRecord:
-    raw = {name: RawMetric(name, value, unit, description) for name, value, unit, description in data["raw"]}
+    raw = {entry[0]: RawMetric(*entry[:4], instances=entry[4] if len(entry) > 4 else None) for entry in data["raw"]}
     return LaunchRecord(data["name"], data["demangled_name"], raw, [RuleResult(**rule) for rule in data["rules"]],
                         list(data["nvtx_ranges"]))
 

@@ -1,0 +1,70 @@
+"""Where to read next: the guide strategies a classified kernel points to, most specific first.
+
+A suggestion names a strategy (a heading in a backend's guide, e.g. experience/cuda/CUDA.md)
+and says why it applies: first what the evidence singles out (a small grid, a math pipe at its
+roof, then the backend's own reading of the findings, stalls and design), then the label's
+defaults. Each backend owns its strategy names (kernel_opt.backends: `default_strategies`,
+`roof_strategies`, `specific_strategies`); this module only orders them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kernel_opt.backends import registry
+from kernel_opt.profile.classify import Classification
+from kernel_opt.profile.guides import guide_link
+from kernel_opt.profile.ncu.metrics import KernelMetrics
+
+MAX_SUGGESTIONS_PER_GUIDE = 4
+
+
+@dataclass
+class Suggestion:
+    """A strategy from a guide to read next, and why it applies."""
+
+    guide: str  # the backend whose guide it is: "cuda", "triton"
+    strategy: str  # the strategy name (a heading in the guide)
+    link: str  # path from the skill root, with anchor
+    why: str
+
+
+def suggest(classification: Classification, metrics: KernelMetrics, backends: Sequence[str] | None = None,
+            compute_capability: str | None = None) -> list[Suggestion]:
+    """The guide sections to read next: specific evidence first, then the label's defaults.
+
+    `backends` names the guides to draw from (None: every registered backend with a guide). A
+    kernel whose busiest math pipe is at its roof gets what still helps there (the backend's
+    `roof_strategies`) instead of the compute_bound defaults, which would tell a kernel at the
+    tensor roof to use tensor cores.
+    """
+    suggestions: list[Suggestion] = []
+    label = classification.label
+    if label is None:
+        return suggestions
+    chosen = registry.backends() if backends is None else [registry.get(name) for name in backends]
+    pipes = classification.pipes
+    at_roof = label == "compute_bound" and pipes.at_roof
+    for backend in chosen:
+        if backend.guide is None:
+            continue
+        picked: list[tuple[str, str]] = []
+
+        def add(name: str, why: str, picked: list[tuple[str, str]] = picked) -> None:
+            if name not in [item[0] for item in picked]:
+                picked.append((name, why))
+
+        if classification.small_grid:  # an idle GPU comes first: no per-SM tuning fixes missing blocks
+            for name in backend.default_strategies["small_grid"]:
+                add(name, "small_grid: the grid cannot fill the GPU")
+        if at_roof:
+            for name in backend.roof_strategies.get(pipes.busiest, ()):
+                add(name, f"the {pipes.busiest} pipe is at its roof ({pipes.busiest_pct:.1f}%)")
+        for name, why in backend.specific_strategies(classification, metrics, compute_capability):
+            add(name, why)
+        for name in () if at_roof else backend.default_strategies.get(label, ()):
+            add(name, f"a {label} strategy")
+        for name, why in picked[:MAX_SUGGESTIONS_PER_GUIDE]:
+            suggestions.append(Suggestion(backend.name, name, guide_link(backend.name, name), why))
+    return suggestions

@@ -1,0 +1,117 @@
+"""Where a classified kernel sends the reader: specific evidence first, then the label's defaults, all real headings."""
+
+from test_classify import kernel
+
+from kernel_opt.profile.assessments import LABELS
+from kernel_opt.profile.classify import classify as classify_kernel
+from kernel_opt.profile.guides import guide_anchors
+from kernel_opt.profile.suggestions import suggest
+
+# --- where to read next -------------------------------------------------------------------------
+
+
+def cuda_strategies(result, metrics, capability="9.0"):
+    return [s.strategy for s in suggest(result, metrics, ("cuda",), capability)]
+
+
+def test_l1_bound_with_bank_conflicts_points_at_bank_conflicts_first():
+    metrics = kernel(l1_throughput_pct=85.0, memory_throughput_pct=85.0, shared_load_bank_conflicts=50.0,
+                     shared_load_wavefronts=100.0)
+    assert cuda_strategies(classify_kernel(metrics), metrics)[:2] == ["smem_bank_conflicts", "smem_tiling"]
+
+
+def test_dram_at_peak_points_at_fewer_bytes():
+    metrics = kernel(dram_throughput_pct=92.0, memory_throughput_pct=92.0)
+    assert cuda_strategies(classify_kernel(metrics), metrics)[:2] == ["single_pass", "fuse_kernels"]
+
+
+def test_latency_bound_follows_the_top_stall():
+    metrics = kernel(stalls={"barrier": 5.0, "long_scoreboard": 1.0})
+    assert cuda_strategies(classify_kernel(metrics), metrics)[0] == "warp_shuffle_reduce"
+
+
+def test_occupancy_bound_follows_the_limiter_and_small_grid_adds_its_own():
+    metrics = kernel(achieved_occupancy_pct=20.0, theoretical_occupancy_pct=25.0, block_limit_registers_blocks=2)
+    assert cuda_strategies(classify_kernel(metrics), metrics)[0] == "register_limit"
+    small = kernel(grid_size_blocks=1, waves_per_sm=0.01)
+    assert cuda_strategies(classify_kernel(small), small)[:2] == ["split_work", "persistent_kernel"]
+
+
+def test_compute_bound_without_tensor_cores_points_at_them():
+    metrics = kernel(sm_throughput_pct=90.0, tensor_pipe_pct=0.0)
+    assert cuda_strategies(classify_kernel(metrics), metrics)[:2] == ["tensor_cores", "wgmma"]
+
+
+def test_every_strategy_the_classifier_names_is_a_heading_in_its_guide():
+    from kernel_opt.backends import registry
+    from kernel_opt.backends.cuda import suggestions as cuda_suggestions
+
+    named = {"cuda": set(), "triton": set()}
+    for guide in named:
+        backend = registry.get(guide)
+        for strategies in backend.default_strategies.values():
+            named[guide].update(strategies)
+        named[guide].update(s for group in backend.roof_strategies.values() for s in group)
+    named["cuda"].update(s for group in cuda_suggestions.STALL_STRATEGIES.values() for s in group)
+    named["cuda"].update(s for group in cuda_suggestions.OVERLAP_STALL_STRATEGIES.values() for s in group)
+    named["cuda"].update(cuda_suggestions.OCCUPANCY_STRATEGIES.values())
+    named["cuda"].update({"smem_bank_conflicts", "smem_tiling", "l2_reuse", "fuse_kernels", "launch_overhead",
+                          "branch_uniformity", "fewer_instructions", "wgmma", "tma_pipeline"})
+    named["triton"].update({"single_pass", "pipeline_stages", "launch_overhead"})
+    for guide, names in named.items():
+        anchors = guide_anchors(guide)
+        assert names <= set(anchors), f"{guide}: {sorted(names - set(anchors))} are not headings"
+        for label in LABELS + ("small_grid",):
+            assert label in anchors, f"{guide} has no section for {label}"
+
+
+def triton_strategies(result, metrics):
+    return [s.strategy for s in suggest(result, metrics, ("triton",), "9.0")]
+
+
+def test_a_pipe_at_its_roof_points_at_less_work_and_never_at_tensor_cores():
+    metrics = kernel(sm_throughput_pct=93.0, tensor_pipe_pct=96.9)
+    result = classify_kernel(metrics)
+    assert cuda_strategies(result, metrics) == ["reduce_work"] and triton_strategies(result, metrics) == ["reduce_work"]
+    why = suggest(result, metrics, ("cuda",))[0].why
+    assert why == "the tensor pipe is at its roof (96.9%)"
+
+
+def test_an_fma_pipe_at_its_roof_points_at_tensor_cores_first():
+    metrics = kernel(sm_throughput_pct=90.0, fma_pipe_pct=91.0, tensor_pipe_pct=0.0)
+    assert cuda_strategies(classify_kernel(metrics), metrics)[:2] == ["tensor_cores", "fewer_instructions"]
+
+
+OVERLAP = dict(achieved_occupancy_pct=12.0, theoretical_occupancy_pct=12.5, eligible_warps_per_scheduler=0.3,
+               issue_slots_busy_pct=25.0, tensor_pipe_pct=45.0, stalls={"gmma": 4.0, "barrier": 3.0})
+
+
+def test_an_overlap_bound_mma_sync_pipeline_on_hopper_moves_to_wgmma_and_tma_first():
+    metrics = kernel(**OVERLAP, executed_opcodes={"HMMA": 128.0, "LDGSTS": 8.0})
+    result = classify_kernel(metrics)
+    assert result.label == "overlap_bound"
+    assert cuda_strategies(result, metrics) == ["wgmma", "tma_pipeline", "softmax_mma_overlap", "pingpong_warpgroups"]
+
+
+def test_an_overlap_bound_wgmma_pipeline_follows_its_stalls():
+    metrics = kernel(**OVERLAP, executed_opcodes={"HGMMA": 128.0, "UTMALDG": 8.0})
+    result = classify_kernel(metrics)
+    assert cuda_strategies(result, metrics) == ["softmax_mma_overlap", "pingpong_warpgroups", "warp_specialization",
+                                                "pipeline_depth"]
+    assert triton_strategies(result, metrics) == ["pipeline_stages", "warp_specialize", "tensor_descriptors"]
+
+
+def test_without_sass_the_overlap_advice_does_not_assume_what_it_cannot_see():
+    metrics = kernel(**OVERLAP, gmma_instructions_pct=3.0)  # wgmma seen; TMA metric absent: not known either way
+    assert cuda_strategies(classify_kernel(metrics), metrics)[0] == "softmax_mma_overlap"
+
+
+def test_an_overlap_bound_pipeline_with_narrow_stores_also_points_at_wider_accesses():
+    metrics = kernel(achieved_occupancy_pct=12.0, theoretical_occupancy_pct=12.5, sm_throughput_pct=60.0,
+                     l2_throughput_pct=62.0, memory_throughput_pct=62.0, tensor_pipe_pct=65.0,
+                     executed_opcodes={"HGMMA": 64.0, "UTMALDG": 8.0},
+                     stalls={"long_scoreboard": 4.0, "lg_throttle": 2.5})
+    result = classify_kernel(metrics)
+    assert result.label == "overlap_bound"
+    assert cuda_strategies(result, metrics) == ["pipeline_depth", "warp_specialization", "vector_loads",
+                                                "pingpong_warpgroups"]

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Re-classify every recorded demo version with today's classifier, from what the version kept.
+
+Each demo/<backend>/<case>/vN/ kept its ncu_summary.json (the canonical metrics the classifier
+read then, at full precision) and ncu_details.md (every metric ncu gave, first launch, to four
+significant digits), not the .ncu-rep. The metrics are rebuilt from the details' raw table, the
+summary's canonical values laid over them, and classified again. The per-opcode SASS mix was
+in the reports but not kept, so cp.async and setmaxnreg cannot be seen: a verdict that needed
+them (or any other evidence the version lacks) is printed as provisional, with what it lacked.
+A static analysis can stand in for the missing SASS: a version folder's own static_analysis.json,
+or DIR/<backend>/<case>/<vN>/static_analysis.json with --static-analysis-root DIR.
+
+Usage:
+  python3 tools/reclassify_demo.py                          # every version: old -> new label, a table
+  python3 tools/reclassify_demo.py demo/cuda/gemm --changed # one case, only the versions whose label changed
+  python3 tools/reclassify_demo.py --static-analysis-root /tmp/sass --json
+
+A CUDA version's SASS can be rebuilt without a GPU (nvcc and cuobjdump), e.g. for v6 of the
+attention case (wgmma versions need --arch sm_90a):
+  python3 skills/kernel-opt-skill/scripts/static_analysis.py demo/cuda/attention/v6/v6.cu \
+      --output-dir /tmp/sass/cuda/attention/v6 --arch sm_90
+
+Nothing under demo/ is written. Exit codes: 0 printed; 2 no demo version found under the paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
+from kernel_opt.core.render import markdown_table  # noqa: E402
+from kernel_opt.profile.classify import summarize  # noqa: E402
+from kernel_opt.profile.design import load_static_opcodes  # noqa: E402
+from kernel_opt.profile.ncu.metrics import CANONICAL_FIELDS, KernelMetrics, RawMetric, metrics_from_raw  # noqa: E402
+
+DEMO = REPO / "demo"
+# What the classifier reads since issue 15 that older profiles may lack, and what each is for.
+NEWER_EVIDENCE: tuple[tuple[str, str], ...] = (
+    ("alu_pipe_pct", "ALU pipe"), ("fp64_pipe_pct", "FP64 pipe"), ("xu_pipe_pct", "XU pipe"),
+    ("lsu_pipe_pct", "LSU pipe"), ("gmma_instructions_pct", "wgmma instruction rate"), ("tma_pipe_pct", "TMA pipe"),
+    ("shared_load_instructions", "shared load requests"), ("shared_store_instructions", "shared store requests"),
+    ("shared_matrix_load_instructions", "ldmatrix requests"), ("executed_opcodes", "executed opcode mix (SASS)"),
+)
+
+
+@dataclass
+class VersionVerdict:
+    """One demo version: the label it was given, the label it gets now, and what the new rules could not see."""
+
+    version: str  # "cuda/gemm/v9"
+    old_label: str | None
+    new_label: str | None
+    old_limiter: str | None
+    new_limiter: str | None
+    source: str  # where the metrics came from
+    design_source: str
+    not_collected: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return self.old_label != self.new_label
+
+    @property
+    def provisional(self) -> bool:
+        return bool(self.unverified)
+
+
+# --- reading what a version kept -------------------------------------------------------------
+
+_KERNEL_HEADING = re.compile(r"^## Kernel `(?P<name>[^`]+)`")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+def raw_metrics_by_kernel(details: str) -> dict[str, dict[str, RawMetric]]:
+    """Kernel name -> its raw metrics from ncu_details.md ('### All N metrics in the report' tables)."""
+    kernels: dict[str, dict[str, RawMetric]] = {}
+    current: dict[str, RawMetric] | None = None
+    in_table = False
+    for line in details.splitlines():
+        heading = _KERNEL_HEADING.match(line)
+        if heading:
+            current, in_table = kernels.setdefault(heading.group("name"), {}), False
+            continue
+        if line.startswith("### "):
+            in_table = line.startswith("### All ") and current is not None
+            continue
+        if in_table and line.startswith("| ") and not line.startswith("| ncu metric") and not line.startswith("| ---"):
+            cells = [cell.strip().replace("\\|", "|") for cell in _CELL_SPLIT.split(line)[1:-1]]
+            if len(cells) >= 3:
+                current[cells[0]] = RawMetric(cells[0], _value(cells[1]), cells[2], cells[3] if len(cells) > 3 else "")
+    return kernels
+
+
+def _value(text: str) -> float | str | None:
+    if text in ("—", ""):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def kernel_metrics(summary_kernel: dict[str, Any], raw: dict[str, RawMetric] | None) -> KernelMetrics:
+    """The raw table's metrics, with the summary's full-precision canonical values (and stalls) laid over them."""
+    metrics = metrics_from_raw(raw) if raw else KernelMetrics()
+    recorded = summary_kernel.get("metrics") or {}
+    for name in CANONICAL_FIELDS:
+        if recorded.get(name) is not None:
+            setattr(metrics, name, recorded[name])
+    if recorded.get("stalls"):
+        metrics.stalls = {share["reason"]: share["value"] for share in recorded["stalls"]}
+        metrics.stall_unit = recorded.get("stall_unit")
+    return metrics
+
+
+def not_collected(metrics: KernelMetrics) -> list[str]:
+    return [label for name, label in NEWER_EVIDENCE if getattr(metrics, name) in (None, {}, [])]
+
+
+def reclassify_version(folder: Path, static_root: Path | None = None) -> VersionVerdict:
+    """Classify one kept version again (read-only)."""
+    summary = json.loads((folder / "ncu_summary.json").read_text())
+    details_path = folder / "ncu_details.md"
+    raw_by_kernel = raw_metrics_by_kernel(details_path.read_text()) if details_path.is_file() else {}
+    kernels = []
+    for kernel in summary["kernels"]:
+        metrics = kernel_metrics(kernel, raw_by_kernel.get(kernel["name"]))
+        kernels.append((kernel["name"], kernel["launches"], kernel["launch_configuration"],
+                        kernel.get("total_duration_us"), metrics))
+    relative = folder.relative_to(folder.parents[2])
+    static_path = static_root / relative / "static_analysis.json" if static_root else folder / "static_analysis.json"
+    verdict = summarize(kernels, load_static_opcodes(static_path))
+    dominant = next(item for item in verdict.kernels if item.name == verdict.dominant_kernel)
+    source = "ncu_details.md raw table + ncu_summary.json" if raw_by_kernel else "ncu_summary.json only"
+    return VersionVerdict(
+        version=str(relative), old_label=summary.get("bottleneck"), new_label=verdict.bottleneck,
+        old_limiter=summary.get("memory_limiter"), new_limiter=verdict.memory_limiter, source=source,
+        design_source=dominant.classification.design.source, not_collected=not_collected(dominant.metrics),
+        unverified=list(dominant.classification.unverified), reason=dominant.classification.reason,
+    )
+
+
+def version_folders(paths: list[Path]) -> list[Path]:
+    """Every folder with an ncu_summary.json under the paths, in backend/case/version order (v2 before v10)."""
+    found = {summary.parent for path in paths for summary in path.rglob("ncu_summary.json")}
+    return sorted(found, key=lambda folder: (folder.parent.parent.name, folder.parent.name,
+                                             int(folder.name[1:]) if folder.name[1:].isdigit() else -1))
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def table(verdicts: list[VersionVerdict]) -> str:
+    rows = []
+    for item in verdicts:
+        label = f"{item.old_label} → {item.new_label}" if item.changed else f"{item.new_label} (unchanged)"
+        limiter = (f"{item.old_limiter} → {item.new_limiter}" if item.old_limiter != item.new_limiter
+                   else item.new_limiter or "—")
+        rows.append([item.version, label, limiter, "provisional: " + "; ".join(item.unverified)
+                     if item.provisional else "verified", item.design_source])
+    return markdown_table(rows, ["version", "label", "memory limiter", "verdict", "design evidence"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("paths", nargs="*", type=Path, default=[DEMO], help="demo folders (default: demo/)")
+    parser.add_argument("--changed", action="store_true", help="only the versions whose label changed")
+    parser.add_argument("--static-analysis-root", type=Path,
+                        help="read DIR/<backend>/<case>/<vN>/static_analysis.json for the SASS the demo did not keep")
+    parser.add_argument("--json", action="store_true", help="one JSON list instead of the table")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    folders = version_folders(args.paths)
+    if not folders:
+        print(f"no version with an ncu_summary.json under {', '.join(map(str, args.paths))}", file=sys.stderr)
+        return 2
+    verdicts = [reclassify_version(folder, args.static_analysis_root) for folder in folders]
+    shown = [item for item in verdicts if item.changed] if args.changed else verdicts
+    if args.json:
+        print(json.dumps([asdict(item) | {"changed": item.changed, "provisional": item.provisional} for item in shown],
+                         indent=2))
+        return 0
+    print(table(shown))
+    changed = sum(item.changed for item in verdicts)
+    provisional = sum(item.provisional for item in verdicts)
+    missing = sorted({label for item in verdicts for label in item.not_collected})
+    print(f"\n{len(verdicts)} versions: {changed} labels changed, {provisional} provisional. Not collected back then "
+          f"(in some or all versions): {', '.join(missing) or 'nothing'}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
