@@ -9,7 +9,7 @@ from experience_fixtures import record
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import (
-    BOTTLENECKS,
+    BOTTLENECK_ALIASES,
     Chip,
     chip_similarity,
     normalize_backend,
@@ -206,5 +206,5 @@ def test_every_classifier_label_is_an_accepted_bottleneck():
     """A label ncu_profile.py gives must be one the experience log stores as it is."""
     from kernel_opt.profile.assessments import LABELS
 
-    assert set(LABELS) == set(BOTTLENECKS)
+    assert set(LABELS) == set(BOTTLENECK_ALIASES)
     assert all(normalize_bottleneck(label) == label for label in LABELS)
