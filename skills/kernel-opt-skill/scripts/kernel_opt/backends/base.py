@@ -153,6 +153,10 @@ class Backend(ABC):
         """What in the source will distort a benchmark, read before timing it."""
         return []
 
+    def strategies_in_place(self, classification: Any) -> set[str]:
+        """Strategies the kernel's design already shows (e.g. wgmma in its SASS): never suggested again."""
+        return set()
+
     def specific_strategies(self, classification: Any, metrics: Any,
                             compute_capability: str | None) -> list[tuple[str, str]]:
         """(strategy, why) pairs that the profile's evidence points at, most specific first.

@@ -34,7 +34,9 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
             compute_capability: str | None = None) -> list[Suggestion]:
     """The guide sections to read next: specific evidence first, then the label's defaults.
 
-    `backends` names the guides to draw from (None: every registered backend with a guide). A
+    `backends` names the guides to draw from (None: every registered backend with a guide). What
+    the kernel's design already shows (the backend's `strategies_in_place`: cuDNN's flash kernel is
+    warp-specialized already) is never suggested. A
     kernel whose busiest math pipe is at its roof gets what still helps there (the backend's
     `roof_strategies`) instead of the compute_bound defaults, which would tell a kernel at the
     tensor roof to use tensor cores.
@@ -50,9 +52,10 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
         if backend.guide is None:
             continue
         picked: list[tuple[str, str]] = []
+        in_place = backend.strategies_in_place(classification)
 
-        def add(name: str, why: str, picked: list[tuple[str, str]] = picked) -> None:
-            if name not in [item[0] for item in picked]:
+        def add(name: str, why: str, picked: list[tuple[str, str]] = picked, in_place: set[str] = in_place) -> None:
+            if name not in in_place and name not in [item[0] for item in picked]:
                 picked.append((name, why))
 
         if classification.small_grid:  # an idle GPU comes first: no per-SM tuning fixes missing blocks

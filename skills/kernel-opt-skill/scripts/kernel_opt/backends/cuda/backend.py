@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends.base import AnalysisInputs, Backend, BuildOptions, Launcher, Prepared
-from kernel_opt.backends.cuda.suggestions import DEFAULT_STRATEGIES, ROOF_STRATEGIES, cuda_strategies
+from kernel_opt.backends.cuda.suggestions import (
+    DEFAULT_STRATEGIES,
+    ROOF_STRATEGIES,
+    cuda_strategies,
+    strategies_in_place,
+)
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
 
 _SYNC_CALLS = re.compile(r"\bcuda(Device|Stream)Synchronize\s*\(")
@@ -120,6 +125,9 @@ class CudaBackend(Backend):
 
     def source_warnings(self, solution: Path) -> list[str]:
         return [SYNCHRONIZE_WARNING] if source_synchronizes(solution.read_text(errors="replace")) else []
+
+    def strategies_in_place(self, classification) -> set[str]:
+        return strategies_in_place(classification)
 
     def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:
         return cuda_strategies(classification, metrics, compute_capability)

@@ -59,6 +59,23 @@ OCCUPANCY_STRATEGIES: dict[str, str] = {
 }
 
 
+# A feature the design evidence names (profile/design.py: "wgmma (HGMMA x...)") -> the strategy that adds it.
+FEATURE_STRATEGIES: dict[str, str] = {
+    "wgmma": "wgmma",
+    "TMA": "tma_pipeline",
+    "warp specialization": "warp_specialization",
+    "cp.async": "cp_async_pipeline",
+}
+
+
+def strategies_in_place(classification: Any) -> set[str]:
+    """The strategies whose feature the kernel's SASS already shows: suggesting them again helps nobody."""
+    design = getattr(classification, "design", None)
+    features = getattr(design, "async_features", None) or []
+    return {strategy for feature, strategy in FEATURE_STRATEGIES.items()
+            if any(text.startswith(feature + " ") or text == feature for text in features)}
+
+
 def cuda_strategies(classification: Any, metrics: Any, compute_capability: str | None) -> list[tuple[str, str]]:
     """(strategy, why) pairs from the findings, the busiest unit, the top stalls and the occupancy limiters."""
     keys = {finding.key for finding in classification.findings}
