@@ -54,6 +54,7 @@ from kernel_opt.loop.workspace import (
     version_number,
 )
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
+from kernel_opt.solution.dims import check_dims
 
 PROG = "workspace.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
@@ -71,7 +72,8 @@ def build_parser():
     parser = make_parser(PROG, __doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    init = commands.add_parser("init", help="create OUT with ref.py, v0/ and run.json (the budget is fixed here)",
+    init = commands.add_parser("init", allow_abbrev=False,
+                               help="create OUT with ref.py, v0/ and run.json (the budget is fixed here)",
                                description="Create OUT with ref.py, v0/ and run.json; dims as --NAME=VALUE.")
     init.add_argument("out", type=Path, help="the run folder to create (must not exist, or be empty)")
     init.add_argument("--kernel", type=Path, required=True, help="the starting kernel: a .cu or a Triton .py")
@@ -88,7 +90,7 @@ def build_parser():
     init.add_argument("--json", action="store_true")
 
     following = commands.add_parser(
-        "next", help="create v<n+1>/ from the best version so far",
+        "next", allow_abbrev=False, help="create v<n+1>/ from the best version so far",
         description="Create v<n+1>/ from the best version so far, with a hypothesis template.",
     )
     following.add_argument("out", type=Path, help="the run folder")
@@ -96,7 +98,8 @@ def build_parser():
                            help="continue within the budget although the roofline target is reached")
     following.add_argument("--json", action="store_true")
 
-    evaluate = commands.add_parser("evaluate", help="correctness, hypothesis, benchmark, profile, recommendation",
+    evaluate = commands.add_parser("evaluate", allow_abbrev=False,
+                                   help="correctness, hypothesis, benchmark, profile, recommendation",
                                    description="Evaluate one version: correctness -> hypothesis check -> benchmark "
                                                "against the best so far -> profile -> recommendation.")
     evaluate.add_argument("out", type=Path, help="the run folder")
@@ -113,7 +116,7 @@ def build_parser():
                           help="also run static_analysis.py on a GPU machine (it always runs without a GPU)")
     evaluate.add_argument("--json", action="store_true")
 
-    status = commands.add_parser("status", help="versions, best so far, budget left, target",
+    status = commands.add_parser("status", allow_abbrev=False, help="versions, best so far, budget left, target",
                                  description="Versions, best so far, budget left, and whether the target is reached.")
     status.add_argument("out", type=Path, help="the run folder")
     status.add_argument("--json", action="store_true")
@@ -133,6 +136,7 @@ def _main(argv: list[str]) -> int:
 
 def _init(args, dims) -> int:
     backend = registry.detect(args.kernel, args.backend)
+    dims = check_dims(args.ref, dims, args.kernel, backend)  # also refuses a ref.py without reference()
     name = args.name or args.kernel.stem
     run = create_run(args.out, args.kernel, args.ref, args.iterations, name, backend, dims, args.target_percent,
                      args.nvcc_flags, args.arch)
