@@ -21,10 +21,12 @@ under the interpreter, CUDA compile check, static analysis) and lists what needs
 status shows every version's time, speedup, verdict and bottleneck, the best so far, the
 budget left, and whether the target is reached.
 
-Exit codes: 0 ok; 1 refused by the run's state (next), or a check failed (evaluate: incorrect,
-hypothesis invalid); 2 usage error, including init on a non-empty folder and evaluate on a
-timed version without --force; 3 the solution is at fault (compile error, crash); 4 this
-machine could not run every step (no GPU, no ncu): what ran is recorded.
+Exit codes: 0 ok; 1 a check failed (evaluate: incorrect, hypothesis invalid); 2 usage error or
+refusal: bad arguments, a ref.py without reference() or an unknown size at init, init on a
+non-empty folder, evaluate on a timed version without --force, next refused by the run's
+state (budget spent, target reached, the newest version not evaluated; --json names the kind
+"refused"); 3 the solution is at fault (compile error, crash); 4 this machine could not run
+every step (no GPU, no ncu): what ran is recorded.
 """
 
 from __future__ import annotations
