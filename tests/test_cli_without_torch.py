@@ -49,6 +49,19 @@ def test_the_shim_really_blocks_torch_and_triton(no_torch_env):
         assert f"No module named '{name}'" in completed.stderr
 
 
+LEGACY_WRAPPER = SCRIPTS.parent / "experience" / "learned" / "scripts" / "experience_log.py"
+
+
+def test_every_wrapper_script_is_a_kernel_opt_command():
+    assert {path.stem for path in SCRIPTS.glob("*.py")} == set(COMMANDS)
+
+
+def test_the_original_skills_experience_log_path_answers_help_without_torch(no_torch_env):
+    completed = _run([str(LEGACY_WRAPPER), "add", "--help"], no_torch_env)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "--latency-unit" in completed.stdout
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_script_and_kernel_opt_command_answers_help_without_torch(command, no_torch_env):
     for arguments in ([str(SCRIPTS / f"{command}.py"), "--help"],
