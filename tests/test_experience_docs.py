@@ -59,7 +59,7 @@ def test_every_usage_line_of_experience_log_parses():
     usage = experience_log.__doc__.split("Usage:")[1].split("\n\n")[0]
     commands = re.sub(r"\\\n\s*", "", usage).splitlines()
     lines = [line.strip() for line in commands if line.strip().startswith("experience_log.py")]
-    assert len(lines) == 10
+    assert len(lines) == 12
     parser = experience_log.build_parser()
     for line in lines:
         args = parser.parse_args(shlex.split(line)[1:])

@@ -37,10 +37,12 @@ def test_original_skill_add_and_recommend_command_lines_still_work(tmp_path):
     assert added.stdout.startswith(
         "recorded #1: softmax · cuda · sm_90 · memory_bound → float4_vectorized_loads: success (given)"
     )
+    # the original skill's latencies are milliseconds; the record stores microseconds and says how it read them
+    assert "note: --latency-after 100 read as 100 ms = 100000 us (write 100us or --latency-unit us" in added.stdout
     [line] = log.read_text().splitlines()
     stored = json.loads(line)
     assert (stored["memory_sol_before_pct"], stored["latency_after_us"], stored["dims"]) == (
-        41.5, 100.0, {"N": 4096, "D": 4096}
+        41.5, 100000.0, {"N": 4096, "D": 4096}
     )
     assert (stored["bottleneck"], stored["iteration"], stored["notes"]) == (
         "memory_bound", 2, "row length divisible by 4"

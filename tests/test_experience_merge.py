@@ -81,7 +81,7 @@ def test_groups_collapse_duplicates_into_the_highest_id_with_provenance(tmp_path
 def test_merge_needs_something_to_do_and_refuses_itself(tmp_path):
     log = tmp_path / "mine.jsonl"
     append_records(log, [record()])
-    with pytest.raises(UsageError, match="--from OTHER.jsonl, --groups"):
+    with pytest.raises(UsageError, match="--from OTHER.jsonl, --duplicates or --groups"):
         merge(log)
     with pytest.raises(UsageError, match="names the log itself"):
         merge(log, source=log)

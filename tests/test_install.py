@@ -168,6 +168,23 @@ def test_copies_leave_out_bytecode(home, fake_skill):
     ]
 
 
+def test_copies_leave_out_what_an_editable_install_and_tools_leave_in_the_checkout(home, fake_skill):
+    # `pip install -e .` writes scripts/kernel_opt_skill.egg-info (the package lives in scripts/)
+    egg_info = fake_skill / "scripts" / "kernel_opt_skill.egg-info"
+    egg_info.mkdir()
+    (egg_info / "PKG-INFO").write_text("Name: kernel-opt-skill\n")
+    for folder in (".pytest_cache", ".ruff_cache", "build", "scripts/kernel_opt/build"):
+        (fake_skill / folder).mkdir(parents=True)
+        (fake_skill / folder / "artefact").write_text("x")
+    (fake_skill / ".DS_Store").write_bytes(b"\x00")
+    target = resolve_target("claude", "user")
+    install(target, source_dir=fake_skill)
+    installed = sorted(str(path.relative_to(target.skill_dir)) for path in target.skill_dir.rglob("*"))
+    assert installed == ["SKILL.md", "commands", "commands/kernel-opt-skill.md", "scripts", "scripts/kernel_opt",
+                         "scripts/kernel_opt/core.py", "scripts/run.py"]
+    assert not any("egg-info" in str(path) for path in source_files(fake_skill))
+
+
 def test_a_folder_kernel_opt_did_not_make_is_refused_then_moved_aside_with_force(home, capsys):
     mine = home / ".claude" / "skills" / "kernel-opt-skill"
     mine.mkdir(parents=True)

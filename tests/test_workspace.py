@@ -181,7 +181,7 @@ def test_dims_after_init_are_refused(tmp_path, capsys):
 
 def test_next_refuses_until_v0_is_evaluated(tmp_path, capsys):
     make_run(tmp_path / "run")
-    assert workspace_command.main(["next", str(tmp_path / "run")]) == 1
+    assert workspace_command.main(["next", str(tmp_path / "run")]) == 2
     assert "v0 has not been evaluated yet" in capsys.readouterr().err
     assert not (tmp_path / "run" / "v1").exists()
 
@@ -228,7 +228,7 @@ def test_next_refuses_while_the_newest_version_is_not_evaluated(tmp_path, capsys
     out = tmp_path / "run"
     synthetic_run(out, iterations=4)
     write_version(out, 3, state=None, parent="v1")
-    assert workspace_command.main(["next", str(out)]) == 1
+    assert workspace_command.main(["next", str(out)]) == 2
     assert "v3 has not been evaluated yet" in capsys.readouterr().err
     assert not (out / "v4").exists()
 
@@ -236,7 +236,7 @@ def test_next_refuses_while_the_newest_version_is_not_evaluated(tmp_path, capsys
 def test_next_refuses_beyond_the_budget(tmp_path, capsys):
     out = tmp_path / "run"
     synthetic_run(out, iterations=2)
-    assert workspace_command.main(["next", str(out)]) == 1
+    assert workspace_command.main(["next", str(out)]) == 2
     assert "budget spent: all 2 iteration(s)" in capsys.readouterr().err
     assert not (out / "v3").exists()
     assert run_status(out).stop_reason == "budget_spent"
@@ -249,7 +249,7 @@ def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     write_version(out, 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0)
     status = run_status(out)
     assert status.target_reached is True and status.stop_reason == "target_reached"
-    assert workspace_command.main(["next", str(out)]) == 1
+    assert workspace_command.main(["next", str(out)]) == 2
     assert "target reached: v0 runs at 83.9%" in capsys.readouterr().err
     assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
     assert (out / "v1" / "v1.cu").exists()
@@ -281,7 +281,7 @@ def test_next_refuses_when_v0_is_wrong(tmp_path, capsys):
     out = tmp_path / "run"
     make_run(out)
     write_version(out, 0, correct=False, state="failed")
-    assert workspace_command.main(["next", str(out)]) == 1
+    assert workspace_command.main(["next", str(out)]) == 2
     assert "v0 has not passed its correctness check" in capsys.readouterr().err
 
 
@@ -530,7 +530,7 @@ def test_evaluate_stops_at_an_unfilled_hypothesis(tmp_path, monkeypatch):
         ("hypothesis", "failed"), ("benchmark", "skipped"), ("profile", "skipped"), ("recommend", "skipped")]
     assert "identical to v1" in record["warnings"][0]
     # Nothing was timed, so it may be evaluated again once the hypothesis is written.
-    assert workspace_command.main(["next", str(out)]) == 1
+    assert workspace_command.main(["next", str(out)]) == 2
 
 
 def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, monkeypatch, capsys):
@@ -553,7 +553,7 @@ def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, mo
     assert json.loads((out / "v0" / "static_analysis.json").read_text())["kernels"][0]["registers_per_thread"] > 0
     assert "$ correctness_check.py" in (out / "v0" / "evaluate.log").read_text()
     # Not timed: neither locked against a re-run nor a starting point for v1.
-    assert workspace_command.main(["next", str(out)]) == 1
+    assert workspace_command.main(["next", str(out)]) == 2
     assert "has not been timed yet" in capsys.readouterr().err
 
 

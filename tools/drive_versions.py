@@ -150,7 +150,7 @@ class Driver:
                 kind = (json.loads(text).get("error") or {}).get("kind")
             except ValueError:
                 kind = None  # it crashed before printing its JSON answer
-            return "ended" if code == 1 and kind == "refused" else "stopped"
+            return "ended" if code == 2 and kind == "refused" else "stopped"
         created = json.loads(text)
         if created["version"] != planned.version or created["parent"] != planned.parent:
             print(f"plan diverged: next made {created['version']} from {created['parent']}, the plan has "

@@ -8,6 +8,10 @@ the generated final report. On a machine without a GPU every step that can run d
 correctness under the interpreter, the CUDA compile check, static analysis, the report) and
 each step that needs a GPU is listed.
 
+Each run writes into a fresh folder OUT/run-N (N one more than the highest there), so the
+command can be run again as it is; OUT/latest links to the newest run, and the summary names
+this run's reports.
+
 Usage:
   python3 tools/run_example.py --output-dir out/example
 """
@@ -15,6 +19,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +38,7 @@ EXAMPLES = [
      ["--N=4096", "--D=4096"], ["--N=4096", "--D=4096"]),
 ]
 REFERENCE = "reference/softmax/ref.py"
+RUN_FOLDER = re.compile(r"run-(\d+)")
 OUTCOMES = {0: "evaluated", 1: "FAILED", 2: "usage error", 3: "solution error", 4: "partial: needs a GPU"}
 
 
@@ -42,11 +49,39 @@ def run(*arguments: str) -> int:
     return code
 
 
+def fresh_run_folder(output_dir: Path) -> Path:
+    """Create and return OUT/run-N, N one more than the highest run there (never an existing folder)."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    taken = [int(match.group(1)) for path in output_dir.iterdir() if (match := RUN_FOLDER.fullmatch(path.name))]
+    number = max(taken, default=0) + 1
+    while True:
+        folder = output_dir / f"run-{number}"
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:  # another run took it meanwhile
+            number += 1
+
+
+def point_latest_at(run_folder: Path) -> None:
+    """OUT/latest -> run-N, replaced atomically; a `latest` that is not our link is left alone."""
+    latest = run_folder.parent / "latest"
+    if latest.exists() and not latest.is_symlink():
+        return
+    temporary = run_folder.parent / f".latest.{os.getpid()}"
+    temporary.unlink(missing_ok=True)
+    temporary.symlink_to(run_folder.name)
+    os.replace(temporary, latest)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output-dir", type=Path, default=REPO / "out" / "example")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output-dir", type=Path, default=REPO / "out" / "example",
+                        help="where the runs go: each run makes OUT/run-N (default out/example)")
     args = parser.parse_args(argv)
-    out = args.output_dir
+    out = fresh_run_folder(args.output_dir)
+    point_latest_at(out)
     has_gpu = run(str(SCRIPTS / "env_check.py"), "--output-dir", str(out)) == 0
     rows, worst, missing = [], 0, set()
     for label, folder, kernel, gpu_dims, cpu_dims in EXAMPLES:
@@ -65,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((label, OUTCOMES.get(code, f"exit {code}"), target / "final_report.md"))
         if code not in (0, 4):
             worst = max(worst, code)
-    print("summary:")
+    print(f"summary (this run: {out}; {out.parent / 'latest'} links to it):")
     for label, outcome, report in rows:
         print(f"  {label:<16} {outcome:<22} {report}")
     if missing:

@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from kernel_opt.check.child import run_correctness
+from kernel_opt.core.dependencies import dependency_fault
 from kernel_opt.core.errors import KernelOptError, UsageError
 from kernel_opt.run.events import ErrorEvent, EventLog, one_line
 
@@ -35,6 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     except KernelOptError as error:
         events.emit(ErrorEvent.from_error(error))
         return int(error.exit_code)
+    except ImportError as error:  # torch or triton missing here is the machine's fault (exit 4), not a bug
+        fault = dependency_fault(error, "running a solution")
+        if fault is None:
+            events.emit(ErrorEvent("internal_error", one_line(error), traceback.format_exc()[-2000:], 3))
+            return 3
+        events.emit(ErrorEvent.from_error(fault))
+        return int(fault.exit_code)
     except BaseException as error:  # anything else is a bug or a solution side effect: report it whole
         events.emit(ErrorEvent("internal_error", one_line(error), traceback.format_exc()[-2000:], 3))
         return 3

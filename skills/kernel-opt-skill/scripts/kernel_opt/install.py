@@ -44,6 +44,11 @@ MANIFEST_TOOL = "kernel-opt install"
 # Python writes these beside the scripts whenever they run; never copied, removed on uninstall.
 BYTECODE_DIRECTORY = "__pycache__"
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
+# Build and tool artefacts that land in a checkout (`pip install -e .` writes
+# scripts/kernel_opt_skill.egg-info, since the package lives in scripts/): never part of the skill.
+ARTEFACT_DIRECTORIES = (BYTECODE_DIRECTORY, ".pytest_cache", ".ruff_cache", ".mypy_cache", ".git", "build", "dist")
+ARTEFACT_DIRECTORY_SUFFIXES = (".egg-info", ".dist-info")
+ARTEFACT_FILES = (".DS_Store",)
 
 # agent -> (config folder under the home or project folder, skills folder, commands folder or None)
 AGENT_LAYOUT: dict[str, tuple[str, str, str | None]] = {
@@ -159,13 +164,18 @@ def resolve_target(
     )
 
 
+def is_artefact_directory(name: str) -> bool:
+    """A folder a build or a tool wrote into the checkout (egg-info, caches), not one of the skill's."""
+    return name in ARTEFACT_DIRECTORIES or name.endswith(ARTEFACT_DIRECTORY_SUFFIXES)
+
+
 def source_files(source_dir: Path) -> list[Path]:
-    """Every file of the skill folder to copy, relative and sorted; bytecode caches left out."""
+    """Every file of the skill folder to copy, relative and sorted; bytecode, caches and build artefacts left out."""
     files = []
     for directory, subdirectories, names in os.walk(source_dir):
-        subdirectories[:] = sorted(name for name in subdirectories if name != BYTECODE_DIRECTORY)
+        subdirectories[:] = sorted(name for name in subdirectories if not is_artefact_directory(name))
         for name in sorted(names):
-            if not name.endswith(BYTECODE_SUFFIXES):
+            if not name.endswith(BYTECODE_SUFFIXES) and name not in ARTEFACT_FILES:
                 files.append((Path(directory) / name).relative_to(source_dir))
     return files
 

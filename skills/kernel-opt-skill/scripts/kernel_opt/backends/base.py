@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
+from kernel_opt.solution.outline import SolutionDims
 
 if TYPE_CHECKING:  # annotations only: the records live with the code that computes them
     from kernel_opt.profile.sass import StaticReport
@@ -137,6 +138,14 @@ class Backend(ABC):
     @abstractmethod
     def load(self, request: dict[str, Any]) -> Launcher:
         """Load a prepared solution in the child process (`request` holds Prepared.request's keys)."""
+
+    def dim_parameters(self, solution: Path) -> SolutionDims:
+        """The problem sizes the solution file itself takes by name (its setup(), its entry point's parameters).
+
+        Read without running anything (the parent checks `--NAME=VALUE` before a child starts);
+        nothing when the file cannot be read: the run reports that.
+        """
+        return SolutionDims()
 
     def cannot_run_without_gpu(self, solution: Path, build: dict[str, Any] | None) -> KernelOptError:
         """The error for a correctness run on the CPU, for a backend that does not run there."""

@@ -35,6 +35,7 @@ from kernel_opt.measure.benchmark import (
     benchmark_solution,
 )
 from kernel_opt.measure.benchmark_report import benchmark_summary
+from kernel_opt.solution.dims import check_dims
 
 
 def main(argv=None) -> int:
@@ -84,6 +85,7 @@ def parse_request(argv: list[str]) -> tuple[BenchmarkRequest, bool]:
 
 def _main(argv: list[str]) -> int:
     request, wants_json = parse_request(argv)
+    request.dims = check_dims(request.reference, request.dims, request.solution, request.backend)
     report = benchmark_solution(request, command=f"{PROG} {shlex.join(argv)}")
     if wants_json:
         print_json({"ok": report.exit_code == 0, "exit_code": report.exit_code,

@@ -35,6 +35,7 @@ from kernel_opt.check.correctness import (
 )
 from kernel_opt.check.report import correctness_summary
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.solution.dims import check_dims
 
 
 def main(argv=None) -> int:
@@ -81,6 +82,7 @@ def parse_request(argv: list[str]) -> tuple[CorrectnessRequest, bool]:
 
 def _main(argv: list[str]) -> int:
     request, wants_json = parse_request(argv)
+    request.dims = check_dims(request.reference, request.dims, request.solution, request.backend)
     report = check_solution(request, command=f"{PROG} {shlex.join(argv)}")
     exit_code = exit_code_of(report)
     if wants_json:

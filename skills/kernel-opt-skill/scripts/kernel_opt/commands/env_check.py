@@ -1,6 +1,7 @@
 """Check what this machine can run: tool versions, GPUs, and which steps of the loop work here.
 
-Writes DIR/env_check.md and DIR/env_check.json. Exit 0 when kernels can run and be timed on a
+With --output-dir DIR, writes DIR/env_check.md and DIR/env_check.json; without it, writes
+nothing (the summary, or --json, is printed either way). Exit 0 when kernels can run and be timed on a
 GPU; exit 4 when they cannot (the report still lists what can run here, e.g. nvcc compile-only
 and the Triton interpreter). Never needs root and never changes GPU clocks unless asked to.
 
@@ -122,7 +123,7 @@ def render_markdown(report: EnvironmentReport, clock_results: list[ClockCommandR
     )
 
 
-def summary_lines(report: EnvironmentReport, output_dir: Path, paths: list[Path]) -> list[str]:
+def summary_lines(report: EnvironmentReport, output_dir: Path | None, paths: list[Path]) -> list[str]:
     probes = report.probes
     versions = [
         f"python {probes.python.version}",
@@ -144,8 +145,9 @@ def summary_lines(report: EnvironmentReport, output_dir: Path, paths: list[Path]
         lines += [f"  to enable {item.label}: {item.how_to_fix}" for item in report.capabilities
                   if not item.can_run and item.how_to_fix]
     lines += [f"  warning: {warning}" for warning in report.warnings]
-    lines.append(f"report: {', '.join(str(path) for path in paths)}")
-    lines += [f"next: {step}" for step in next_steps(report, output_dir)]
+    lines.append(f"report: {', '.join(str(path) for path in paths)}" if paths else
+                 "report: not written (pass --output-dir DIR for env_check.md and env_check.json)")
+    lines += [f"next: {step}" for step in next_steps(report, output_dir or Path("OUT"))]
     return lines
 
 
@@ -171,7 +173,8 @@ def _change_clocks(action: str, as_json: bool) -> list[ClockCommandResult]:
 
 def _main(argv: list[str]) -> int:
     parser = make_parser(PROG, __doc__)
-    parser.add_argument("--output-dir", type=Path, default=Path("."), help="where env_check.md/.json go (default: .)")
+    parser.add_argument("--output-dir", type=Path, default=None,
+                        help="where env_check.md/.json go (default: nowhere; nothing is written unless asked)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
     clocks = parser.add_mutually_exclusive_group()
     clocks.add_argument("--lock-clocks", action="store_true",
@@ -184,27 +187,29 @@ def _main(argv: list[str]) -> int:
     clock_results = _change_clocks(clock_action, args.json) if clock_action else []
 
     report = check_environment()
-    markdown_path = args.output_dir / "env_check.md"
-    json_path = args.output_dir / "env_check.json"
+    output_dir = args.output_dir
+    markdown_path = output_dir / "env_check.md" if output_dir else None
+    json_path = output_dir / "env_check.json" if output_dir else None
     exit_code = ExitCode.OK if report.verdict == "ok" else ExitCode.ENVIRONMENT_FAULT
     payload = {
         "ok": report.verdict == "ok",
         "exit_code": int(exit_code),
-        "next_steps": next_steps(report, args.output_dir),
+        "next_steps": next_steps(report, output_dir or Path("OUT")),
         "clock_change": {"action": clock_action, "results": [vars(result) for result in clock_results]},
         **report.to_dict(),
-        "report": {"markdown": str(markdown_path), "json": str(json_path)},
+        "report": {"markdown": str(markdown_path), "json": str(json_path)} if output_dir else None,
     }
     if exit_code != ExitCode.OK:
         payload["error"] = {"kind": "environment", "message": report.headline, "hint": "; ".join(payload["next_steps"]),
                             "exit_code": int(exit_code)}
-    write_json_atomic(json_path, payload)
-    write_text_atomic(markdown_path, render_markdown(report, clock_results))
+    if output_dir:
+        write_json_atomic(json_path, payload)
+        write_text_atomic(markdown_path, render_markdown(report, clock_results))
 
     if args.json:
         print_json(payload)
     else:
-        print("\n".join(summary_lines(report, args.output_dir, [markdown_path, json_path])))
+        print("\n".join(summary_lines(report, output_dir, [markdown_path, json_path] if output_dir else [])))
     return int(exit_code)
 
 

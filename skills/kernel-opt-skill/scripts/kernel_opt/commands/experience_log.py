@@ -4,16 +4,18 @@ Usage:
   # after benchmarking and profiling version 3 against version 2: numbers come from the files
   experience_log.py add --from out/v3 --kernel softmax --strategy vector_loads \\
       --optimization "float4 loads and stores for the row pass"
-  # the original skill's form, numbers typed by hand (latency in microseconds)
+  # the original skill's form, numbers typed by hand (latencies in ms as there, or with a unit: 140us)
   experience_log.py add --kernel softmax --backend cuda --chip sm_90 --dims "N=4096,D=4096" \\
-      --iteration 2 --bottleneck memory --stall long_scoreboard --memory-sol-before 41.5 \\
-      --memory-sol-after 78.0 --optimization "float4 loads" --outcome success
+      -i v2 --bottleneck memory --stall long_scoreboard --memory-sol-before 41.5 \\
+      --memory-sol-after 78.0 --latency-before 0.14 --latency-after 0.10 -o "float4 loads" --outcome success
   experience_log.py recommend --kernel softmax --backend cuda --chip H100 --bottleneck memory_bound -n 5
   experience_log.py search float4 shared
   experience_log.py list --kernel softmax --outcome failure
   experience_log.py show 12
   experience_log.py merge --from teammate/experience.jsonl
-  experience_log.py merge --groups
+  experience_log.py merge
+  experience_log.py merge --groups "1,3" "2,4,5"
+  experience_log.py merge --duplicates
   experience_log.py sync
   experience_log.py stats --json
 
@@ -28,7 +30,17 @@ profile metrics from vN/*.json and the baseline's ncu_summary.json; the outcome 
 verdict (success: more than 5% faster with the interval above 1; failure: incorrect, or slower
 beyond noise: more than 2% slower with the whole interval below 1; else neutral). A typed --outcome that contradicts the
 measurement is refused unless --force is given with --notes. Group strategies by passing a
---strategy name from the guides (e.g. vector_loads, smem_tiling, cp_async_pipeline).
+--strategy name from the guides (e.g. vector_loads, smem_tiling, cp_async_pipeline). Without
+--backend, add takes it from the --from folder (its correctness.json, else its kernel's suffix).
+
+Latencies: --latency-before/--latency-after take a unit (4.2ms, 4200us, 4200000ns); a bare
+number is in --latency-unit, milliseconds by default as in the original skill, and add says
+how it read it. The record stores microseconds (latency_before_us).
+
+merge alone lists every record for review; `merge --groups "1,3" "2,4,5"` then collapses each
+listed group of ids into one record (the original skill's two phases); `merge --duplicates`
+(also `--groups` with no ids) collapses records with identical content. sync writes
+experiences.md beside the log (--output to choose), never into the skill folder.
 
 Exit codes: 0 ok; 2 bad input (the message names the field); 4 the log cannot be written.
 """
@@ -40,6 +52,7 @@ import re
 import sys
 from pathlib import Path
 
+from kernel_opt.backends import registry
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.core.files import write_text_atomic
@@ -54,19 +67,20 @@ from kernel_opt.experience.labels import (
     normalize_chip,
     normalize_outcome,
 )
-from kernel_opt.experience.merge import merge
+from kernel_opt.experience.merge import merge, parse_id_groups
 from kernel_opt.experience.query import Filters, filter_entries, search
 from kernel_opt.experience.ranking import RecommendRequest, recommend_from_log
 from kernel_opt.experience.recording import build_record
-from kernel_opt.experience.records import parse_dims
+from kernel_opt.experience.records import parse_dims, parse_latency_us
 from kernel_opt.experience.store import (
     CURATED_PATH,
-    SUMMARY_PATH,
+    SUMMARY_NAME,
     Entry,
     Experience,
     append_records,
     default_log_path,
     load_experience,
+    summary_path,
 )
 from kernel_opt.experience.summary import compute_stats, render_stats, render_summary, stats_to_dict
 
@@ -78,8 +92,8 @@ METRIC_FLAGS: dict[str, tuple[str, str]] = {
     "--memory-sol-after": ("memory_sol_after_pct", "memory speed-of-light %% after"),
     "--sm-sol-before": ("sm_sol_before_pct", "SM speed-of-light %% before"),
     "--sm-sol-after": ("sm_sol_after_pct", "SM speed-of-light %% after"),
-    "--latency-before": ("latency_before_us", "kernel time before, microseconds"),
-    "--latency-after": ("latency_after_us", "kernel time after, microseconds"),
+    "--latency-before": ("latency_before_us", "kernel time before: 4.2ms, 4200us, or a bare number in --latency-unit"),
+    "--latency-after": ("latency_after_us", "kernel time after: 4.2ms, 4200us, or a bare number in --latency-unit"),
     "--occupancy-before": ("occupancy_before_pct", "achieved occupancy %% before"),
     "--occupancy-after": ("occupancy_after_pct", "achieved occupancy %% after"),
 }
@@ -186,10 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     merging = command("merge", "import a teammate's log and/or collapse duplicates (backup: <log>.bak)")
     merging.add_argument("--from", dest="from_log", type=Path, help="another experience.jsonl to import")
-    merging.add_argument("--groups", action="store_true", help="collapse records with identical content into one")
+    merging.add_argument("--groups", nargs="*", metavar="ID,ID", default=None,
+                         help='collapse each listed group of ids into one record: --groups "1,3" "2,4,5"; '
+                              "with no ids, the same as --duplicates")
+    merging.add_argument("--duplicates", action="store_true", help="collapse records with identical content into one")
 
     sync = command("sync", "write the human summary experiences.md")
-    sync.add_argument("--output", type=Path, default=None, help=f"where to write it (default: {SUMMARY_PATH})")
+    sync.add_argument("--output", type=Path, default=None,
+                      help=f"where to write it (default: {SUMMARY_NAME} beside the log)")
 
     command("stats", "counts, success rates and median speedups by backend, bottleneck, chip, strategy")
     return parser
@@ -200,16 +218,20 @@ def _add_record_arguments(add: argparse.ArgumentParser) -> None:
     add.add_argument("--from", dest="from_dir", type=Path,
                      help="version folder DIR/vN: copy numbers from its JSON files")
     add.add_argument("--kernel", help="operation name, e.g. softmax, gemm, layernorm")
-    add.add_argument("--backend", help="cuda or triton")
+    add.add_argument("--backend", help="cuda or triton (default with --from: the version's)")
     add.add_argument("--chip", help="sm_90, H100, 'NVIDIA H100 80GB HBM3', ...")
     add.add_argument("--dims", help="problem size: 'N=4096,D=4096' or a JSON object")
-    add.add_argument("--iteration", type=_iteration, help="version number N of vN")
+    add.add_argument("--iteration", "-i", type=_iteration, help="version number N of vN (3 or v3)")
     add.add_argument("--bottleneck", help="the classifier's label for the version the change started from")
     add.add_argument("--stall", help="top warp-stall reason before the change, e.g. long_scoreboard")
-    for flag, (_, text) in METRIC_FLAGS.items():
-        add.add_argument(flag, type=_number, help=text)
+    for flag, (field_name, text) in METRIC_FLAGS.items():
+        latency = field_name.startswith("latency_")
+        add.add_argument(flag, type=str if latency else _number, metavar="TIME" if latency else "PCT", help=text)
+    add.add_argument("--latency-unit", choices=["ms", "us"], default="ms",
+                     help="unit of a bare --latency-before/--latency-after number (default ms, as in the original "
+                          "skill; us for microseconds)")
     add.add_argument("--speedup", type=_number, help="old time / new time, when typed by hand")
-    add.add_argument("--optimization", help="the one change this version made")
+    add.add_argument("--optimization", "-o", help="the one change this version made")
     add.add_argument("--strategy", help="short strategy name to group by (default: from --optimization)")
     add.add_argument("--hypothesis", help="the hypothesis tested (default with --from: vN/hypothesis.txt)")
     add.add_argument("--outcome", help="success, neutral or failure (default with --from: the measured verdict)")
@@ -285,12 +307,15 @@ def _add(args, log_path: Path, curated_path, wants_json: bool) -> int:
     }
     for flag, (field_name, _) in METRIC_FLAGS.items():
         given[field_name] = getattr(args, flag.lstrip("-").replace("-", "_"))
+    unit_notes = _read_latencies(given, args.latency_unit)
     if not args.kernel:
         raise UsageError("add needs --kernel (the operation, e.g. softmax)",
                          hint="kernel names are not in the version files")
     if args.force and not args.notes:
         raise UsageError("--force needs --notes saying why the measured outcome is overridden")
     evidence = read_version(args.from_dir) if args.from_dir else None
+    if not args.backend and (evidence is None or evidence.backend is None):
+        given["backend"] = _backend_of_folder(args.from_dir)
     new = build_record(given, evidence, force=args.force)
     [record] = append_records(log_path, [new.record])
     entry = Entry("local", record)
@@ -304,10 +329,13 @@ def _add(args, log_path: Path, curated_path, wants_json: bool) -> int:
             "measured_outcome": new.measured_outcome,
             "not_measured": new.not_measured,
             "warnings": new.warnings,
+            "notes": unit_notes,
         })
         return 0
     print(f"recorded {_summary_line(entry)}")
     print(f"log: {log_path}")
+    for note in unit_notes:
+        print(f"note: {note}")
     for warning in new.warnings:
         print(f"warning: {warning}")
     for item in new.not_measured:
@@ -319,6 +347,36 @@ def _add(args, log_path: Path, curated_path, wants_json: bool) -> int:
         f"--bottleneck {record.bottleneck_after or '<its bottleneck>'}`"
     )
     return 0
+
+
+def _read_latencies(given: dict, bare_unit: str) -> list[str]:
+    """Typed latencies to microseconds in place; one note per bare number saying how it was read."""
+    notes = []
+    for flag, (field_name, _) in METRIC_FLAGS.items():
+        text = given.get(field_name)
+        if not field_name.startswith("latency_") or text is None:
+            continue
+        given[field_name], explicit = parse_latency_us(text, bare_unit, flag)
+        if not explicit:
+            other = "us" if bare_unit == "ms" else "ms"
+            notes.append(f"{flag} {text} read as {text} {bare_unit} = {given[field_name]:g} us "
+                         f"(write {text}{other} or --latency-unit {other} if it was in {other})")
+    return notes
+
+
+def _backend_of_folder(folder: Path | None) -> str:
+    """The backend of a version folder's kernel file (vN.cu, vN.py, else its only solution file)."""
+    if folder is not None and folder.is_dir():
+        own = sorted(folder.glob(f"{folder.name}.*"))
+        others = sorted(p for p in folder.iterdir() if p.is_file() and p not in own)
+        for path in own + others:
+            try:
+                return registry.detect(path)
+            except UsageError:
+                continue
+    where = f" and {folder} holds no kernel file whose backend can be told" if folder is not None else ""
+    raise UsageError(f"add needs --backend: no --from version records one{where}",
+                     hint=f"pass --backend {'|'.join(registry.names())}, or --from OUT/vN")
 
 
 # --- recommend, search, list, show -------------------------------------------------------------
@@ -424,7 +482,11 @@ def _show(args, log_path: Path, curated_path, wants_json: bool) -> int:
 
 
 def _merge(args, log_path: Path, curated_path, wants_json: bool) -> int:
-    report = merge(log_path, source=args.from_log, groups=args.groups)
+    id_groups = parse_id_groups(args.groups or [])
+    duplicates = args.duplicates or args.groups == []  # `--groups` with no ids: its meaning before ids
+    if args.from_log is None and not duplicates and not id_groups:
+        return _review(log_path, wants_json)
+    report = merge(log_path, source=args.from_log, groups=duplicates, id_groups=id_groups)
     if wants_json:
         print_json({"ok": True, "command": "merge", **report.to_dict()})
         return 0
@@ -437,8 +499,10 @@ def _merge(args, log_path: Path, curated_path, wants_json: bool) -> int:
               f"{len(report.duplicates)} already present; {len(report.skipped_in_source)} unreadable line(s) skipped")
         for item in report.imported:
             print(f"  #{item['id']} <- {report.source} #{item['source_id']}")
-    if args.groups:
-        print(f"collapsed {len(report.groups)} group(s) of duplicates")
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if duplicates or id_groups:
+        print(f"collapsed {len(report.groups)} group(s)" + ("" if id_groups else " of duplicates"))
         for group in report.groups:
             print(f"  #{group['kept_id']} now also stands for {', '.join('#' + str(i) for i in group['merged_ids'])}")
     if report.backup:
@@ -449,10 +513,31 @@ def _merge(args, log_path: Path, curated_path, wants_json: bool) -> int:
     return 0
 
 
+def _review(log_path: Path, wants_json: bool) -> int:
+    """merge without options: every record of the log, by kernel and backend, to decide what to merge."""
+    experience = load_experience(log_path, None)
+    skipped = _report_skipped(experience)
+    entries = experience.entries()
+    if wants_json:
+        return _print_entries("merge", entries, log_path, skipped, wants_json)
+    if not entries:
+        print(f"no records to review (log: {log_path})")
+        return 0
+    by_group: dict[tuple[str, str], list[Entry]] = {}
+    for entry in entries:
+        by_group.setdefault((entry.record.kernel, entry.record.backend), []).append(entry)
+    for (kernel, backend), group in sorted(by_group.items()):
+        print(f"### {kernel} [{backend}]")
+        print(_entries_table(group) + "\n")
+    print(f'to merge records that describe one experiment: `{PROG} merge --groups "ID,ID" "ID,ID,ID"` '
+          "(each quoted group becomes one record; ids not named stay as they are)")
+    return 0
+
+
 def _sync(args, log_path: Path, curated_path, wants_json: bool) -> int:
     experience = load_experience(log_path, curated_path)
     skipped = _report_skipped(experience)
-    output = args.output or SUMMARY_PATH
+    output = args.output or summary_path(log_path)
     text = render_summary(experience.entries())
     try:
         write_text_atomic(output, text)

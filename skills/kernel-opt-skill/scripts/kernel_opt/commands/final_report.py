@@ -15,7 +15,9 @@ Usage:
   final_report.py out/softmax --json
   final_report.py out/softmax --no-charts
 
-Exit codes: 0 written; 2 OUT holds no version folders (or a record is not valid JSON).
+Exit codes: 0 written; 2 OUT holds no version folders, or a record (run.json included) is not
+valid JSON or not the record it should be: the message names the file. A run without run.json
+is reported, with its budget and target "not recorded".
 Runs anywhere: no GPU is needed to read records.
 """
 

@@ -38,6 +38,7 @@ from kernel_opt.profile.profiler import (
     ProfileRequest,
     profile_solution,
 )
+from kernel_opt.solution.dims import check_dims
 
 
 def main(argv=None) -> int:
@@ -86,6 +87,8 @@ def parse_request(argv: list[str]) -> tuple[ProfileRequest, bool]:
 
 def _main(argv: list[str]) -> int:
     request, wants_json = parse_request(argv)
+    if request.reference is not None and request.from_report is None:
+        request.dims = check_dims(request.reference, request.dims, request.solution, request.backend)
     summary = profile_solution(request)
     output_dir = request.output_dir
     if wants_json:

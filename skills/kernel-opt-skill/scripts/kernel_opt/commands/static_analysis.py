@@ -33,6 +33,7 @@ from kernel_opt.profile.static_analysis import (
     analyze_solution,
     static_analysis_summary,
 )
+from kernel_opt.solution.dims import check_dims
 
 
 def main(argv=None) -> int:
@@ -65,6 +66,8 @@ def parse_request(argv: list[str]) -> tuple[StaticAnalysisRequest, bool]:
 
 def _main(argv: list[str]) -> int:
     request, wants_json = parse_request(argv)
+    if request.reference is not None:
+        request.dims = check_dims(request.reference, request.dims, request.solution, request.backend)
     report = analyze_solution(request)
     if wants_json:
         print_json({"ok": True, "exit_code": 0, "report": str(request.output_dir / "static_analysis.md"),

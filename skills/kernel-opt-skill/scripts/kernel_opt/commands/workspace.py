@@ -21,10 +21,12 @@ under the interpreter, CUDA compile check, static analysis) and lists what needs
 status shows every version's time, speedup, verdict and bottleneck, the best so far, the
 budget left, and whether the target is reached.
 
-Exit codes: 0 ok; 1 refused by the run's state (next), or a check failed (evaluate: incorrect,
-hypothesis invalid); 2 usage error, including init on a non-empty folder and evaluate on a
-timed version without --force; 3 the solution is at fault (compile error, crash); 4 this
-machine could not run every step (no GPU, no ncu): what ran is recorded.
+Exit codes: 0 ok; 1 a check failed (evaluate: incorrect, hypothesis invalid); 2 usage error or
+refusal: bad arguments, a ref.py without reference() or an unknown size at init, init on a
+non-empty folder, evaluate on a timed version without --force, next refused by the run's
+state (budget spent, target reached, the newest version not evaluated; --json names the kind
+"refused"); 3 the solution is at fault (compile error, crash); 4 this machine could not run
+every step (no GPU, no ncu): what ran is recorded.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from kernel_opt.loop.workspace import (
     version_number,
 )
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
+from kernel_opt.solution.dims import check_dims
 
 PROG = "workspace.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
@@ -71,7 +74,8 @@ def build_parser():
     parser = make_parser(PROG, __doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    init = commands.add_parser("init", help="create OUT with ref.py, v0/ and run.json (the budget is fixed here)",
+    init = commands.add_parser("init", allow_abbrev=False,
+                               help="create OUT with ref.py, v0/ and run.json (the budget is fixed here)",
                                description="Create OUT with ref.py, v0/ and run.json; dims as --NAME=VALUE.")
     init.add_argument("out", type=Path, help="the run folder to create (must not exist, or be empty)")
     init.add_argument("--kernel", type=Path, required=True, help="the starting kernel: a .cu or a Triton .py")
@@ -88,7 +92,7 @@ def build_parser():
     init.add_argument("--json", action="store_true")
 
     following = commands.add_parser(
-        "next", help="create v<n+1>/ from the best version so far",
+        "next", allow_abbrev=False, help="create v<n+1>/ from the best version so far",
         description="Create v<n+1>/ from the best version so far, with a hypothesis template.",
     )
     following.add_argument("out", type=Path, help="the run folder")
@@ -96,7 +100,8 @@ def build_parser():
                            help="continue within the budget although the roofline target is reached")
     following.add_argument("--json", action="store_true")
 
-    evaluate = commands.add_parser("evaluate", help="correctness, hypothesis, benchmark, profile, recommendation",
+    evaluate = commands.add_parser("evaluate", allow_abbrev=False,
+                                   help="correctness, hypothesis, benchmark, profile, recommendation",
                                    description="Evaluate one version: correctness -> hypothesis check -> benchmark "
                                                "against the best so far -> profile -> recommendation.")
     evaluate.add_argument("out", type=Path, help="the run folder")
@@ -113,7 +118,7 @@ def build_parser():
                           help="also run static_analysis.py on a GPU machine (it always runs without a GPU)")
     evaluate.add_argument("--json", action="store_true")
 
-    status = commands.add_parser("status", help="versions, best so far, budget left, target",
+    status = commands.add_parser("status", allow_abbrev=False, help="versions, best so far, budget left, target",
                                  description="Versions, best so far, budget left, and whether the target is reached.")
     status.add_argument("out", type=Path, help="the run folder")
     status.add_argument("--json", action="store_true")
@@ -133,6 +138,7 @@ def _main(argv: list[str]) -> int:
 
 def _init(args, dims) -> int:
     backend = registry.detect(args.kernel, args.backend)
+    dims = check_dims(args.ref, dims, args.kernel, backend)  # also refuses a ref.py without reference()
     name = args.name or args.kernel.stem
     run = create_run(args.out, args.kernel, args.ref, args.iterations, name, backend, dims, args.target_percent,
                      args.nvcc_flags, args.arch)

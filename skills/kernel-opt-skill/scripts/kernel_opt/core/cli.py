@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 
+from kernel_opt.core.dependencies import dependency_fault
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 
 _DIM_ARGUMENT = re.compile(r"^--([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
@@ -72,18 +73,32 @@ def print_json(payload: dict) -> None:
 
 
 def run_command(body: Callable[[list[str]], int], argv: Sequence[str] | None) -> int:
-    """Run a command body, turning KernelOptError into its exit code and message."""
+    """Run a command body, turning KernelOptError into its exit code and message.
+
+    An ImportError of a known package (torch, triton, ...) that a step needed is this machine's
+    fault, not a bug: exit 4 with what to install (core/dependencies.py), never a traceback.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in argv
     try:
         return int(body(argv))
     except KernelOptError as error:
-        if wants_json:
-            print_json({"ok": False, "error": error.to_dict()})
-        print(f"error: {error.message}", file=sys.stderr)
-        if error.hint:
-            print(f"hint: {error.hint}", file=sys.stderr)
-        return int(error.exit_code)
+        return report_error(error, wants_json)
+    except ImportError as error:
+        fault = dependency_fault(error)
+        if fault is None:
+            raise
+        return report_error(fault, wants_json)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return int(ExitCode.USAGE)
+
+
+def report_error(error: KernelOptError, wants_json: bool) -> int:
+    """Print an error the way every command does (JSON on stdout with --json, the message on stderr); its code."""
+    if wants_json:
+        print_json({"ok": False, "error": error.to_dict()})
+    print(f"error: {error.message}", file=sys.stderr)
+    if error.hint:
+        print(f"hint: {error.hint}", file=sys.stderr)
+    return int(error.exit_code)

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from kernel_opt.core.dependencies import require
 from kernel_opt.core.errors import EnvironmentFault
 
 
 def resolve_device(requested: str) -> str:
-    """'auto' becomes 'cuda' when torch sees a GPU, else 'cpu'."""
-    import torch
+    """'auto' becomes 'cuda' when torch sees a GPU, else 'cpu' (also where torch is not installed).
 
+    Without torch nothing can run, but a CUDA compile check still can: the step that runs a
+    solution asks for torch itself (exit 4 with what to install).
+    """
+    if requested == "cpu":
+        return "cpu"
+    if requested == "auto":
+        try:
+            import torch
+        except ImportError:
+            return "cpu"
+    else:
+        torch = require("torch", f"--device {requested}")
     has_gpu = torch.cuda.is_available()
     if requested == "cuda" and not has_gpu:
         raise EnvironmentFault("--device cuda was requested but torch sees no CUDA GPU on this machine")

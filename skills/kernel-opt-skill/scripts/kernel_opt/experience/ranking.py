@@ -6,6 +6,11 @@ from another chip needs the exact kernel to stay in the list, and a lesson from 
 kernel family needs the same chip and bottleneck. Strategies are then scored by the
 relevance of the records that support them, weighted by measured speedup and by how many
 independent records agree; failures of the same strategy count against it and are shown.
+
+Each suggestion says why it matched, field by field (same op, same bottleneck, same or other
+chip, same backend), and strategies backed by an exact match (every field asked about is the
+same) rank before the rest, whatever the scores. When no record at all comes from the chip
+asked about, the result says so instead of passing other chips' lessons off as this one's.
 """
 
 from __future__ import annotations
@@ -60,6 +65,14 @@ class Match:
     entry: Entry
     relevance: float
     reasons: list[str]
+    matched: list[str] = field(default_factory=list)  # one label per field asked about: "same op softmax", ...
+    exact: bool = False  # every field asked about is the same (kernel, bottleneck, chip, backend)
+    chip_matches: bool = False  # the record comes from the chip asked about (or its architecture, if only that)
+
+    def label(self) -> str:
+        """Why this record matched, in one line: 'exact match: same op softmax · same bottleneck ...'."""
+        text = " · ".join(self.matched) or "no field asked about"
+        return f"exact match: {text}" if self.exact else text
 
     def to_dict(self) -> dict[str, Any]:
         record = self.entry.record
@@ -77,6 +90,8 @@ class Match:
             "notes": record.notes,
             "relevance": round(self.relevance, 3),
             "why": "; ".join(self.reasons),
+            "matched": self.matched,
+            "exact": self.exact,
         }
 
 
@@ -86,6 +101,16 @@ class Recommendation:
     score: float
     support: list[Match] = field(default_factory=list)  # successes, best first
     against: list[Match] = field(default_factory=list)  # failures and neutral results of this strategy
+
+    @property
+    def exact(self) -> bool:
+        """Some success behind it matches the question exactly."""
+        return any(match.exact for match in self.support)
+
+    @property
+    def matched(self) -> str:
+        """Why it is suggested: the label of its best supporting record."""
+        return self.support[0].label() if self.support else ""
 
     @property
     def median_speedup(self) -> float | None:
@@ -107,6 +132,8 @@ class Recommendation:
         return {
             "strategy": self.strategy,
             "score": round(self.score, 3),
+            "exact": self.exact,
+            "matched": self.matched,
             "successes": len(self.support),
             "failures": sum(1 for m in self.against if m.entry.record.outcome == "failure"),
             "neutral": sum(1 for m in self.against if m.entry.record.outcome == "neutral"),
@@ -123,6 +150,19 @@ class RecommendationResult:
     recommendations: list[Recommendation]
     avoid: list[Match]
     considered: int
+    chip_matches: int = 0  # records (relevant or not) from the chip asked about
+
+    @property
+    def chip_note(self) -> str | None:
+        """What to make of the suggestions when no record comes from the chip asked about."""
+        if self.query.chip is None or self.chip_matches:
+            return None
+        chips = sorted({Chip(m.entry.record.chip, m.entry.record.chip_name).describe()
+                        for r in self.recommendations for m in r.support} |
+                       {Chip(m.entry.record.chip, m.entry.record.chip_name).describe() for m in self.avoid})
+        measured = f"measured on {', '.join(chips)}" if chips else "none"
+        return (f"no record comes from {self.query.chip.describe()}: every suggestion below was {measured}; "
+                "on another chip a lesson is a hypothesis to re-measure here, not a result")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -134,6 +174,8 @@ class RecommendationResult:
                 "bottleneck": self.query.bottleneck,
             },
             "considered": self.considered,
+            "chip_matches": self.chip_matches,
+            "chip_note": self.chip_note,
             "recommendations": [r.to_dict() for r in self.recommendations],
             "avoid": [m.to_dict() for m in self.avoid],
         }
@@ -178,7 +220,38 @@ def judge(entry: Entry, query: Query) -> Match:
         if record.speedup_ci_low is not None and record.speedup_ci_high is not None:
             interval = f" [{record.speedup_ci_low:.2f}, {record.speedup_ci_high:.2f}]"
         reasons.append(f"measured {record.speedup:.2f}x{interval}")
-    return Match(entry, relevance, reasons)
+    matched, exact, chip_matches = match_labels(entry, query)
+    return Match(entry, relevance, reasons, matched, exact, chip_matches)
+
+
+def match_labels(entry: Entry, query: Query) -> tuple[list[str], bool, bool]:
+    """(one label per field asked about, whether all are the same, whether the chip is the one asked about).
+
+    The chip counts as the same when the names agree, or when the architectures agree and one
+    side gave only the architecture (sm_90 asked, an H100 record): nothing then tells them apart.
+    """
+    record = entry.record
+    labels: list[str] = []
+    same: list[bool] = []
+    if query.kernel:
+        same.append(record.kernel == query.kernel)
+        labels.append(f"same op {record.kernel}" if same[-1] else f"other op {record.kernel}")
+    if query.bottleneck:
+        same.append(record.bottleneck == query.bottleneck)
+        labels.append(f"same bottleneck {record.bottleneck}" if same[-1]
+                      else f"other bottleneck {record.bottleneck or '(not recorded)'}")
+    chip_matches = False
+    if query.chip is not None:
+        record_chip = Chip(record.chip, record.chip_name)
+        similarity = chip_similarity(query.chip, record_chip)
+        chip_matches = similarity == "same_chip" or (
+            similarity == "same_arch" and not (query.chip.name and record_chip.name))
+        same.append(chip_matches)
+        labels.append(f"{'same' if chip_matches else 'other'} chip {record_chip.describe()}")
+    if query.backend:
+        same.append(record.backend == query.backend)
+        labels.append(f"{'same' if same[-1] else 'other'} backend {record.backend}")
+    return labels, bool(same) and all(same), chip_matches
 
 
 def speedup_gain(speedup: float | None) -> float:
@@ -216,17 +289,18 @@ def recommend(entries: list[Entry], query: Query, limit: int = 5) -> Recommendat
             recommendation.score -= match.relevance * penalty
 
     def strength(match: Match) -> tuple:
-        return (-match.relevance, -(match.entry.record.speedup or 0.0), match.entry.ref)
+        return (not match.exact, -match.relevance, -(match.entry.record.speedup or 0.0), match.entry.ref)
 
     for recommendation in by_strategy.values():
         recommendation.support.sort(key=strength)
         recommendation.against.sort(key=strength)
-    ranked = sorted(
+    ranked = sorted(  # exact matches first, whatever the scores of the rest
         (r for r in by_strategy.values() if r.support and r.score > 0),
-        key=lambda r: (-r.score, r.strategy),
+        key=lambda r: (not r.exact, -r.score, r.strategy),
     )
     avoid = sorted((m for m in relevant if m.entry.record.outcome == "failure"), key=strength)
-    return RecommendationResult(query, ranked[:limit], avoid[:limit], considered=len(matches))
+    return RecommendationResult(query, ranked[:limit], avoid[:limit], considered=len(matches),
+                                chip_matches=sum(1 for m in matches if m.chip_matches))
 
 
 @dataclass

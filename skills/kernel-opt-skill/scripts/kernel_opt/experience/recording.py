@@ -155,6 +155,9 @@ def build_record(
     if not fields_.get("optimization"):
         raise UsageError("field 'optimization' is required: say what this version changed",
                          hint="pass --optimization TEXT")
+    for name in ("kernel", "backend"):
+        if not fields_.get(name):
+            raise UsageError(f"field {name!r} is required: pass --{name}")
     record = ExperienceRecord(id=None, outcome=outcome, outcome_source=source, **fields_)
     return NewRecord(validate(record), measured_outcome, warnings, not_measured)
 

@@ -238,6 +238,31 @@ def content_key(record: ExperienceRecord) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+# A latency's unit -> microseconds, the unit the record stores (latency_before_us).
+LATENCY_UNITS_US: dict[str, float] = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "μs": 1.0, "ms": 1e3, "s": 1e6}
+_LATENCY = re.compile(r"^\s*([0-9.eE+-]+)\s*([a-zµμ]*)\s*$")
+
+
+def parse_latency_us(text: str, bare_unit: str, flag: str) -> tuple[float, bool]:
+    """'4.2ms' -> (4200.0, True); '4.2' read in `bare_unit` ('ms' -> 4200.0, False). A usage error names the flag.
+
+    The original skill took latencies in milliseconds and this log stores microseconds: a
+    number without a unit is read in `bare_unit` and the caller says so, so a typed value is
+    never silently 1000x off.
+    """
+    match = _LATENCY.match(str(text))
+    unit = match.group(2) if match else ""
+    if match is None or (unit and unit not in LATENCY_UNITS_US):
+        raise UsageError(f"{flag} {text!r} is not a time such as 4.2, 4.2ms or 4200us",
+                         hint=f"units: {', '.join(LATENCY_UNITS_US)}; a bare number is read in --latency-unit "
+                         f"(default ms, as in the original skill)")
+    try:
+        value = float(match.group(1))
+    except ValueError:
+        raise UsageError(f"{flag} {text!r} is not a number") from None
+    return value * LATENCY_UNITS_US[unit or bare_unit], bool(unit)
+
+
 def parse_dims(text: str | None) -> dict[str, Any]:
     """'N=4096,D=1024', 'N=4096 D=1024' or '{"N": 4096}' -> {'N': 4096, 'D': 1024}.
 

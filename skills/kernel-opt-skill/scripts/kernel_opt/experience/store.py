@@ -29,7 +29,12 @@ from kernel_opt.experience.records import ExperienceRecord, record_from_dict, va
 ENVIRONMENT_VARIABLE = "KERNEL_OPT_EXPERIENCE_LOG"
 SKILL_ROOT = Path(__file__).resolve().parents[3]  # skills/kernel-opt-skill
 CURATED_PATH = SKILL_ROOT / "experience" / "learned" / "curated.jsonl"
-SUMMARY_PATH = SKILL_ROOT / "experience" / "learned" / "experiences.md"
+SUMMARY_NAME = "experiences.md"  # `sync` writes it beside the log, never into the skill folder
+
+
+def summary_path(log_path: Path) -> Path:
+    """Where `sync` writes the human summary of a log: beside it."""
+    return Path(log_path).parent / SUMMARY_NAME
 
 LOCAL = "local"
 CURATED = "curated"

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.check.records import CorrectnessReport
-from kernel_opt.core.errors import KernelOptError
 from kernel_opt.core.files import read_json
 from kernel_opt.loop.hypothesis import check_hypothesis
-from kernel_opt.loop.records import RunRecord, read_benchmark, read_correctness, read_profile
-from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState, best_measured, list_versions, read_run, run_status
+from kernel_opt.loop.records import RunRecord, read_benchmark, read_correctness, read_profile, read_run_record
+from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState, best_measured, list_versions, run_status
 from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.profile.records import NcuSummary
 
@@ -146,10 +145,8 @@ class FinalReport:
 def build_report(out: Path) -> FinalReport:
     """Read every record under OUT into a FinalReport (no file is required but the versions)."""
     notes: list[str] = []
-    try:
-        run: RunRecord | None = read_run(out)
-    except KernelOptError:
-        run = None
+    run = read_run_record(out)  # a run.json that is not a valid record is bad input (exit 2), never "no run.json"
+    if run is None:
         notes.append("no run.json: the run was not started with workspace.py init, so its budget and target "
                      "are not recorded")
     states = list_versions(out, run)

@@ -66,12 +66,12 @@ class RunRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, payload: dict[str, Any]) -> RunRecord:
+    def from_dict(cls, payload: dict[str, Any], what: str = RUN_FILE) -> RunRecord:
+        check_schema(payload, RUN_SCHEMA, what)
         missing = {"kernel_name", "backend", "solution_pattern", "iterations_budget"} - set(payload)
         if missing:
-            raise UsageError(f"{RUN_FILE} lacks {', '.join(sorted(missing))}",
+            raise UsageError(f"{what} lacks {', '.join(sorted(missing))}",
                              hint="it is written by `workspace.py init`; start a new run rather than editing it")
-        check_schema(payload, RUN_SCHEMA, RUN_FILE)
         defaults = {"reference_file": REFERENCE_FILE, "dims": {}, "target_percent": DEFAULT_TARGET_PERCENT,
                     "created_at": "", "source_kernel": "", "source_reference": ""}
         return cls(**field_values(cls, {**defaults, **payload}, schema=RUN_SCHEMA))
@@ -164,8 +164,8 @@ def _read(path: Path, from_dict: Callable[..., Any]) -> Any:
 
 
 def read_run_record(out: Path) -> RunRecord | None:
-    payload = read_json(out / RUN_FILE)
-    return None if payload is None else RunRecord.from_dict(payload)
+    """OUT/run.json, or None where there is none; a usage error naming the file when it is not a run record."""
+    return _read(out / RUN_FILE, RunRecord.from_dict)
 
 
 def read_version_record(folder: Path) -> VersionRecord | None:

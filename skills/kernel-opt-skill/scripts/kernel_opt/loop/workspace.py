@@ -61,9 +61,13 @@ LOCKED_STATES = frozenset({"measured"})
 
 
 class RunRefusal(KernelOptError):
-    """The command is well formed, but the run's state forbids it (budget spent, v0 not correct...)."""
+    """The command is well formed, but the run's state forbids it (budget spent, v0 not correct...).
 
-    exit_code = ExitCode.CHECK_FAILED
+    A refusal, so exit 2 as everywhere (README, "Exit codes"): nothing ran, so nothing failed;
+    its kind "refused" tells it apart from a bad argument.
+    """
+
+    exit_code = ExitCode.USAGE
     kind = "refused"
 
 

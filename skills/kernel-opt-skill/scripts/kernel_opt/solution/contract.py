@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.core.dependencies import dependency_fault
 from kernel_opt.core.errors import SolutionError, UsageError
 
 
@@ -35,6 +36,9 @@ def load_module(path: Path, role: str):
     try:
         spec.loader.exec_module(module)
     except Exception as error:  # the user's module may raise anything at import time
+        missing = dependency_fault(error, f"{role} file {path}")
+        if missing is not None:  # `import triton` where triton is not installed: not the file's fault
+            raise missing from error
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         error_class = SolutionError if role == "solution" else UsageError
         raise error_class(f"{role} file {path} failed to import: {detail}", kind="import_error") from error

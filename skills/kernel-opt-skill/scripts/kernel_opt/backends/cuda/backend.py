@@ -15,6 +15,7 @@ from kernel_opt.backends.cuda.suggestions import (
     strategies_in_place,
 )
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
+from kernel_opt.solution.outline import DimParameter, SolutionDims
 
 _SYNC_CALLS = re.compile(r"\bcuda(Device|Stream)Synchronize\s*\(")
 SYNCHRONIZE_WARNING = (
@@ -102,6 +103,17 @@ class CudaBackend(Backend):
 
     def load(self, request: dict[str, Any]) -> Launcher:
         return CudaLauncher(request)
+
+    def dim_parameters(self, solution: Path) -> SolutionDims:
+        """solve's scalar parameters, bound by name ignoring case (solve(int N) takes --n=...)."""
+        from kernel_opt.backends.cuda.signature import parse_solve_signature
+
+        try:
+            signature = parse_solve_signature(solution.read_text(errors="replace"))
+        except (OSError, KernelOptError):  # no solve to read: the build reports it as the solution's fault
+            return SolutionDims()
+        return SolutionDims(names=tuple(DimParameter(p.name, p.dtype) for p in signature.scalars),
+                            case_insensitive=True)
 
     def cannot_run_without_gpu(self, solution: Path, build: dict[str, Any] | None) -> KernelOptError:
         return EnvironmentFault(

@@ -9,6 +9,7 @@ from typing import Any
 from kernel_opt.backends.base import AnalysisInputs, Backend, CpuInterpreter, Launcher
 from kernel_opt.backends.triton.suggestions import DEFAULT_STRATEGIES, ROOF_STRATEGIES, triton_strategies
 from kernel_opt.core.errors import UsageError
+from kernel_opt.solution.outline import SolutionDims, outline_module
 
 # A top-level definition, assignment or import of run_kernel: what makes a .py a Triton solution here.
 _DEFINES_RUN_KERNEL = re.compile(
@@ -41,6 +42,16 @@ class TritonBackend(Backend):
         if solution.suffix != ".py":
             return False
         return source is None or bool(_DEFINES_RUN_KERNEL.search(source))
+
+    def dim_parameters(self, solution: Path) -> SolutionDims:
+        """Its setup() (used when ref.py has none) and run_kernel's keyword defaults (e.g. BLOCK=1024)."""
+        try:
+            outline = outline_module(solution, "solution")
+        except UsageError:  # not valid Python: the run reports it as the solution's fault
+            return SolutionDims()
+        run_kernel = outline.functions.get("run_kernel")
+        names = tuple(p for p in run_kernel.parameters if p.has_default) if run_kernel else ()
+        return SolutionDims(setup=outline.functions.get("setup"), names=names)
 
     def load(self, request: dict[str, Any]) -> Launcher:
         from kernel_opt.backends.triton.solution import TritonLauncher

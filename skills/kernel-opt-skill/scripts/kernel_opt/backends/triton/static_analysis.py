@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends.triton.compile_only import compile_triton_solution
+from kernel_opt.core.dependencies import require
 from kernel_opt.profile.sass import (
     KernelStaticAnalysis,
     ResourceUsage,
@@ -27,7 +28,7 @@ DEFAULT_TRITON_ARCH = "sm_90"  # without a GPU: Hopper, the chip this skill targ
 def analyze_triton(solution: Path, reference: Path | None, dims: dict[str, Any], build_dir: Path,
                    target_arch: str | None) -> StaticReport:
     """Compile a Triton solution's kernels and analyse their SASS (target_arch None: this GPU)."""
-    import triton
+    triton = require("triton", "static analysis of a Triton solution")
 
     cuobjdump, disassembler = find_cuobjdump()
     compilations = compile_triton_solution(solution, reference, dims, target_arch)
