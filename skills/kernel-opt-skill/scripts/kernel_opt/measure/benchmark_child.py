@@ -40,15 +40,15 @@ def _refill_inputs(values: dict[str, Any], outputs: list[str], fresh: dict[str, 
         value.copy_(fresh[name])
 
 
-def _expected_outputs(reference, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
+def _expected_outputs(reference, values: dict[str, Any], dims: dict[str, Any], outputs: list[str], policy):
+    """The reference's outputs on these inputs, and their float64 truth where the tolerance rule needs one."""
     import torch
 
-    from kernel_opt.check.compare import run_reference
+    from kernel_opt.check.tolerance import expect
 
-    kwargs = cloned_arguments(dims, values)
-    run_reference(reference.reference, kwargs, outputs)
+    expectation = expect(reference.reference, policy, dims, values, outputs)
     torch.cuda.synchronize()
-    return {name: kwargs[name] for name in outputs}
+    return expectation
 
 
 @dataclass
@@ -60,7 +60,8 @@ class _Timed:
     values: dict[str, Any]
     outputs: list[str]
     dims: dict[str, Any]
-    expected: dict[str, Any]
+    expected: Any  # check.tolerance.Expectation for the refilled inputs
+    policy: Any  # check.tolerance.TolerancePolicy, the correctness check's
     events: EventLog
 
     def poison_outputs(self, values: dict[str, Any] | None = None) -> None:
@@ -70,15 +71,11 @@ class _Timed:
             poison_((values or self.values)[name])
 
     def check(self, name: str, values: dict[str, Any] | None = None) -> None:
-        """Compare the outputs of the last timed call with the reference's, as a post-timing check event."""
-        from kernel_opt.check.compare import compare_tensors, resolve_tolerance
+        """Compare the outputs of the last timed call with what the reference expects, as a post-timing check event."""
+        from kernel_opt.check.tolerance import judge
 
-        values, reference, request = values or self.values, self.reference, self.request
-        comparisons = []
-        for output, want in self.expected.items():
-            atol, rtol, _ = resolve_tolerance(values[output].dtype, reference.atol, reference.rtol, request.get("atol"),
-                                              request.get("rtol"))
-            comparisons.append(compare_tensors(output, values[output], want, atol, rtol))
+        values = values or self.values
+        comparisons = [judge(output, values[output], self.expected, self.policy)[0] for output in self.outputs]
         self.events.emit(PostTimingCheckEvent(name=name, passed=all(c.passed for c in comparisons),
                                               outputs=[c.to_dict() for c in comparisons]))
 
@@ -87,6 +84,7 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     """Time the solution (and baselines, and another version) at the command-line shape."""
     import torch
 
+    from kernel_opt.check.tolerance import TolerancePolicy
     from kernel_opt.run.events import environment_info
     from kernel_opt.solution.contract import accepted_kwargs, load_reference, problem_cases, set_matmul_precision
     from kernel_opt.solution.loaded import call_solution, instance_maker, solution_or_fault
@@ -116,8 +114,10 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
     _refill_inputs(values, outputs, make(dict(dims), seed + 1).values)
-    expected = _expected_outputs(reference, values, dims, outputs)
-    timed = _Timed(reference, request, values, outputs, dims, expected, events)
+    policy = TolerancePolicy(reference.atol, reference.rtol, request.get("atol"), request.get("rtol"),
+                             reference.allow_tf32)
+    expected = _expected_outputs(reference, values, dims, outputs, policy)
+    timed = _Timed(reference, request, values, outputs, dims, expected, policy, events)
     run = solution.prepared(values, dims, outputs)
     other_values = other_run = None
     if other is not None:
