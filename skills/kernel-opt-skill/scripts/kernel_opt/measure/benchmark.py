@@ -3,11 +3,12 @@
 What makes the numbers trustworthy (issue 3):
 - every timer flushes the L2 before each call and puts nothing but the call between its
   events: inputs are built once, nothing is cloned, allocated or synchronised in between;
-- the solution is called once, its inputs are then refilled with fresh values, its outputs are
-  poisoned before every timed call (outside the timed region, before the L2 flush), and the
-  outputs of the last *timed* call are compared with the reference on the refilled inputs:
-  a kernel that is only right on its first call, skips work on repeat calls, or returns
-  results cached from earlier inputs fails here;
+- the solution is called once, then the timed calls rotate through a pool of input buffers and
+  value sets (measure/input_pool.py): before every timed call (outside the timed region, before
+  the L2 flush) fresh values are copied in and the outputs poisoned, and every buffer set's last
+  outputs are compared with the reference for the values that call received: a kernel that is
+  only right on its first call, skips work on repeat calls, or returns results cached by
+  pointer, version or contents fails here or pays its true cost;
 - baselines are the reference itself, eager and under torch.compile, timed by the same timer
   in the same precision (TF32 only where ref.py sets `allow_tf32 = True`), with compile and
   autotune time reported apart;
