@@ -105,6 +105,26 @@ done
 run_step vector_add_bytes_overstated benchmark 1 "$VECTOR_ADD/good/vector_add.cu" \
   "$OUT/refs/vector_add_overstated/ref.py" --n=67108864
 
+# Item 4 (streams) is not built yet: evidence for it. A solve that launches on its own stream and
+# never joins the caller's: correctness_check is expected to pass it today (the known gap); the
+# benchmark's events see no work on the caller's stream, so it must not count (invalid or incorrect).
+mkdir -p "$OUT/fixtures"
+cat > "$OUT/fixtures/side_stream.cu" <<'CU'
+// WRONG (side stream): launches on a stream of its own and returns without joining the caller's.
+#include <cuda_runtime.h>
+__global__ void vector_add_kernel(const float* x, const float* y, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i] + y[i];
+}
+extern "C" void solve(const float* x, const float* y, float* out, int n, cudaStream_t stream) {
+    static cudaStream_t side = nullptr;
+    if (side == nullptr) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+    vector_add_kernel<<<(n + 255) / 256, 256, 0, side>>>(x, y, out, n);  // the bug: `stream` never waits for it
+}
+CU
+run_step side_stream_known_gap correctness 0 "$OUT/fixtures/side_stream.cu" "$VECTOR_ADD/ref.py"
+run_step side_stream benchmark 1 "$OUT/fixtures/side_stream.cu" "$VECTOR_ADD/ref.py" --n=67108864
+
 echo
 python3 - "$ROWS" <<'PY'
 import sys
