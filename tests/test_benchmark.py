@@ -8,13 +8,17 @@ done in the test.
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
 from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.commands.benchmark import main
-from kernel_opt.measure.benchmark import assemble_report, phase_durations
+from kernel_opt.core.render import render
+from kernel_opt.measure.benchmark import assemble_report, exit_code_for, phase_durations
+from kernel_opt.measure.benchmark_report import _tables, benchmark_summary
 from kernel_opt.measure.ceilings import CopyCeiling
+from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
 from kernel_opt.measure.records import BenchmarkReport, TimedEntry
 from kernel_opt.run.events import DoneEvent, EnvironmentEvent, PhaseEvent, TimedEvent, parse_event
 from kernel_opt.run.runner import ChildOutcome
@@ -90,8 +94,12 @@ def test_measured_report_derives_speedups_and_roofline():
     assert report.percent_of_ceiling == pytest.approx(100 * measured["floor_time_us"] / 1200.0)
     assert report.target_reached is (report.percent_of_ceiling >= 90)
     assert "datasheet" in report.roofline["points"]  # H100 SXM peaks shown beside the measured ones
-    assert not any("SUSPICIOUS" in w for w in report.warnings)
+    assert not report.roofline["physical_floor"]["beaten"]
     json.dumps(report.to_dict())  # the whole record is JSON
+
+
+def render_markdown(report):
+    return render("benchmark.md.j2", report=report, tables=_tables(report), exit_code=exit_code_for(report))
 
 
 def with_same_size_copy(event_list, copy_us):
@@ -135,10 +143,99 @@ def test_phase_durations_follow_the_event_timestamps():
     assert phase_durations([DoneEvent()], 0.0, 1.0) == {}  # records from before timestamps
 
 
-def test_time_below_the_physical_floor_is_flagged():
-    floor_us = BYTES / 3000e9 * 1e6
-    report = assemble(events(solution_us=floor_us * 0.5))
-    assert any(w.startswith("SUSPICIOUS") for w in report.warnings)
+DATASHEET_FLOOR_US = BYTES / 3350e9 * 1e6  # H100 SXM: 3.35 TB/s, above the 3000 GB/s measured here
+
+
+def test_a_time_under_the_physical_floor_is_invalid_and_says_why():
+    report = assemble(events(solution_us=DATASHEET_FLOOR_US * 0.5, interleaved=([100.0] * 40, [130.0] * 40)),
+                      label="v1/v1.cu")
+    assert report.verdict == "invalid" and exit_code_for(report) == 1
+    floor = report.roofline["physical_floor"]
+    assert floor["beaten"] and floor["bound"] == "memory" and floor["margin"] == PHYSICAL_FLOOR_MARGIN
+    assert floor["floor_us"] == pytest.approx(DATASHEET_FLOOR_US)
+    assert floor["bandwidth_basis"] == "3350 GB/s (NVIDIA H100 SXM5 80GB datasheet)"
+    message = report.failure_reason()
+    assert message.startswith(f"INVALID: {DATASHEET_FLOOR_US * 0.5:.2f} us is faster than the memory floor of "
+                              f"{DATASHEET_FLOOR_US:.2f} us")
+    assert "the work was skipped" in message and "bytes() must count each input read once" in message
+    assert message in report.warnings
+    # It counts for nothing: no % of ceiling, no target, no speedup, and the comparison is no win.
+    assert report.percent_of_ceiling is None and report.target_reached is None
+    assert report.best_baseline is None and report.speedup_vs_eager is None
+    assert report.comparison.verdict == "failure"
+    summary = benchmark_summary(report, Path("out"))
+    assert summary.startswith("INVALID: ") and "fix ref.py's flops()/bytes()" in summary
+    assert "INVALID: FASTER THAN THE PHYSICAL FLOOR" in render_markdown(report)
+
+
+def test_within_the_noise_margin_of_the_floor_is_still_measured():
+    report = assemble(events(solution_us=DATASHEET_FLOOR_US * (1 - PHYSICAL_FLOOR_MARGIN) * 1.001))
+    assert report.verdict == "measured" and exit_code_for(report) == 0
+    assert not report.roofline["physical_floor"]["beaten"]
+
+
+def test_the_floor_uses_the_best_measured_bandwidth_where_it_beats_the_datasheet():
+    # A same-size copy at 3500 GB/s (above the datasheet's 3350): a time that the datasheet floor
+    # would allow (0.97 of it) is under the floor the copy proves possible.
+    copy_us = BYTES / 3500e9 * 1e6
+    report = assemble(with_same_size_copy(events(solution_us=DATASHEET_FLOOR_US * 0.9), copy_us=copy_us))
+    floor = report.roofline["physical_floor"]
+    assert floor["bandwidth_gbps"] == pytest.approx(3500.0)
+    assert floor["bandwidth_basis"] == "3500 GB/s (same-size copy, above the datasheet's)"
+    assert report.verdict == "invalid"
+
+
+def gemm_events(dtype, flops, solution_us):
+    """A GEMM-sized problem: the compute floor binds."""
+    sequence = events(solution_us=solution_us)
+    sequence[3] = {"event": "work", "flops": float(flops), "flops_source": "ref.py flops()", "bytes": 1e6,
+                   "bytes_source": "ref.py bytes()", "dtype": dtype}
+    return sequence
+
+
+@pytest.mark.parametrize("dtype, peak_tflops", [("bfloat16", 989.5), ("float32", 494.5)])
+def test_the_compute_floor_is_the_datasheet_peak_of_the_dtype(dtype, peak_tflops):
+    """float32 is bounded by the TF32 tensor rate: fp32-accurate split products may use tensor cores."""
+    flops = 2.0 * 4096**3
+    floor_us = flops / (peak_tflops * 1e12) * 1e6
+    fast = assemble(gemm_events(dtype, flops, floor_us * 0.9))
+    assert fast.verdict == "invalid" and fast.roofline["physical_floor"]["bound"] == "compute"
+    assert fast.roofline["physical_floor"]["compute_tflops"] == peak_tflops
+    assert "the compute floor of" in fast.failure_reason() and "flops() only the arithmetic" in fast.failure_reason()
+    honest = assemble(gemm_events(dtype, flops, floor_us * 1.3))
+    assert honest.verdict == "measured"
+
+
+def test_a_gpu_without_a_datasheet_entry_gets_no_floor_check():
+    sequence = events(solution_us=1.0)
+    sequence[0]["info"]["gpu"]["name"] = "NVIDIA Imaginary 1"
+    sequence[4]["measured"]["device"]["name"] = "NVIDIA Imaginary 1"
+    report = assemble(sequence)
+    assert report.verdict == "measured" and "physical_floor" not in report.roofline
+    assert any("whether this time is physically possible was not checked" in note for note in report.notes)
+
+
+def test_the_ceiling_basis_is_recorded_with_its_values():
+    report = assemble(events(solution_us=1200.0))
+    basis = report.ceiling_basis()
+    assert basis["name"] == "measured" and basis["reason"] == "the best roofs measured on this GPU"
+    assert (basis["memory_bandwidth_gbps"], basis["compute_tflops"], basis["dtype"]) == (3000.0, 50.0, "float32")
+    assert basis["measured_at"] == "2026-11-22T03:00:00+00:00"
+    assert "Ceiling basis: **measured**" in render_markdown(report)
+
+
+def test_a_solution_beating_every_measured_roof_is_placed_against_the_datasheet():
+    """Honest, but faster than the measured copy: the % must not read above 100."""
+    solution_us = DATASHEET_FLOOR_US * 1.04  # 3221 GB/s: over the measured 3000, under the datasheet's 3350
+    report = assemble(events(solution_us=solution_us))
+    assert report.verdict == "measured"
+    assert report.roofline["points"]["measured"]["percent_of_ceiling"] > 100.0
+    assert report.roofline["primary"] == "datasheet"
+    assert report.percent_of_ceiling == pytest.approx(100 / 1.04)
+    basis = report.ceiling_basis()
+    assert basis["name"] == "datasheet" and basis["measured_at"] is None
+    over = 100 * 3350 / 3000 / 1.04
+    assert basis["reason"].startswith(f"the solution ran at {over:.1f}% of the best measured roof (measured)")
 
 
 def test_wrong_outputs_after_timing_invalidate_the_timing():

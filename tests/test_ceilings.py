@@ -185,6 +185,41 @@ def test_record_round_trips_and_separates_strict_fp32_from_tf32():
     assert restored.roofline_ceilings("float32", allow_tf32=True).dtype == "tf32"
 
 
+def test_the_matmul_roof_is_the_best_of_its_sizes_and_keeps_every_size_tried():
+    """cuBLAS can run faster at 4096^3 than at 8192^3 (issue 14): one size is not a roof."""
+    rates = {4096: 770.0, 8192: 708.0}
+
+    def fake(label, size):
+        return ceilings.MatmulCeiling(label, size, rates[size], 2.0 * size**3 / (rates[size] * 1e6), precision="bf16")
+
+    best = ceilings.best_matmul("bfloat16", (4096, 8192), fake)
+    assert (best.size, best.tflops) == (4096, 770.0)
+    assert best.tried == ({"size": 4096, "tflops": 770.0, "error": None},
+                          {"size": 8192, "tflops": 708.0, "error": None})
+    assert ceilings.MATMUL_SIZES["bfloat16"] == (4096, 8192)
+    payload = json.loads(json.dumps(_fake_measurement(H100, "2026-01-01T00:00:00+00:00").to_dict()))
+    payload["matmul"]["bfloat16"] = json.loads(json.dumps(best.__dict__))
+    assert ceilings.MeasuredCeilings.from_dict(payload).matmul["bfloat16"] == best
+
+    def failing_large(label, size):
+        if size == 8192:
+            return ceilings.MatmulCeiling(label, size, None, precision="bf16", error="CUDA out of memory")
+        return fake(label, size)
+
+    partial = ceilings.best_matmul("bfloat16", (4096, 8192), failing_large)
+    assert partial.tflops == 770.0 and partial.tried[1]["error"] == "CUDA out of memory"
+
+
+def test_a_cache_of_one_matmul_size_per_precision_is_measured_again(cache, monkeypatch):
+    device = FakeDevice().install(monkeypatch)
+    path = ceilings.cache_path(H100, cache)
+    older = {**_fake_measurement(H100, "2025-12-01T00:00:00+00:00").to_dict(), "schema_version": 1}
+    path.write_text(json.dumps(older))
+    result = ceilings.load_or_measure()
+    assert not result.from_cache and device.measurements == 1
+    assert ceilings.SCHEMA_VERSION == 2
+
+
 def test_matmul_precision_sets_and_restores_the_tf32_flags():
     before = (torch.backends.cuda.matmul.allow_tf32, torch.get_float32_matmul_precision())
     with ceilings.matmul_precision("float32"):

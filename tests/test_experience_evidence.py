@@ -63,6 +63,18 @@ def test_an_incorrect_version_is_a_failure(tmp_path):
         build_record({"kernel": "softmax", "optimization": "x", "outcome": "success"}, read_version(v3))
 
 
+def test_an_invalid_benchmark_is_a_failure_whose_time_counts_for_nothing(tmp_path):
+    """A cached-output kernel's benchmark (verdict invalid) claimed a big win: the log must record a failure."""
+    _, v3 = _run(tmp_path, speedup=60.0, ci=(58.0, 62.0), verdict="failure")
+    path = v3 / "benchmark.json"
+    write_json(path, {**json.loads(path.read_text()), "verdict": "invalid"})
+    evidence = read_version(v3)
+    assert evidence.invalid and evidence.median_us is None and evidence.measured_outcome == "failure"
+    assert any("the time is invalid" in warning for warning in evidence.warnings)
+    record = build_record({"kernel": "softmax", "optimization": "x"}, evidence).record
+    assert (record.outcome, record.latency_after_us) == ("failure", None)
+
+
 def test_a_typed_outcome_against_the_measurement_needs_force_and_notes(tmp_path):
     _, v3 = _run(tmp_path, 1.02, (0.99, 1.05), "neutral")
     given = {"kernel": "softmax", "optimization": "x", "outcome": "success"}

@@ -34,6 +34,8 @@ class FakeGpu:
 
     def __call__(self, script: str, arguments: list[str]) -> int:
         self.calls.append((script, arguments))
+        if script == "measure_ceilings.py":  # reads this GPU's cache or measures; writes no record here
+            return self.exit_codes.get((script, None), 0)
         output = Path(arguments[arguments.index("--output-dir") + 1])
         item = output.name
         source = self.case if item == "final" else self.case / item
@@ -65,12 +67,14 @@ def test_unchanged_figures_all_hold(case: Path, tmp_path: Path):
     assert list(items) == ["v0", "v1", "final"]
     assert result.exit_code == 0 and result.holds
     # correctness and benchmark for v0 and v1, benchmark only for the final run
-    assert [(script, Path(args[args.index("--output-dir") + 1]).name) for script, args in gpu.calls] == [
+    assert gpu.calls[0] == ("measure_ceilings.py", [])  # the records used measured ceilings: have them here
+    assert [(script, Path(args[args.index("--output-dir") + 1]).name) for script, args in gpu.calls[1:]] == [
         ("correctness_check.py", "v0"), ("benchmark.py", "v0"), ("correctness_check.py", "v1"),
         ("benchmark.py", "v1"), ("benchmark.py", "final")]
     names = {(figure.item, figure.name) for figure in result.figures}
     assert {("v1", "median µs"), ("v1", "speedup vs v0"), ("v1", "verdict vs v0"), ("final", "eager median µs"),
-            ("final", "torch.compile (max-autotune-no-cudagraphs) median µs"), ("v0", "correctness")} <= names
+            ("final", "torch.compile (max-autotune-no-cudagraphs) median µs"), ("v0", "correctness"),
+            ("final", "% of ceiling"), ("final", "ceiling basis")} <= names
     assert result.device_recorded == result.device_now == "NVIDIA H100 80GB HBM3"
 
 
@@ -143,7 +147,8 @@ def test_another_gpu_stops_the_comparison_with_exit_4(case: Path, tmp_path: Path
 def test_no_gpu_is_an_environment_fault(case: Path, tmp_path: Path):
     gpu = FakeGpu(case, exit_codes={("correctness_check.py", "v0"): 4})
     result = reproduce_case.reproduce(case, reproduce_case.select(case, ["v0"]), tmp_path / "out", 0.05, runner=gpu)
-    assert result.exit_code == 4 and len(gpu.calls) == 1
+    assert result.exit_code == 4 and [script for script, _ in gpu.calls] == ["measure_ceilings.py",
+                                                                             "correctness_check.py"]
 
 
 def test_bad_input_exits_2_and_names_what_is_recorded(case: Path, tmp_path: Path, capsys):
@@ -158,3 +163,45 @@ def test_the_recorded_case_is_left_untouched(case: Path, tmp_path: Path):
     before = {path: path.read_bytes() for path in case.rglob("*") if path.is_file()}
     reproduce_case.reproduce(case, reproduce_case.select(case, None), tmp_path / "out", 0.05, runner=FakeGpu(case))
     assert {path: path.read_bytes() for path in case.rglob("*") if path.is_file()} == before
+
+
+def test_measured_ceilings_that_cannot_be_measured_here_stop_the_run_with_exit_4(case: Path, tmp_path: Path):
+    """The records' % of ceiling is against measured ceilings: without them here, no figure is re-run."""
+    gpu = FakeGpu(case, exit_codes={("measure_ceilings.py", None): 3})
+    result = reproduce_case.reproduce(case, reproduce_case.select(case, None), tmp_path / "out", 0.05, runner=gpu)
+    assert result.exit_code == 4 and [script for script, _ in gpu.calls] == ["measure_ceilings.py"]
+    assert result.figures == []
+    assert result.errors[0].startswith("v0, v1, final: the recorded % of ceiling is against this GPU's measured "
+                                       "ceilings, and measure_ceilings.py exited 3 here")
+    assert "- error: v0, v1, final: the recorded % of ceiling" in reproduce_case.render(result)
+
+
+def test_a_record_on_the_datasheet_basis_needs_no_measured_ceilings(case: Path, tmp_path: Path):
+    for path in case.rglob("benchmark.json"):
+        record = json.loads(path.read_text())
+        record["roofline"]["primary"] = "datasheet"
+        path.write_text(json.dumps(record))
+    gpu = FakeGpu(case)
+    result = reproduce_case.reproduce(case, reproduce_case.select(case, ["final"]), tmp_path / "out", 0.05,
+                                      runner=gpu)
+    assert [script for script, _ in gpu.calls] == ["benchmark.py"]
+    assert result.ceilings == "no record used measured ceilings" and result.exit_code == 0
+
+
+def test_a_percent_on_another_basis_does_not_hold(case: Path, tmp_path: Path):
+    """The issue-14 case: recorded against measured ceilings, re-run against the datasheet: 99% -> 72%."""
+    def on_the_datasheet(item, name, record):
+        if item == "final" and name == "benchmark.json":
+            record["roofline"]["basis"] = {"name": "datasheet", "memory_bandwidth_gbps": 3350.0,
+                                           "compute_tflops": 67.0, "dtype": "float32", "reason": "no measured"}
+            record["percent_of_ceiling"] *= 0.72
+
+    result = reproduce_case.reproduce(case, reproduce_case.select(case, ["final"]), tmp_path / "out", 0.05,
+                                      runner=FakeGpu(case, on_the_datasheet))
+    figures = {figure.name: figure for figure in result.figures}
+    basis = figures["ceiling basis"]
+    assert (basis.recorded, basis.reproduced, basis.holds, basis.note) == (
+        "same-size copy", "datasheet", False, "basis changed")
+    percent = figures["% of ceiling"]
+    assert not percent.holds and percent.note == "not comparable: same-size copy vs datasheet basis"
+    assert result.exit_code == 1

@@ -592,3 +592,64 @@ def test_evaluate_reports_a_compile_error_as_the_solutions_fault(tmp_path, monke
     record = json.loads((out / "v0" / "evaluation.json").read_text())
     assert record["state"] == "failed"
     assert [s["status"] for s in record["steps"]][-2:] == ["skipped", "skipped"]
+
+
+class InvalidBenchmarkTools(FakeTools):
+    """The benchmark's real assembly of a cached-output kernel's events: 2 us for 134 MB on an H200."""
+
+    def benchmark_solution(self, request):
+        from kernel_opt.measure.benchmark import assemble_report, exit_code_for
+        from kernel_opt.run.events import parse_event
+        from kernel_opt.run.runner import ChildOutcome
+
+        self.calls.append(("benchmark", request))
+        number = int(request.output_dir.name[1:])
+        folder = write_version(self.out, number, state=None)
+        entry = TimedEntry("solution", median_us=2.0, p20_us=1.9, p80_us=2.1, min_us=1.8, reps=500)
+        sequence = [
+            {"event": "environment", "info": {"gpu": {"name": "NVIDIA H200", "compute_capability": "9.0"}}},
+            {"event": "precision", "allow_tf32": False, "note": "strict"},
+            {"event": "work", **WORK, "flops_source": "ref.py flops()", "bytes_source": "ref.py bytes()"},
+            {"event": "ceilings", "measured": H200_CEILINGS},
+            {"event": "timed", "entry": entry.to_dict()},
+            {"event": "post_timing_check", "name": "solution", "passed": True, "outputs": []},
+            {"event": "post_timing_check", "name": "solution (interleaved)", "passed": True, "outputs": []},
+            {"event": "post_timing_check", "name": "against", "passed": True, "outputs": []},
+            {"event": "interleaved", "this": {"samples_us": [2.0] * 40}, "other": {"samples_us": [80.0] * 40}},
+            {"event": "done"},
+        ]
+        report = BenchmarkReport(solution={"path": str(folder / f"v{number}.cu"), "backend": "cuda"},
+                                 reference="ref.py", backend="cuda", command="benchmark.py", target_percent=90.0)
+        assemble_report(report, ChildOutcome(events=[parse_event(e) for e in sequence], returncode=0),
+                        str(request.against), str(request.against.parent))
+        report.exit_code = exit_code_for(report)
+        (folder / "benchmark.json").write_text(json.dumps(report.to_dict()))
+        return report
+
+
+def test_an_invalid_benchmark_fails_the_version_and_never_counts(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    (out / "v3" / "v3.cu").write_text((out / "v3" / "v3.cu").read_text() + "// caches its output\n")
+    InvalidBenchmarkTools(out, median_us=2.0).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v3"]) == 1
+    record = json.loads((out / "v3" / "evaluation.json").read_text())
+    assert (record["state"], record["exit_code"]) == ("failed", 1)
+    steps = {step["name"]: step for step in record["steps"]}
+    assert steps["benchmark"]["status"] == "failed"
+    assert steps["benchmark"]["summary"].startswith("invalid: 2.00 us is faster than the physical memory floor of ")
+    assert steps["profile"]["status"] == "skipped"
+    benchmark = json.loads((out / "v3" / "benchmark.json").read_text())
+    assert benchmark["verdict"] == "invalid" and benchmark["comparison"]["verdict"] == "failure"
+    assert benchmark["percent_of_ceiling"] is None and benchmark["target_reached"] is None
+    status = run_status(out)
+    assert status.best.name == "v1" and not status.versions[3].measured
+    assert status.target_reached is not True and status.stop_reason is None
+    report = final_report.build_report(out)
+    row = next(row for row in report.versions if row.name == "v3")
+    assert row.benchmark_verdict == "invalid" and not row.is_best
+    assert row.missing["median_us"].startswith("invalid: faster than the physical floor")
+    assert row.expectation == "did not hold: its time is invalid (faster than the physical floor)"
+    assert "v3: invalid (faster than the physical floor)" in report.not_on_roofline

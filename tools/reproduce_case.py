@@ -11,10 +11,14 @@ directory (nothing recorded is touched), and compares every figure the benchmark
   verdict) against the version it was measured against.
 
 A figure holds when the new value is within --tolerance (relative, default 5%) of the recorded
-one; a comparison also needs the same verdict. Medians of one kernel moved by up to about 2%
-between processes on the H100 these cases ran on, so 5% keeps that drift from flagging a true
-figure. Timings compare only on the device type that recorded them: a different GPU stops the
-run with exit 4.
+one; a comparison also needs the same verdict, and a % of ceiling the same ceiling basis.
+A % of ceiling is only comparable on the basis it was made on (benchmark.json's roofline.basis;
+older records: the roofline point it came from). When a record used measured ceilings, this
+runs measure_ceilings.py first (it reads this GPU's cache, or measures), so the re-run uses
+measured ceilings too; when that fails, nothing is re-run and the exit code is 4.
+Medians of one kernel moved by up to about 2% between processes on the H100 these cases ran
+on, so 5% keeps that drift from flagging a true figure. Timings compare only on the device
+type that recorded them: a different GPU stops the run with exit 4.
 
 Usage:
   python3 tools/reproduce_case.py demo/triton/softmax                    # every version + the final benchmark
@@ -22,8 +26,9 @@ Usage:
   python3 tools/reproduce_case.py demo/triton/gemm --output-dir /tmp/repro --json
 
 Exit codes: 0 every figure holds; 1 a figure or a correctness check does not hold;
-2 bad input (not a run folder, unknown or unmeasured version); 4 environment (no GPU, or a
-different GPU than the one that recorded the figures).
+2 bad input (not a run folder, unknown or unmeasured version); 4 environment (no GPU, a
+different GPU than the one that recorded the figures, or measured ceilings that cannot be
+measured here).
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ from kernel_opt.measure.records import BenchmarkReport  # noqa: E402
 
 DEFAULT_TOLERANCE = 0.05  # relative; see the module docstring for why 5%
 FINAL = "final"  # the case-level benchmark written by SKILL.md's Finish step
+CEILINGS_SCRIPT = "measure_ceilings.py"
+MEASURED_BASES = ("measured", "same-size copy")  # bases whose compute roof comes from the measured ceilings
 
 
 class CaseError(Exception):
@@ -75,6 +82,7 @@ class Reproduction:
     figures: list[Figure] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     exit_code: int = int(ExitCode.OK)
+    ceilings: str | None = None  # how the measured ceilings the records used were provided here
 
     @property
     def holds(self) -> bool:
@@ -154,6 +162,19 @@ def relocate(command: str, case: Path, output_dir: Path) -> tuple[str, list[str]
     return script, relocated
 
 
+def ceiling_basis(record: BenchmarkReport | None) -> str | None:
+    """The basis of a record's % of ceiling: roofline.basis, or in older records the point it came from."""
+    if record is None or record.percent_of_ceiling is None:
+        return None
+    basis = record.ceiling_basis()
+    return basis["name"] if basis else record.primary_point()[0]
+
+
+def needs_measured_ceilings(record: BenchmarkReport | None) -> bool:
+    """Whether the record's % of ceiling used this GPU's measured (cached) ceilings."""
+    return ceiling_basis(record) in MEASURED_BASES and bool(record.roofline.get("measured_ceilings"))
+
+
 def claimed_figures(record: BenchmarkReport | None) -> dict[str, float | str]:
     """Every figure a benchmark.json claims, by the name the reproduction table shows."""
     figures: dict[str, float | str] = {}
@@ -171,6 +192,7 @@ def claimed_figures(record: BenchmarkReport | None) -> dict[str, float | str]:
         figures[f"speedup vs {record.best_baseline}"] = record.speedup_vs_best_baseline
     if record.percent_of_ceiling:
         figures["% of ceiling"] = record.percent_of_ceiling
+        figures["ceiling basis"] = ceiling_basis(record) or "?"
     comparison = record.comparison
     if comparison is not None and comparison.speedup:
         other = Path(comparison.against_dir or comparison.against or "other").name
@@ -188,16 +210,41 @@ def compare(item: str, recorded: BenchmarkReport | None, reproduced: BenchmarkRe
         if new is None:
             figures.append(Figure(item, name, value, None, False, "not measured by the re-run"))
         elif isinstance(value, str) or isinstance(new, str):
-            figures.append(Figure(item, name, value, new, value == new, "" if value == new else "verdict changed"))
+            changed = "basis changed" if name == "ceiling basis" else "verdict changed"
+            figures.append(Figure(item, name, value, new, value == new, "" if value == new else changed))
+        elif name == "% of ceiling" and claims.get("ceiling basis") != now.get("ceiling basis"):
+            figures.append(Figure(item, name, value, new, False,
+                                  f"not comparable: {claims.get('ceiling basis')} vs {now.get('ceiling basis')} basis"))
         else:
             drift = new / value - 1
             figures.append(Figure(item, name, value, new, abs(drift) <= tolerance, f"{drift:+.1%}"))
     return figures
 
 
+def provide_measured_ceilings(items: dict[str, Path], result: Reproduction, runner: Runner) -> bool:
+    """Where a record used measured ceilings, have this GPU's ready (cached or measured); False when it cannot."""
+    using = [item for item, folder in items.items() if needs_measured_ceilings(read_benchmark(folder))]
+    if not using:
+        result.ceilings = "no record used measured ceilings"
+        return True
+    code = runner(CEILINGS_SCRIPT, [])
+    if code == 0:
+        result.ceilings = f"{CEILINGS_SCRIPT} read or measured this GPU's ceilings for {', '.join(using)}"
+        return True
+    result.errors.append(
+        f"{', '.join(using)}: the recorded % of ceiling is against this GPU's measured ceilings, and "
+        f"{CEILINGS_SCRIPT} exited {code} here, so they cannot be measured on this machine; a re-run would place "
+        f"the kernel against other ceilings (the datasheet's), which is not the recorded figure. Run "
+        f"{CEILINGS_SCRIPT} on this GPU until it succeeds, then reproduce again")
+    result.exit_code = int(ExitCode.ENVIRONMENT_FAULT)
+    return False
+
+
 def reproduce(case: Path, items: dict[str, Path], output_dir: Path, tolerance: float,
               runner: Runner = run_script) -> Reproduction:
     result = Reproduction(str(case), tolerance)
+    if not provide_measured_ceilings(items, result, runner):
+        return result
     for item, folder in items.items():
         recorded = read_benchmark(folder)
         scratch = output_dir / item
@@ -250,7 +297,8 @@ def render(result: Reproduction) -> str:
     lines = [f"# Reproduction of {result.case}", "",
              f"Recorded on {result.device_recorded or '?'}; re-run on {result.device_now or '?'}. "
              f"A figure holds within ±{result.tolerance:.0%} of the recorded value; a comparison also needs "
-             "the same verdict.", "",
+             "the same verdict, and a % of ceiling the same ceiling basis. "
+             f"Ceilings: {result.ceilings or 'not checked'}.", "",
              markdown_table(rows, ["item", "figure", "recorded", "re-run", "result", "drift"]), "",
              f"**{held} of {len(result.figures)} figures hold.**"]
     lines += [f"- error: {error}" for error in result.errors]

@@ -60,6 +60,15 @@ class _CaseRunner:
         self.device = request["device"]
         self._warned: set[str] = set()
         self._tolerances_seen: set[str] = set()
+        from kernel_opt.check.tolerance import TolerancePolicy  # imports torch: the worker's business only
+
+        self.policy = TolerancePolicy(reference.atol, reference.rtol, request.get("atol"), request.get("rtol"),
+                                      reference.allow_tf32)
+
+    def note_once(self, text: str) -> None:
+        if text not in self._warned:
+            self._warned.add(text)
+            self.events.emit(NoteEvent(text))
 
     def warn(self, text: str) -> None:
         if text not in self._warned:
@@ -71,7 +80,7 @@ class _CaseRunner:
         import torch
 
         from kernel_opt.check.compare import case_verdict, inputs_modified, poison_
-        from kernel_opt.solution.inputs import cloned_arguments, fingerprint
+        from kernel_opt.solution.inputs import fingerprint
 
         self.events.emit(CaseStartEvent(case=case, dims=dims, seed=seed))
         self.events.emit(PhaseEvent("setup", case=case, dims=dims, seed=seed))
@@ -80,15 +89,14 @@ class _CaseRunner:
         values, outputs = instance.values, instance.outputs
         pristine = {name: value.clone() for name, value in values.items()
                     if isinstance(value, torch.Tensor) and name not in outputs}
-        reference_kwargs = cloned_arguments(instance.dims, values)
         self.events.emit(PhaseEvent("reference", case=case, dims=dims, seed=seed))
-        self._run_reference(reference_kwargs, outputs)
+        expectation = self._expect(instance.dims, values, outputs)
         for name in outputs:
             poison_(values[name])
         self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
         call_solution(self.solution, values, instance.dims, outputs)
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
-        comparisons = [self._compare(name, values[name], reference_kwargs[name]) for name in outputs]
+        comparisons = [self._compare(name, values[name], expectation) for name in outputs]
         modified = inputs_modified(pristine, values)
         self.events.emit(CaseResultEvent(
             case=case, dims=instance.dims, seed=seed, passed=case_verdict(comparisons, modified),
@@ -115,37 +123,43 @@ class _CaseRunner:
             )
         return instance
 
-    def _run_reference(self, kwargs: dict[str, Any], outputs: list[str]) -> None:
-        """reference(**kwargs); its failure is ref.py's fault (exit 2), not the solution's."""
+    def _expect(self, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]):
+        """The reference's outputs (and their float64 truth); the reference's failure is ref.py's fault (exit 2)."""
         import torch
 
-        from kernel_opt.check.compare import run_reference
+        from kernel_opt.check.tolerance import expect
 
         try:
-            run_reference(self.reference.reference, kwargs, outputs)
+            expectation = expect(self.reference.reference, self.policy, dims, values, outputs)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         except KernelOptError:
             raise
         except Exception as error:
             raise UsageError(f"the reference raised {one_line(error)}", kind="reference_error") from error
+        return expectation
 
-    def _compare(self, name: str, actual, expected):
-        from kernel_opt.check.compare import compare_tensors, dtype_name, resolve_tolerance
+    def _compare(self, name: str, actual, expectation):
+        from kernel_opt.check.tolerance import judge
 
-        reference, request = self.reference, self.request
-        atol, rtol, source = resolve_tolerance(actual.dtype, reference.atol, reference.rtol, request.get("atol"),
-                                               request.get("rtol"))
-        key = f"{name}:{actual.dtype}"
+        comparison, rule = judge(name, actual, expectation, self.policy)
+        key = f"{name}:{rule.dtype}"
         if key not in self._tolerances_seen:
             self._tolerances_seen.add(key)
-            self.events.emit(ToleranceEvent(output=name, dtype=dtype_name(actual.dtype), atol=atol, rtol=rtol,
-                                            source=source))
-        comparison = compare_tensors(name, actual, expected, atol, rtol)
+            self.events.emit(ToleranceEvent(output=name, dtype=rule.dtype, atol=rule.atol, rtol=rule.rtol,
+                                            source=rule.source, rule=rule.kind, multiple=rule.multiple,
+                                            floor=rule.floor))
+        if expectation.truth_missing is not None:
+            self.note_once(f"output {name!r}: {rule.source}")
+        if comparison.reference_error == 0.0 and comparison.numel > 1:
+            self.note_once(f"output {name!r}: the reference's float64 run gave exactly its own result, so the "
+                           "allowed error is the dtype floor: the operation is exact, or the reference does not "
+                           "compute in float64 (it casts its inputs, or allocates float32 buffers)")
         if comparison.zeros_would_pass:
             self.warn(
                 f"output {name!r}: the reference values are so small that an all-zero output would pass "
-                f"atol={atol:g}, rtol={rtol:g}; this check cannot tell a kernel that writes zeros from a "
-                "correct one: scale the inputs or tighten atol in ref.py"
+                f"({rule.source if rule.atol is None else f'atol={rule.atol:g}, rtol={rule.rtol:g}'}); "
+                "this check cannot tell a kernel that writes zeros from a correct one: scale the inputs or tighten "
+                "atol in ref.py"
             )
         return comparison

@@ -96,7 +96,7 @@ def compare_tensors(
         return OutputComparison(
             name, dtype_name(actual.dtype), shape, numel, 0.0, 0.0, count == 0, count, 0, 0,
             json_number(max_abs), None, None, bool((expected == 0).all()),
-            _first_mismatches(mismatch, actual, expected),
+            first_mismatches(mismatch, actual, expected),
         )
     a = actual.detach().to(torch.float64)
     b = expected.detach().to(torch.float64)
@@ -131,11 +131,12 @@ def compare_tensors(
         max_rel_error=json_number(max_rel),
         norm_rel_error=json_number(norm_rel),
         zeros_would_pass=zeros_would_pass,
-        first_mismatches=_first_mismatches(mismatch, actual, expected),
+        first_mismatches=first_mismatches(mismatch, actual, expected),
     )
 
 
-def _first_mismatches(mismatch: torch.Tensor, actual: torch.Tensor, expected: torch.Tensor) -> list[Mismatch]:
+def first_mismatches(mismatch: torch.Tensor, actual: torch.Tensor, expected: torch.Tensor) -> list[Mismatch]:
+    """The first FIRST_MISMATCHES_SHOWN bad elements: index, actual value, expected value."""
     if mismatch.dim() == 0:
         indices = [()] if bool(mismatch) else []
     else:

@@ -30,8 +30,8 @@ class OutputComparison:
     dtype: str
     shape: list[int]
     numel: int
-    atol: float
-    rtol: float
+    atol: float | None  # None under the reference-error rule
+    rtol: float | None
     passed: bool
     mismatches: int
     nonfinite_unexpected: int  # NaN/Inf where the reference is finite
@@ -40,15 +40,32 @@ class OutputComparison:
     max_rel_error: float | str | None  # over elements with |expected| > atol
     norm_rel_error: float | str | None  # ||actual - expected|| / ||expected|| over finite pairs
     zeros_would_pass: bool  # an all-zero output would be within tolerance: the check is weak
-    first_mismatches: list[Mismatch] = field(default_factory=list)
+    first_mismatches: list[Mismatch] = field(default_factory=list)  # expected: the float64 truth under that rule
+    # Which rule judged it (check/tolerance.py): "atol/rtol" against the reference's output (explicit
+    # tolerances, integer outputs, or no float64 truth), or "reference error" against the float64 truth.
+    tolerance_rule: str = "atol/rtol"
+    solution_error: float | str | None = None  # ||actual - truth|| / ||truth||
+    reference_error: float | str | None = None  # ||reference - truth|| / ||truth||: the reference's own rounding
+    allowed_error: float | str | None = None  # max(multiple x reference_error, dtype floor), plus the absolute floor
+    element_bound: float | str | None = None  # the largest |actual_i - truth_i| allowed for any element
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The record; the reference-error rule's fields only where that rule judged it (older records stay as read)."""
+        payload = asdict(self)
+        if self.tolerance_rule == "atol/rtol":
+            for name in _REFERENCE_RULE_FIELDS:
+                if payload[name] is None:
+                    del payload[name]
+            del payload["tolerance_rule"]
+        return payload
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> OutputComparison:
         mismatches = [Mismatch(**item) for item in payload.get("first_mismatches") or []]
         return cls(**field_values(cls, payload, first_mismatches=mismatches))
+
+
+_REFERENCE_RULE_FIELDS = ("solution_error", "reference_error", "allowed_error", "element_bound")
 
 
 @dataclass
@@ -58,6 +75,9 @@ class CaseResult:
     passed: bool
     outputs: list[OutputComparison]
     modified_inputs: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "outputs": [output.to_dict() for output in self.outputs]}
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> CaseResult:
@@ -93,7 +113,7 @@ class CorrectnessReport:
         return self.verdict == "pass"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, **asdict(self)}
+        return {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = CORRECTNESS_FILE) -> CorrectnessReport:
@@ -110,6 +130,33 @@ class CorrectnessReport:
         return list((self.build or {}).get("kernels") or [])
 
 
+def output_failure_text(output: OutputComparison) -> str:
+    """Why one output failed, in one sentence: the rule it broke and the evidence."""
+    if output.tolerance_rule == "reference error":
+        over = f"{output.mismatches} of {output.numel} elements off by more than {_number(output.element_bound)}"
+        text = over + " from the float64 truth"
+        if _is_number(output.solution_error) and _is_number(output.allowed_error):
+            text += (f"; normwise error {output.solution_error:.3g} against allowed {output.allowed_error:.3g} "
+                     f"(the reference's own error is {_number(output.reference_error)})")
+    else:
+        text = f"{output.mismatches} of {output.numel} elements outside atol={output.atol:g}, rtol={output.rtol:g}"
+    if output.nan_unexpected:
+        text += f"; {output.nan_unexpected} still NaN (never written, or NaN computed)"
+    elif output.nonfinite_unexpected:
+        text += f"; {output.nonfinite_unexpected} Inf where the reference is finite"
+    elif _is_number(output.max_abs_error) and _is_number(output.max_rel_error):
+        text += f"; max abs error {output.max_abs_error:.3g}, max rel error {output.max_rel_error:.3g}"
+    return text
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> str:
+    return f"{value:.3g}" if _is_number(value) else str(value)
+
+
 def summarize_failures(cases: list[CaseResult]) -> list[str]:
     """One sentence per failing (shape, output), its seeds merged: the evidence without the repeats."""
     grouped: dict[tuple[str, str], dict[str, Any]] = {}
@@ -121,13 +168,7 @@ def summarize_failures(cases: list[CaseResult]) -> list[str]:
         for output in case.outputs:
             if output.passed:
                 continue
-            text = f"{output.mismatches} of {output.numel} elements outside atol={output.atol:g}, rtol={output.rtol:g}"
-            if output.nan_unexpected:
-                text += f"; {output.nan_unexpected} still NaN (never written, or NaN computed)"
-            elif output.nonfinite_unexpected:
-                text += f"; {output.nonfinite_unexpected} Inf where the reference is finite"
-            elif isinstance(output.max_abs_error, float) and isinstance(output.max_rel_error, float):
-                text += f"; max abs error {output.max_abs_error:.3g}, max rel error {output.max_rel_error:.3g}"
+            text = output_failure_text(output)
             problems.append((f"output {output.name!r}", text))
         for subject, text in problems:
             entry = grouped.setdefault((shape, subject), {"text": text, "seeds": []})

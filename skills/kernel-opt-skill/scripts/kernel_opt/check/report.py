@@ -35,9 +35,10 @@ def _shape_text(dims: dict) -> str:
 def _tables(report: CorrectnessReport) -> dict:
     """The report's tables as Markdown (formatting only: every value is already in the record)."""
     tolerances = markdown_table(
-        [[t["output"], t["dtype"], format_number(t["atol"]), format_number(t["rtol"]), t["source"]]
+        [[t["output"], t["dtype"], t.get("rule") or "atol/rtol", format_number(t["atol"]), format_number(t["rtol"]),
+          format_number(t.get("multiple")), format_number(t.get("floor")), t["source"]]
          for t in report.tolerances],
-        ["output", "dtype", "atol", "rtol", "from"],
+        ["output", "dtype", "rule", "atol", "rtol", "x reference error", "relative floor", "from"],
     )
     cases = markdown_table(
         [
@@ -45,13 +46,14 @@ def _tables(report: CorrectnessReport) -> dict:
                 _shape_text(case.dims), case.seed, "pass" if case.passed else "FAIL", o.name,
                 f"{o.mismatches} / {o.numel}", o.nan_unexpected, format_number(o.max_abs_error),
                 format_number(o.max_rel_error), format_number(o.norm_rel_error),
+                format_number(o.solution_error), format_number(o.reference_error), format_number(o.allowed_error),
                 ", ".join(case.modified_inputs) or "none",
             ]
             for case in report.cases
             for o in case.outputs
         ],
         ["shape", "seed", "result", "output", "mismatches", "unexpected NaN", "max abs err", "max rel err",
-         "norm rel err", "inputs modified"],
+         "norm rel err", "solution error", "reference error", "allowed", "inputs modified"],
     )
     first_failing_seed: dict[str, CaseResult] = {}
     for case in report.cases:

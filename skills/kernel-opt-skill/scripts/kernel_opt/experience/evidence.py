@@ -64,11 +64,12 @@ class VersionEvidence:
     expected: str | None = None
     not_measured: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    invalid: bool = False  # benchmark.json's verdict is "invalid": faster than the physical floor
 
     @property
     def measured_outcome(self) -> str | None:
-        """failure when incorrect, else the comparison's verdict; None when nothing was compared."""
-        if self.correct is False:
+        """failure when incorrect or invalid, else the comparison's verdict; None when nothing was compared."""
+        if self.correct is False or self.invalid:
             return "failure"
         if self.comparison is None:
             return None
@@ -211,6 +212,13 @@ def _read_benchmark(evidence: VersionEvidence, version_dir: Path) -> None:
         evidence.not_measured.append(f"speedup and time: {path} not found")
         return
     evidence.chip = _chip(benchmark.gpu, "gpu", path) or evidence.chip
+    if benchmark.verdict == "invalid":
+        evidence.invalid = True
+        evidence.warnings.append(f"{path}: the time is invalid (faster than the physical floor): the step is a "
+                                 "failure and its time and speedup count for nothing")
+        evidence.not_measured.append(f"time: {path} is invalid")
+        evidence.comparison = _comparison(benchmark, path)
+        return
     evidence.median_us = _checked(benchmark.median_us, "solution.median_us", (int, float), path)
     evidence.comparison = _comparison(benchmark, path)
     if evidence.comparison is None:
@@ -250,7 +258,7 @@ def _comparison(benchmark: BenchmarkReport, path: Path) -> Comparison | None:
 
 def _cross_check_verdict(evidence: VersionEvidence, path: Path) -> None:
     comparison = evidence.comparison
-    if comparison is None or comparison.verdict is None:
+    if comparison is None or comparison.verdict is None or evidence.invalid:
         return
     computed = comparison_verdict(comparison.speedup, comparison.ci_low, comparison.ci_high,
                                   correct=evidence.correct is not False)

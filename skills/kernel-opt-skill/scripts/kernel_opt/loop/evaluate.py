@@ -403,6 +403,10 @@ def _compile_line(report: CorrectnessReport) -> str:
 
 
 def _benchmark_line(report: BenchmarkReport) -> str:
+    floor = report.roofline.get("physical_floor") or {}
+    if report.verdict == "invalid" and floor:
+        return (f"invalid: {floor['time_us']:.2f} us is faster than the physical {floor['bound']} floor of "
+                f"{floor['floor_us']:.2f} us: work skipped, or ref.py's flops()/bytes() overstate it")
     if report.verdict != "measured":
         return f"{report.verdict}: {report.failure_reason()}"[:SUMMARY_CHARS]
     parts = [f"{report.median_us:.2f} us"]

@@ -221,6 +221,8 @@ def _version_row(out: Path, state: VersionState, v0: VersionState | None, best: 
             missing[name] = not_timed
         if (benchmark and benchmark.verdict == "incorrect") or row.correctness in ("fail", "solution_error"):
             row.expectation = "did not hold: the version is not correct"
+        elif benchmark and benchmark.verdict == "invalid":
+            row.expectation = "did not hold: its time is invalid (faster than the physical floor)"
     if state.number == 0:
         row.not_applicable["speedup_vs_previous_best"] = "v0 is the starting point"
     profile = read_profile(folder)
@@ -238,6 +240,8 @@ def _why_not_timed(state: VersionState, benchmark: BenchmarkReport | None) -> st
         if state.evaluation_state in ("failed", "invalid_hypothesis"):
             return f"no benchmark.json (evaluation stopped: {state.evaluation_state.replace('_', ' ')})"
         return "no benchmark.json"
+    if benchmark.verdict == "invalid":
+        return "invalid: faster than the physical floor, so its time counts for nothing (see its benchmark.md)"
     if benchmark.verdict != "measured":
         return f"benchmark verdict {benchmark.verdict}: not timed"
     if not benchmark.measured:
@@ -467,7 +471,8 @@ def _ceilings(out: Path, states: list[VersionState],
         benchmark = read_benchmark(out / state.name)
         _, point = benchmark.primary_point() if benchmark else (None, None)
         if not state.measured:
-            unplaced.append(f"{state.name}: not timed")
+            invalid = benchmark is not None and benchmark.verdict == "invalid"
+            unplaced.append(f"{state.name}: {'invalid (faster than the physical floor)' if invalid else 'not timed'}")
         elif point is None:
             unplaced.append(f"{state.name}: no roofline point in its benchmark.json")
         elif point.get("arithmetic_intensity_flop_per_byte") is None or point.get("achieved_tflops") is None:

@@ -3,15 +3,18 @@
 What makes the numbers trustworthy (issue 3):
 - every timer flushes the L2 before each call and puts nothing but the call between its
   events: inputs are built once, nothing is cloned, allocated or synchronised in between;
-- the solution is called once, its inputs are then refilled with fresh values, its outputs are
-  poisoned before every timed call (outside the timed region, before the L2 flush), and the
-  outputs of the last *timed* call are compared with the reference on the refilled inputs:
-  a kernel that is only right on its first call, skips work on repeat calls, or returns
-  results cached from earlier inputs fails here;
+- the solution is called once, then the timed calls rotate through a pool of input buffers and
+  value sets (measure/input_pool.py): before every timed call (outside the timed region, before
+  the L2 flush) fresh values are copied in and the outputs poisoned, and every buffer set's last
+  outputs are compared with the reference for the values that call received: a kernel that is
+  only right on its first call, skips work on repeat calls, or returns results cached by
+  pointer, version or contents fails here or pays its true cost;
 - baselines are the reference itself, eager and under torch.compile, timed by the same timer
   in the same precision (TF32 only where ref.py sets `allow_tf32 = True`), with compile and
   autotune time reported apart;
-- two versions are compared interleaved (A B, B A, ...) in one process on the same inputs.
+- two versions are compared interleaved (A B, B A, ...) in one process on the same inputs;
+- a time under the physical floor from true limits is `invalid` (exit 1) and counts for nothing,
+  and the % of ceiling names the basis it used (measure/placement.py).
 
 `run_benchmark` runs in the child process (see measure/benchmark_child.py) and reports through events;
 `assemble_report` turns those events into the record (measure/records.py) that `benchmark_solution`,
@@ -120,8 +123,7 @@ def benchmark_solution(request: BenchmarkRequest, command: str | None = None) ->
         except KernelOptError as error:
             report.error = error.to_dict()
             report.verdict = failure_verdict(error.exit_code)
-        report.exit_code = int({"measured": 0, "incorrect": 1}.get(report.verdict,
-                                                                   (report.error or {}).get("exit_code", 3)))
+        report.exit_code = exit_code_for(report)
     write_benchmark_reports(report, request.output_dir)
     return report
 
@@ -295,8 +297,9 @@ def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
         )
         return report
     report.verdict = "measured"
-    _summarize_baselines(report)
     _place_on_roofline(report)
+    if not _mark_invalid(report):
+        _summarize_baselines(report)
     return report
 
 
@@ -336,12 +339,14 @@ def _summarize_baselines(report: BenchmarkReport) -> None:
 
 
 def _place_on_roofline(report: BenchmarkReport) -> None:
-    """Achieved rates against the measured ceilings, a copy of the same bytes, and the datasheet.
+    """The solution on every known roof, the physical floor it must not beat, and its % of ceiling.
 
-    The % of ceiling (the loop's target) comes from the stricter of the two measured memory
-    roofs: the cached large-copy bandwidth or the same-size copy timed beside the solution.
+    measure/placement.py says which roofs answer which question: true limits for the floor
+    (datasheet and best measured), the best measured roofs for the % of ceiling (the datasheet
+    where the solution beat them all); roofline["basis"] records the one used.
     """
-    from kernel_opt.measure import roofline
+    from kernel_opt.measure import placement, roofline
+    from kernel_opt.measure.ceilings import MeasuredCeilings
     from kernel_opt.measure.datasheet import lookup_gpu
 
     time_us = report.solution.get("median_us")
@@ -349,16 +354,10 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     if not time_us or not traffic:
         return
     allow_tf32 = bool(report.precision.get("allow_tf32"))
-    points: dict[str, Any] = {}
-    measured = report.roofline.get("measured_ceilings")
-    measured_roofs = None
-    if measured:
-        from kernel_opt.measure.ceilings import MeasuredCeilings
-
-        measured_roofs = MeasuredCeilings.from_dict(measured).roofline_ceilings(dtype, allow_tf32)
-        if measured_roofs is not None:
-            points["measured"] = roofline.roofline_point(flops, traffic, time_us, measured_roofs).to_dict()
-    else:
+    payload = report.roofline.get("measured_ceilings")
+    measured = MeasuredCeilings.from_dict(payload) if payload else None
+    measured_roofs = measured.roofline_ceilings(dtype, allow_tf32) if measured else None
+    if measured is None:
         report.notes.append(
             "no measured ceilings are cached for this GPU: run measure_ceilings.py once to compare against "
             "what this GPU really achieves (the datasheet's peaks are higher than any kernel reaches)"
@@ -368,25 +367,44 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     if sheet is not None and sheet.memory_bandwidth_gbps and sheet.peak_tflops(dtype, allow_tf32):
         sheet_roofs = roofline.Ceilings(sheet.memory_bandwidth_gbps, sheet.peak_tflops(dtype, allow_tf32),
                                         source=f"datasheet: {sheet.display_name}", dtype=dtype)
-    copy = report.copy_same_bytes or {}
-    compute_roofs = measured_roofs or sheet_roofs
-    if copy.get("bandwidth_gbps") and compute_roofs is not None:
-        same_size = roofline.Ceilings(copy["bandwidth_gbps"], compute_roofs.compute_tflops,
-                                      source="copy of the same bytes", dtype=compute_roofs.dtype)
-        points["same-size copy"] = roofline.roofline_point(flops, traffic, time_us, same_size).to_dict()
-    if sheet_roofs is not None:
-        points["datasheet"] = roofline.roofline_point(flops, traffic, time_us, sheet_roofs).to_dict()
+    copy_bandwidth = (report.copy_same_bytes or {}).get("bandwidth_gbps")
+    points = placement.roofline_points(flops, traffic, time_us, measured_roofs, sheet_roofs, copy_bandwidth)
     report.roofline["points"] = points
-    candidates = [points[name] for name in ("measured", "same-size copy") if name in points] or list(points.values())
-    if not candidates:
+    bandwidths = {"measured copy": measured.memory_bandwidth_gbps if measured else None,
+                  "same-size copy": copy_bandwidth}
+    floor = placement.physical_floor(time_us, flops, traffic, dtype, sheet,
+                                     {name: value for name, value in bandwidths.items() if value},
+                                     measured.peak_tflops(dtype, allow_tf32) if measured else None)
+    if floor is None:
+        report.notes.append(f"no datasheet entry for {report.gpu.get('name')!r}: whether this time is physically "
+                            "possible was not checked (measured roofs are not limits)")
+    else:
+        report.roofline["physical_floor"] = {**floor.to_dict(), "message": floor.message() if floor.beaten else None}
+    primary, reason = placement.choose_basis(points)
+    if primary is None:
         return
-    primary = min(candidates, key=lambda point: point["percent_of_ceiling"])
-    report.roofline["primary"] = next(name for name, point in points.items() if point is primary)
-    report.percent_of_ceiling = primary["percent_of_ceiling"]
+    report.roofline["primary"] = primary
+    report.roofline["basis"] = placement.basis_record(primary, points[primary], reason,
+                                                      measured.measured_at if measured else None)
+    report.percent_of_ceiling = points[primary]["percent_of_ceiling"]
     report.target_reached = report.percent_of_ceiling >= report.target_percent
-    for source, point in points.items():
-        if point["faster_than_floor"]:
-            report.warnings.append(
-                f"SUSPICIOUS: {time_us:.2f} us is faster than the physical floor of {point['floor_time_us']:.2f} us "
-                f"({source} ceilings): the kernel skips work, the byte/FLOP count is wrong, or the timing is broken"
-            )
+
+
+def _mark_invalid(report: BenchmarkReport) -> bool:
+    """A time under the physical floor counts for nothing: verdict invalid, no %, no target, no win."""
+    floor = report.roofline.get("physical_floor") or {}
+    if not floor.get("beaten"):
+        return False
+    report.verdict = "invalid"
+    report.percent_of_ceiling = report.target_reached = None
+    report.best_baseline = report.speedup_vs_eager = report.speedup_vs_best_baseline = None
+    if report.comparison is not None:
+        report.comparison.verdict = "failure"
+    report.warnings.append(floor["message"])
+    return True
+
+
+def exit_code_for(report: BenchmarkReport) -> int:
+    """benchmark.py's exit code: 0 measured, 1 incorrect or invalid, else the error's (3 when it has none)."""
+    return int({"measured": 0, "incorrect": 1, "invalid": 1}.get(report.verdict,
+                                                                 (report.error or {}).get("exit_code", 3)))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import SolutionError
+from kernel_opt.measure.input_pool import InputRotation, plan_pool
 from kernel_opt.measure.records import TimedEntry
 from kernel_opt.run.events import (
     CeilingsEvent,
@@ -30,57 +31,100 @@ from kernel_opt.run.events import (
 from kernel_opt.solution.inputs import cloned_arguments
 
 
-def _refill_inputs(values: dict[str, Any], outputs: list[str], fresh: dict[str, Any]) -> None:
-    """Copy fresh random values into the existing input buffers (same pointers, new contents)."""
-    import torch
-
-    for name, value in values.items():
-        if name in outputs or not isinstance(value, torch.Tensor):
-            continue
-        value.copy_(fresh[name])
-
-
-def _expected_outputs(reference, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
-    import torch
-
-    from kernel_opt.check.compare import run_reference
-
-    kwargs = cloned_arguments(dims, values)
-    run_reference(reference.reference, kwargs, outputs)
-    torch.cuda.synchronize()
-    return {name: kwargs[name] for name in outputs}
+def _tensor_bytes(values: dict[str, Any], names: list[str]) -> int:
+    return sum(values[name].numel() * values[name].element_size() for name in names)
 
 
 @dataclass
 class _Timed:
-    """The problem as the timers see it: inputs built once, the outputs expected on the refilled inputs."""
+    """The problem as the timers see it: the input pool, what each value set should give, and the checks."""
 
-    reference: Any
-    request: dict[str, Any]
-    values: dict[str, Any]
     outputs: list[str]
-    dims: dict[str, Any]
-    expected: dict[str, Any]
+    policy: Any  # check.tolerance.TolerancePolicy, the correctness check's
     events: EventLog
+    expectations: list[Any]  # check.tolerance.Expectation per value set
+    rotation: InputRotation  # the solution's buffer sets; its buffer set 0 is the problem instance
+    other: InputRotation | None = None  # another version's own buffer sets, same value sets
 
-    def poison_outputs(self, values: dict[str, Any] | None = None) -> None:
+    @property
+    def values(self) -> dict[str, Any]:
+        return self.rotation.buffers[0]
+
+    def poison_outputs(self) -> None:
+        """Before each call of a graph timing, which runs on buffer set 0 alone (a graph fixes its pointers)."""
         from kernel_opt.check.compare import poison_
 
         for name in self.outputs:
-            poison_((values or self.values)[name])
+            poison_(self.values[name])
 
-    def check(self, name: str, values: dict[str, Any] | None = None) -> None:
-        """Compare the outputs of the last timed call with the reference's, as a post-timing check event."""
-        from kernel_opt.check.compare import compare_tensors, resolve_tolerance
+    def check_rotation(self, name: str, rotation: InputRotation) -> None:
+        """Every buffer set's last outputs against the reference for the value set that call received."""
+        self._emit(name, [(buffer, values, rotation.buffers[buffer]) for buffer, values in rotation.results()])
 
-        values, reference, request = values or self.values, self.reference, self.request
+    def check_fixed(self, name: str) -> None:
+        """Buffer set 0's outputs (a graph timing's last call) against the reference for its values."""
+        self._emit(name, [(0, self.rotation.loaded[0], self.values)])
+
+    def _emit(self, name: str, checked: list[tuple[int, int, dict[str, Any]]]) -> None:
+        from kernel_opt.check.tolerance import judge
+
         comparisons = []
-        for output, want in self.expected.items():
-            atol, rtol, _ = resolve_tolerance(values[output].dtype, reference.atol, reference.rtol, request.get("atol"),
-                                              request.get("rtol"))
-            comparisons.append(compare_tensors(output, values[output], want, atol, rtol))
-        self.events.emit(PostTimingCheckEvent(name=name, passed=all(c.passed for c in comparisons),
-                                              outputs=[c.to_dict() for c in comparisons]))
+        for buffer, value_set, buffers in checked:
+            for output in self.outputs:
+                comparison = judge(output, buffers[output], self.expectations[value_set], self.policy)[0]
+                comparison.name = f"{output} (buffer set {buffer}, value set {value_set})"
+                comparisons.append(comparison)
+        passed = bool(comparisons) and all(c.passed for c in comparisons)
+        self.events.emit(PostTimingCheckEvent(name=name, passed=passed, outputs=[c.to_dict() for c in comparisons]))
+
+
+def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, solution, other,
+                events: EventLog) -> _Timed:
+    """Value sets (fresh draws, seeds seed+1...), their expected outputs, and the buffer sets to rotate.
+
+    Sized by input_pool.plan_pool from the problem's bytes and the free GPU memory.
+    """
+    import torch
+
+    from kernel_opt.check.compare import poison_
+    from kernel_opt.check.tolerance import TolerancePolicy, expect
+
+    values, outputs, dims = instance.values, instance.outputs, instance.dims
+    policy = TolerancePolicy(reference.atol, reference.rtol, request.get("atol"), request.get("rtol"),
+                             reference.allow_tf32)
+    inputs = [name for name, value in values.items() if isinstance(value, torch.Tensor) and name not in outputs]
+    truth = sum(8 * values[name].numel() for name in outputs if policy.needs_truth(values[name].dtype))
+    free, _ = torch.cuda.mem_get_info(values[outputs[0]].device)
+    plan = plan_pool(_tensor_bytes(values, inputs), _tensor_bytes(values, outputs),
+                     _tensor_bytes(values, outputs) + truth, free, versions=2 if other is not None else 1)
+    if plan.value_sets == 1:
+        value_sets = [{name: values[name] for name in inputs}]
+    else:
+        value_sets = [{name: make(dict(dims), seed + 1 + index).values[name] for name in inputs}
+                      for index in range(plan.value_sets)]
+    expectations = [expect(reference.reference, policy, dims, {**values, **value_set}, outputs)
+                    for value_set in value_sets]
+    torch.cuda.synchronize()
+
+    def rotation_of(launcher, buffers: list[dict[str, Any]]) -> InputRotation:
+        calls = [launcher.prepared(buffer, dims, outputs) for buffer in buffers]
+        return InputRotation(buffers, value_sets, outputs, calls, _copy_unless_same, poison_)
+
+    def fresh_buffers() -> dict[str, Any]:
+        return {name: torch.empty_like(value) if isinstance(value, torch.Tensor) else value
+                for name, value in values.items()}
+
+    rotation = rotation_of(solution, [values] + [fresh_buffers() for _ in range(plan.buffer_sets - 1)])
+    other_rotation = None
+    if other is not None:
+        other_rotation = rotation_of(other, [fresh_buffers() for _ in range(plan.buffer_sets)])
+    events.emit(NoteEvent(plan.note()))
+    return _Timed(outputs, policy, events, expectations, rotation, other_rotation)
+
+
+def _copy_unless_same(destination, source) -> None:
+    if destination is not source:
+        destination.copy_(source)
 
 
 def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
@@ -112,38 +156,32 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     work = _emit_work(reference, values, outputs, dims, events)
     _emit_ceilings(events)
 
-    # The solution: one untimed call, fresh inputs, poisoned outputs, then timing.
+    # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
-    _refill_inputs(values, outputs, make(dict(dims), seed + 1).values)
-    expected = _expected_outputs(reference, values, dims, outputs)
-    timed = _Timed(reference, request, values, outputs, dims, expected, events)
-    run = solution.prepared(values, dims, outputs)
-    other_values = other_run = None
+    timed = _build_pool(make, request, reference, instance, seed, solution, other, events)
     if other is not None:
-        other_values = {n: (v.clone() if n in outputs else v) for n, v in values.items()}  # same inputs, own outputs
-        call_solution(other, other_values, dims, outputs)
-        other_run = other.prepared(other_values, dims, outputs)
-    median_us = _time_solution(solution, run, timed)
-    device = next((v.device for v in values.values() if isinstance(v, torch.Tensor)), None)
-    _time_copy_of_same_bytes(work.get("bytes"), device, events)
-    _time_kernel_only(solution, run, timed)
-    _time_cuda_graph(solution, run, median_us, events)
+        call_solution(other, timed.other.buffers[0], dims, outputs)
+    median_us = _time_solution(solution, timed)
+    _time_copy_of_same_bytes(work.get("bytes"), values[outputs[0]].device, events)
+    fixed = timed.rotation.calls[0]  # graph timings replay buffer set 0: a graph fixes its pointers
+    _time_kernel_only(solution, fixed, timed)
+    _time_cuda_graph(solution, fixed, median_us, events)
     if other is not None:
-        _time_interleaved(run, other_run, other_values, timed)
+        _time_interleaved(timed)
     _time_baselines(reference, values, dims, request, events, accepted_kwargs)
     events.emit(DoneEvent())
 
 
-def _time_solution(solution, run: Callable[[], None], timed: _Timed) -> float:
-    """The solution's own timing, L2 flushed and outputs poisoned before each call; its median (us)."""
+def _time_solution(solution, timed: _Timed) -> float:
+    """The solution's own timing on rotated inputs (input_pool.py), L2 flushed before each call; its median (us)."""
     import torch
 
     from kernel_opt.measure import timing
 
     torch.cuda.synchronize()
     try:
-        samples = timing.time_callable(run, flush_l2=True, before_each=timed.poison_outputs)
+        samples = timing.time_callable(timed.rotation.call, flush_l2=True, before_each=timed.rotation.before_call)
         torch.cuda.synchronize()
         solution.raise_launch_error()
     except SolutionError:
@@ -154,7 +192,7 @@ def _time_solution(solution, run: Callable[[], None], timed: _Timed) -> float:
         raise SolutionError(f"the solution raised {one_line(error)} while being timed",
                             kind=classify_exception_message(str(error))) from error
     timed.events.emit(TimedEvent(TimedEntry.from_samples("solution", samples).to_dict()))
-    timed.check("solution")
+    timed.check_rotation("solution", timed.rotation)
     return samples.median_us
 
 
@@ -177,7 +215,7 @@ def _time_kernel_only(solution, run: Callable[[], None], timed: _Timed) -> None:
                                           "any work, or is it shorter than the method's noise?"))
     else:
         events.emit(KernelTimeEvent(entry=TimedEntry.from_samples("solution kernel time", kernel_only).to_dict()))
-    timed.check("solution (kernel time)")
+    timed.check_fixed("solution (kernel time)")
 
 
 def _time_cuda_graph(solution, run: Callable[[], None], median_us: float, events: EventLog) -> None:
@@ -195,20 +233,19 @@ def _time_cuda_graph(solution, run: Callable[[], None], median_us: float, events
         events.emit(CudaGraphEvent(entry=TimedEntry.from_samples("solution (CUDA graph)", graph).to_dict()))
 
 
-def _time_interleaved(run: Callable[[], None], other_run: Callable[[], None], other_values: dict[str, Any],
-                      timed: _Timed) -> None:
-    """This solution and another version, A B, B A, ... in one process on the same inputs."""
+def _time_interleaved(timed: _Timed) -> None:
+    """This solution and another version, A B, B A, ... in one process, each on its own rotated buffer sets."""
     import torch
 
     from kernel_opt.measure import timing
 
     timed.events.emit(PhaseEvent("comparison"))
-    samples_this, samples_other = timing.time_interleaved(
-        run, other_run, before_a=timed.poison_outputs, before_b=lambda: timed.poison_outputs(other_values)
-    )
+    this, other = timed.rotation, timed.other
+    samples_this, samples_other = timing.time_interleaved(this.call, other.call, before_a=this.before_call,
+                                                          before_b=other.before_call)
     torch.cuda.synchronize()
-    timed.check("solution (interleaved)")
-    timed.check("against", other_values)
+    timed.check_rotation("solution (interleaved)", this)
+    timed.check_rotation("against", other)
     timed.events.emit(InterleavedEvent(this=samples_this.to_dict(), other=samples_other.to_dict()))
 
 

@@ -67,9 +67,11 @@ def _tables(report: BenchmarkReport) -> dict:
 def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
     """What benchmark.py prints: the times, the comparison, the roofline share, and the next step."""
     where = output_dir / "benchmark.md"
+    if report.verdict == "invalid":
+        return (f"{report.failure_reason()}\nreport: {where}\n"
+                "next: find the work the solution skips, or fix ref.py's flops()/bytes(), then re-run benchmark.py")
     if report.verdict != "measured":
-        reason = (report.error or {}).get("message") or "; ".join(report.correctness.get("failures")
-                                                                   or report.warnings[-1:])
+        reason = report.failure_reason() or "; ".join(report.warnings[-1:])
         return (f"NOT TIMED ({report.verdict}): {reason}\nreport: {where}\n"
                 "next: fix the solution, then re-run correctness_check.py")
     s = report.solution
@@ -85,8 +87,9 @@ def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
                      f"{report.speedup_vs_best_baseline:.2f}x")
     if report.percent_of_ceiling is not None:
         reached = "reached" if report.target_reached else "not reached"
-        lines.append(f"  {report.percent_of_ceiling:.1f}% of the ceiling "
-                     f"(target {report.target_percent:g}%: {reached})")
+        basis = (report.ceiling_basis() or {}).get("name") or report.roofline.get("primary")
+        lines.append(f"  {report.percent_of_ceiling:.1f}% of the ceiling ({basis} ceilings; "
+                     f"target {report.target_percent:g}%: {reached})")
     if report.comparison:
         c = report.comparison
         lines.append(f"  vs {c.against}: {c.speedup:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}] -> {c.verdict}")

@@ -104,7 +104,9 @@ class BenchmarkReport:
     percent_of_ceiling: float | None = None
     target_percent: float = DEFAULT_TARGET_PERCENT
     target_reached: bool | None = None
-    verdict: str = "not_run"  # "measured", "incorrect", "solution_error", "environment_error", "usage_error"
+    # "measured", "incorrect", "invalid" (faster than the physical floor: roofline["physical_floor"] says
+    # why), "solution_error", "environment_error", "usage_error"
+    verdict: str = "not_run"
     error: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -164,5 +166,11 @@ class BenchmarkReport:
         return None, None
 
     def failure_reason(self) -> str:
-        """Why nothing was timed: the error, else the correctness failures."""
+        """Why nothing was timed, or why the time counts for nothing: the error, the floor beaten, the failures."""
+        if self.verdict == "invalid":
+            return (self.roofline.get("physical_floor") or {}).get("message") or "faster than the physical floor"
         return (self.error or {}).get("message") or "; ".join(self.correctness.get("failures") or [])
+
+    def ceiling_basis(self) -> dict[str, Any] | None:
+        """The ceiling the % of ceiling used (name, values, source); None in records made before it was recorded."""
+        return self.roofline.get("basis")

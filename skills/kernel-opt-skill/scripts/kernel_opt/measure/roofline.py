@@ -4,10 +4,10 @@ Two numbers come before any timing (METHOD.md, "Two numbers first"): the FLOPs t
 must do and the fewest bytes it must move (each input read once, each output written once).
 Over the ceilings they give two times; the larger is the floor no version can beat by much.
 This module turns (FLOPs, bytes, measured time, ceilings) into achieved rates, arithmetic
-intensity, the bound, the floor, and the percentage of the binding roof, and flags a time
-under the floor as suspicious: such a result means the work or traffic was miscounted or the
-kernel skipped work (cached its output, read the L2 instead of DRAM), never that the
-hardware beat its own limits.
+intensity, the bound, the floor, and the percentage of the binding roof, and marks a time
+under the floor (`faster_than_floor`). Which roofs are true limits, and so make such a time
+`invalid`, is measure/placement.py's business: measured roofs are not (cuBLAS beats the
+8192^3 matmul roof at 4096^3).
 
 Pure arithmetic, except `count_flops` and `minimum_traffic_bytes`, which read torch tensors
 (meta tensors work: only shapes and dtypes are used).

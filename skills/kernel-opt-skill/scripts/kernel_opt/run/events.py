@@ -122,16 +122,22 @@ class WarningEvent(Event):
 
 @dataclass
 class ToleranceEvent(Event):
+    """The rule one output is judged by (check/tolerance.py): atol/rtol, or a multiple of the reference's error."""
+
     tag: ClassVar[str] = "tolerance"
     output: str
     dtype: str
-    atol: float
-    rtol: float
+    atol: float | None
+    rtol: float | None
     source: str
+    rule: str | None = None  # "atol/rtol" or "reference error"; absent in logs written before the rule existed
+    multiple: float | None = None
+    floor: float | None = None
 
     def tolerance(self) -> dict[str, Any]:
         """The correctness record's tolerance entry."""
-        return {"output": self.output, "dtype": self.dtype, "atol": self.atol, "rtol": self.rtol, "source": self.source}
+        return {"output": self.output, "dtype": self.dtype, "rule": self.rule or "atol/rtol", "atol": self.atol,
+                "rtol": self.rtol, "multiple": self.multiple, "floor": self.floor, "source": self.source}
 
 
 @dataclass

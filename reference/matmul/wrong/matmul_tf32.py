@@ -1,0 +1,35 @@
+"""WRONG (precision downgrade, GPU only): the GEMM of good/matmul_ieee.py with tl.dot(..., input_precision="tf32").
+
+On a GPU with tensor cores the products use TF32 inputs (10 mantissa bits): normwise error
+about 3e-4 against the float64 truth. The checker must FAIL it (exit 1) on the GPU. The
+Triton interpreter ignores input_precision and computes in float32, so on a CPU it would pass:
+the emulated twin wrong/matmul_tf32_inputs.py is the CPU-checkable version.
+"""
+
+import triton
+import triton.language as tl
+
+BLOCK_M, BLOCK_N, BLOCK_K = 32, 32, 32
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, K_STEPS: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    columns = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    inner = tl.arange(0, BLOCK_K)
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for step in range(K_STEPS):
+        k = step * BLOCK_K + inner
+        a = tl.load(a_ptr + rows[:, None] * K + k[None, :], mask=(rows[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + k[:, None] * N + columns[None, :], mask=(k[:, None] < K) & (columns[None, :] < N),
+                    other=0.0)
+        accumulator += tl.dot(a, b, input_precision="tf32")
+    tl.store(c_ptr + rows[:, None] * N + columns[None, :], accumulator,
+             mask=(rows[:, None] < M) & (columns[None, :] < N))
+
+
+def run_kernel(a, b, c, M, N, K, **_):
+    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
+    matmul_kernel[grid](a, b, c, M, N, K, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,
+                        K_STEPS=triton.cdiv(K, BLOCK_K))

@@ -1,0 +1,279 @@
+"""Tolerances that follow the reference's own rounding: the rule, its numbers, and the comparison.
+
+Fixed atol/rtol are wrong for reductions. Summation order alone moves a float32 dot product of
+length 4096 by more than 1e-5 (an IEEE-fp32 Triton GEMM failed 2,089 of 65,536 elements at
+1e-5 on an H100, issue 14), while a tolerance loose enough for that lets a TF32 or bf16
+shortcut through elsewhere. So when neither ref.py nor the command line gives atol/rtol, a
+floating-point output is judged against a high-precision truth:
+
+    truth    = reference(**inputs upcast to float64), on the same device
+    e_ref    = ||ref - truth||_2 / ||truth||_2       the reference's own rounding error
+    e_sol    = ||sol - truth||_2 / ||truth||_2       the solution's
+    allowed  = max(REFERENCE_ERROR_MULTIPLE * e_ref, floor(dtype))
+    pass    <=> e_sol <= allowed (+ ABSOLUTE floor for outputs whose truth is near zero)
+            and the same rule in the max norm, element by element:
+                |sol_i - truth_i| <= max(MULTIPLE * max|ref - truth|, floor * max|truth|) + tiny
+            so one wrong element cannot hide in the 2-norm of a large output;
+            and NaN/Inf only where the reference has the very same value.
+
+Where the reference cannot run on float64 inputs (it raises, or runs out of memory), the
+output falls back to the dtype defaults of check/compare.py and the report says why.
+Explicit tolerances (ref.py's atol/rtol, --atol/--rtol) keep their meaning exactly:
+compare.compare_tensors against the reference's output.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from kernel_opt.check.compare import (
+    DEFAULT_TOLERANCES,
+    compare_tensors,
+    dtype_name,
+    first_mismatches,
+    json_number,
+    resolve_tolerance,
+    run_reference,
+)
+from kernel_opt.check.records import OutputComparison
+from kernel_opt.core.errors import UsageError
+
+# How far an honest solution may sit from the truth, in units of the reference's own error.
+# A different but equally honest order of the same float operations has a different error.
+# Measured on a CPU (torch 2.13, N(0, 1) inputs), normwise against float64: at K = 4096 a
+# sequential fp32 accumulation had 3.1x the error of torch's matmul (1.11e-6 vs 3.55e-7) and
+# 4.8x that of a sum blocked by 32; at K = 262144 a single running sum had 18x (8.7e-6 vs
+# 4.7e-7). 8 covers the first two; where the ratio grows past it, as in the last, the fp32
+# floor below (1e-5) is the larger bound anyway, so the multiple only decides where the
+# reference's error is large: ill-conditioned sums, and half-precision outputs whose rounding
+# dominates (fp16 GEMM: e_ref = 2.0e-4, 8x = 1.6e-3, under the fp16 floor of 2e-3). A larger
+# multiple would let a bf16 shortcut (about 2.4e-3) pass an fp16 problem. Precision shortcuts
+# in fp32 sit far above: TF32-rounded inputs gave 2.9e-4..3.1e-4 and bf16-rounded inputs
+# 2.3e-3..2.5e-3 at every K from 1 to 4096, 800x and 6,600x the reference's error at 4096.
+REFERENCE_ERROR_MULTIPLE = 8.0
+
+# The smallest allowed relative error per output dtype: the old per-element rtol defaults
+# (compare.DEFAULT_TOLERANCES, float32 1e-5 = 168 units of 2^-24), now applied to the normwise
+# and max-norm errors. The reference's own error can be far below what equally honest
+# arithmetic gives: a vector add is correctly rounded (e_ref about 3e-8), while fast-math
+# intrinsics (__expf, approximate division) are off by a few to ~100 units in the last place.
+# Every output within the old rtol of the truth element by element passes this floor, so a
+# kernel honest by the old rule keeps its pass; TF32 (3e-4) and bf16 (2e-3) still fail it.
+RELATIVE_FLOORS: dict[str, float] = {name: rtol for name, (_, rtol) in DEFAULT_TOLERANCES.items()}
+# ref.py's `allow_tf32 = True` declares that float32 matmuls may round their inputs to TF32's
+# 10 explicit mantissa bits (unit roundoff 2^-11 = 4.9e-4). Measured normwise errors of such
+# GEMMs: 2.9e-4..3.1e-4 with round-to-nearest, up to 4.5e-4 when the low bits are truncated;
+# 1e-3 is about twice the worst, the floor of float32 outputs when TF32 is allowed.
+TF32_RELATIVE_FLOOR = 1e-3
+# The absolute floor per element is the dtype's smallest normal number (torch.finfo(dtype).tiny,
+# 1.2e-38 for float32): a kernel that flushes subnormal results to zero (fast math, -ftz)
+# differs from a reference that keeps them by less than that, and a relative rule cannot judge
+# an output whose truth is exactly zero.
+
+RuleKind = Literal["atol/rtol", "reference error"]
+ATOL_RTOL: RuleKind = "atol/rtol"
+REFERENCE_ERROR: RuleKind = "reference error"
+
+
+@dataclass(frozen=True)
+class ToleranceRule:
+    """How one output is judged: fixed atol/rtol, or against the float64 truth with a multiple and a floor."""
+
+    kind: RuleKind
+    dtype: str
+    source: str
+    atol: float | None = None
+    rtol: float | None = None
+    multiple: float | None = None
+    floor: float | None = None
+
+
+@dataclass(frozen=True)
+class TolerancePolicy:
+    """What decides the rule: ref.py's and the command line's atol/rtol, and ref.py's allow_tf32."""
+
+    ref_atol: float | None = None
+    ref_rtol: float | None = None
+    cli_atol: float | None = None
+    cli_rtol: float | None = None
+    allow_tf32: bool = False
+
+    @property
+    def explicit(self) -> bool:
+        """Any tolerance given by ref.py or the command line: then atol/rtol rule alone, exactly as before."""
+        return any(value is not None for value in (self.ref_atol, self.ref_rtol, self.cli_atol, self.cli_rtol))
+
+    def needs_truth(self, dtype: torch.dtype) -> bool:
+        return dtype.is_floating_point and not self.explicit
+
+    def rule(self, dtype: torch.dtype, truth_missing: str | None = None) -> ToleranceRule:
+        """The rule for one output dtype; `truth_missing` says why no float64 truth exists (then: dtype defaults)."""
+        if not self.needs_truth(dtype) or truth_missing is not None:
+            atol, rtol, source = resolve_tolerance(dtype, self.ref_atol, self.ref_rtol, self.cli_atol, self.cli_rtol)
+            if truth_missing is not None and self.needs_truth(dtype):
+                source = f"dtype default (no float64 truth: {truth_missing})"
+            return ToleranceRule(ATOL_RTOL, dtype_name(dtype), source, atol=atol, rtol=rtol)
+        floor = relative_floor(dtype, self.allow_tf32)
+        source = (f"{REFERENCE_ERROR_MULTIPLE:g} x the reference's own error against its float64 run, "
+                  f"at least {floor:g}" + (" (allow_tf32 = True in ref.py)" if floor == TF32_RELATIVE_FLOOR else ""))
+        return ToleranceRule(REFERENCE_ERROR, dtype_name(dtype), source, multiple=REFERENCE_ERROR_MULTIPLE,
+                             floor=floor)
+
+
+def relative_floor(dtype: torch.dtype, allow_tf32: bool = False) -> float:
+    """The smallest relative error allowed for an output dtype (see RELATIVE_FLOORS, TF32_RELATIVE_FLOOR)."""
+    floor = RELATIVE_FLOORS.get(dtype_name(dtype), RELATIVE_FLOORS["float32"])
+    if allow_tf32 and dtype == torch.float32:
+        floor = max(floor, TF32_RELATIVE_FLOOR)
+    return floor
+
+
+class TruthUnavailable(Exception):
+    """The reference could not run on float64 inputs; the message says why, in one line."""
+
+
+def upcast_arguments(dims: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """The reference's keyword arguments with every floating-point tensor copied to float64 (others cloned)."""
+    copies: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, torch.Tensor):
+            copies[name] = value.detach().to(torch.float64, copy=True) if value.is_floating_point() else value.clone()
+        else:
+            copies[name] = value
+    return {**dims, **copies}
+
+
+def float64_truth(reference, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
+    """The reference's outputs on float64 copies of the inputs, on their device; TruthUnavailable if it cannot."""
+    try:
+        kwargs = upcast_arguments(dims, values)
+        run_reference(reference, kwargs, outputs)
+        if any(isinstance(kwargs[name], torch.Tensor) and kwargs[name].is_cuda for name in outputs):
+            torch.cuda.synchronize()
+    except Exception as error:  # any failure of the user's reference in float64 means: no truth
+        if isinstance(error, torch.cuda.OutOfMemoryError):
+            torch.cuda.empty_cache()
+        text = str(error).strip().splitlines()
+        detail = f"{type(error).__name__}: {text[0] if text else ''}"
+        raise TruthUnavailable(f"the reference raised {detail[:300]} on float64 inputs") from error
+    return {name: kwargs[name] for name in outputs}
+
+
+@dataclass(frozen=True)
+class _Errors:
+    """Norms of one output's errors over the elements where the reference is finite."""
+
+    truth_norm: float
+    truth_max: float
+    reference_norm: float
+    reference_max: float
+    solution_norm: float
+    solution_max: float
+    count: int
+
+
+def _error_norms(actual: torch.Tensor, reference: torch.Tensor, truth: torch.Tensor, usable: torch.Tensor) -> _Errors:
+    def norms(values: torch.Tensor) -> tuple[float, float]:
+        if values.numel() == 0:
+            return 0.0, 0.0
+        return float(torch.linalg.vector_norm(values)), float(values.abs().max())
+
+    truth_norm, truth_max = norms(truth[usable])
+    reference_norm, reference_max = norms((reference - truth)[usable])
+    solution_norm, solution_max = norms((actual - truth)[usable])
+    return _Errors(truth_norm, truth_max, reference_norm, reference_max, solution_norm, solution_max,
+                   int(usable.sum()))
+
+
+def compare_with_truth(name: str, actual: torch.Tensor, reference: torch.Tensor, truth: torch.Tensor,
+                       rule: ToleranceRule) -> OutputComparison:
+    """Judge a floating-point output by the reference-error rule (module docstring); the evidence in the record.
+
+    `reference` is the reference's output in the output's dtype, `truth` its float64 run.
+    Where the reference is NaN/Inf the solution must hold the same value; where the float64 run
+    is not finite but the reference is, the reference's value stands in for the truth.
+    """
+    if actual.shape != reference.shape or truth.shape != reference.shape:
+        raise UsageError(f"output {name!r}: the reference produced shape {list(reference.shape)} (float64 run: "
+                         f"{list(truth.shape)}) but the buffer is {list(actual.shape)}")
+    a, r, t = (tensor.detach().to(torch.float64) for tensor in (actual, reference, truth))
+    reference_finite, actual_finite = torch.isfinite(r), torch.isfinite(a)
+    t = torch.where(reference_finite & ~torch.isfinite(t), r, t)
+    special_mismatch = ~reference_finite & ~((torch.isnan(a) & torch.isnan(r)) | (a == r))
+    usable = reference_finite & actual_finite
+    errors = _error_norms(a, r, t, usable)
+    tiny = float(torch.finfo(actual.dtype).tiny)
+    multiple, floor = float(rule.multiple or REFERENCE_ERROR_MULTIPLE), float(rule.floor or 0.0)
+    allowed_norm = max(multiple * errors.reference_norm, floor * errors.truth_norm) + tiny * math.sqrt(errors.count)
+    element_bound = max(multiple * errors.reference_max, floor * errors.truth_max) + tiny
+    element_errors = (a - t).abs()
+    mismatch = (usable & (element_errors > element_bound)) | (reference_finite & ~actual_finite) | special_mismatch
+    count = int(mismatch.sum())
+    magnitude = t.abs()
+    relevant = usable & (magnitude > element_bound)
+    max_rel = float((element_errors[relevant] / magnitude[relevant]).max()) if bool(relevant.any()) else None
+
+    def relative(value: float) -> float | None:
+        return value / errors.truth_norm if errors.truth_norm > 0 else None
+
+    return OutputComparison(
+        name=name, dtype=dtype_name(actual.dtype), shape=list(actual.shape), numel=actual.numel(),
+        atol=None, rtol=None,
+        passed=count == 0 and errors.solution_norm <= allowed_norm,
+        mismatches=count,
+        nonfinite_unexpected=int((reference_finite & ~actual_finite).sum()),
+        nan_unexpected=int((reference_finite & torch.isnan(a)).sum()),
+        max_abs_error=json_number(errors.solution_max if errors.count else None),
+        max_rel_error=json_number(max_rel),
+        norm_rel_error=json_number(relative(errors.solution_norm)),
+        zeros_would_pass=errors.count > 0 and errors.truth_norm <= allowed_norm and errors.truth_max <= element_bound,
+        first_mismatches=first_mismatches(mismatch, actual, t),  # expected: the float64 truth
+        tolerance_rule=REFERENCE_ERROR,
+        solution_error=json_number(relative(errors.solution_norm)),
+        reference_error=json_number(relative(errors.reference_norm)),
+        allowed_error=json_number(relative(allowed_norm)),
+        element_bound=json_number(element_bound),
+    )
+
+
+@dataclass
+class Expectation:
+    """What one set of inputs should give: the reference's outputs, their float64 truth, or why there is none."""
+
+    reference: dict[str, torch.Tensor]
+    truth: dict[str, torch.Tensor] | None = None
+    truth_missing: str | None = None  # why the float64 run is missing, where one was wanted
+
+
+def expect(reference, policy: TolerancePolicy, dims: dict[str, Any], values: dict[str, Any],
+           outputs: list[str]) -> Expectation:
+    """Run the reference on private copies of `values` (and on float64 copies where the rule needs a truth).
+
+    The reference's own failure propagates (it is ref.py's fault); a failure of the float64 run
+    only means no truth (Expectation.truth_missing).
+    """
+    from kernel_opt.solution.inputs import cloned_arguments
+
+    kwargs = cloned_arguments(dims, values)
+    run_reference(reference, kwargs, outputs)
+    expectation = Expectation({name: kwargs[name] for name in outputs})
+    if any(isinstance(values[name], torch.Tensor) and policy.needs_truth(values[name].dtype) for name in outputs):
+        try:
+            expectation.truth = float64_truth(reference, dims, values, outputs)
+        except TruthUnavailable as missing:
+            expectation.truth_missing = str(missing)
+    return expectation
+
+
+def judge(name: str, actual: torch.Tensor, expectation: Expectation, policy: TolerancePolicy
+          ) -> tuple[OutputComparison, ToleranceRule]:
+    """Compare one output with what was expected, by the rule the policy gives for its dtype."""
+    rule = policy.rule(actual.dtype, expectation.truth_missing)
+    expected = expectation.reference[name]
+    if rule.kind == REFERENCE_ERROR and expectation.truth is not None:
+        return compare_with_truth(name, actual, expected, expectation.truth[name], rule), rule
+    return compare_tensors(name, actual, expected, float(rule.atol or 0.0), float(rule.rtol or 0.0)), rule

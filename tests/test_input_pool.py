@@ -1,0 +1,255 @@
+"""The timed calls' input rotation (measure/input_pool.py) on CPU tensors, with a fake timer.
+
+The fake timer calls the callable in the order measure/timing.time_callable does: one untimed
+call first, then before_each + call for every estimate, warm-up and timed rep. Solutions are
+plain Python over CPU tensors: an honest vector add, one that caches its output by pointer, one
+by pointer and tensor version.
+"""
+
+import pytest
+import torch
+from conftest import REFERENCE_DIR
+
+from kernel_opt.check.compare import poison_
+from kernel_opt.measure.input_pool import POOL_BUFFER_SETS, POOL_MEMORY_FRACTION, InputRotation, plan_pool
+
+N = 64
+
+
+def value_sets(count):
+    generator = torch.Generator().manual_seed(7)
+    return [{"x": torch.randn(N, generator=generator), "y": torch.randn(N, generator=generator)} for _ in range(count)]
+
+
+def buffer_sets(count):
+    return [{"x": torch.empty(N), "y": torch.empty(N), "out": torch.empty(N), "n": N} for _ in range(count)]
+
+
+class Counting:
+    """A vector add that counts how often it really computes."""
+
+    def __init__(self):
+        self.computed = 0
+
+    def honest(self, buffers):
+        def call():
+            self.computed += 1
+            torch.add(buffers["x"], buffers["y"], out=buffers["out"])
+        return call
+
+
+class CachedByPointer(Counting):
+    """Returns the output it computed the first time it saw these input pointers."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = {}
+
+    def key(self, buffers):
+        return buffers["x"].data_ptr(), buffers["y"].data_ptr()
+
+    def honest(self, buffers):
+        compute = super().honest(buffers)
+
+        def call():
+            key = self.key(buffers)
+            if key in self.cache:
+                buffers["out"].copy_(self.cache[key])
+                return
+            compute()
+            self.cache[key] = buffers["out"].clone()
+        return call
+
+
+class CachedByVersion(CachedByPointer):
+    def key(self, buffers):
+        return buffers["x"].data_ptr(), buffers["y"].data_ptr(), buffers["x"]._version, buffers["y"]._version
+
+
+def rotation_for(solution, buffers=3, values=4):
+    sets, sources = buffer_sets(buffers), value_sets(values)
+    calls = [solution.honest(buffer) for buffer in sets]
+    return InputRotation(sets, sources, ["out"], calls, lambda destination, source: destination.copy_(source), poison_)
+
+
+def fake_timer(rotation, reps=20):
+    """time_callable's pattern: one call alone, then (before_each, call) pairs; returns the buffer set of each call."""
+    used = []
+    rotation.call()
+    used.append(rotation.current)
+    for _ in range(reps):
+        rotation.before_call()
+        rotation.call()
+        used.append(rotation.current)
+    return used
+
+
+def wrong_buffer_sets(rotation):
+    """Buffer sets whose outputs differ from x + y of the value set their last call received."""
+    wrong = []
+    for buffer, value_set in rotation.results():
+        source = rotation.value_sets[value_set]
+        if not torch.equal(rotation.buffers[buffer]["out"], source["x"] + source["y"]):
+            wrong.append(buffer)
+    return wrong
+
+
+def test_no_call_sees_the_buffers_or_values_of_the_call_before_it():
+    rotation = rotation_for(Counting())
+    pairs = []
+    for _ in range(24):
+        rotation.before_call()
+        pairs.append((rotation.current, rotation.loaded[rotation.current]))
+    assert all(a[0] != b[0] and a[1] != b[1] for a, b in zip(pairs, pairs[1:], strict=False))
+    # Buffer set 0 receives every value set in turn (3 and 4 are coprime): no value set repeats in a row.
+    assert [values for buffer, values in pairs if buffer == 0] == [3, 2, 1, 0, 3, 2, 1, 0]
+
+
+def test_before_call_copies_the_values_in_and_poisons_the_outputs():
+    rotation = rotation_for(Counting())
+    rotation.before_call()
+    buffer = rotation.buffers[rotation.current]
+    source = rotation.value_sets[rotation.loaded[rotation.current]]
+    assert torch.equal(buffer["x"], source["x"]) and torch.equal(buffer["y"], source["y"])
+    assert buffer["x"].data_ptr() != source["x"].data_ptr()  # copied into the buffer set, not swapped in
+    assert bool(torch.isnan(buffer["out"]).all())
+    assert rotation.current not in dict(rotation.results())  # poisoned, nothing computed there yet
+
+
+def test_an_honest_kernel_computes_every_call_and_every_buffer_set_checks_out():
+    solution = Counting()
+    rotation = rotation_for(solution)
+    used = fake_timer(rotation, reps=20)
+    assert solution.computed == 21 and len(used) == 21
+    assert [buffer for buffer, _ in rotation.results()] == [0, 1, 2]
+    assert wrong_buffer_sets(rotation) == []
+
+
+def test_an_output_cached_by_pointer_shows_as_wrong_results():
+    solution = CachedByPointer()
+    rotation = rotation_for(solution)
+    fake_timer(rotation, reps=20)
+    assert solution.computed == 3  # once per buffer set: every later call returned its cache
+    assert wrong_buffer_sets(rotation) == [0, 1, 2]
+
+
+def test_an_output_cached_by_version_pays_its_true_cost():
+    solution = CachedByVersion()
+    rotation = rotation_for(solution)
+    fake_timer(rotation, reps=20)
+    assert solution.computed == 21  # the copy before each call bumps the version: no hit
+    assert wrong_buffer_sets(rotation) == []
+
+
+def test_one_buffer_set_with_alternating_values_still_defeats_a_pointer_cache():
+    solution = CachedByPointer()
+    rotation = rotation_for(solution, buffers=1, values=2)
+    used = fake_timer(rotation, reps=5)
+    assert set(used) == {0} and [values for _, values in rotation.results()] == [1]
+    assert wrong_buffer_sets(rotation) == [0]
+
+
+def test_a_rotation_needs_one_call_per_buffer_set():
+    with pytest.raises(ValueError, match="one call per buffer set"):
+        InputRotation(buffer_sets(2), value_sets(3), ["out"], [lambda: None], lambda d, s: None, poison_)
+
+
+MB = 1_000_000
+
+
+@pytest.mark.parametrize("free_mb, expected", [(10_000, (3, 4)), (30, (2, 3)), (14, (1, 2)), (4, (1, 1))])
+def test_the_pool_is_the_largest_that_fits_in_half_the_free_memory(free_mb, expected):
+    """Inputs 2 MB, outputs 1 MB, expectations 1 MB per value set: extra = (S-1) x 3 + V x 3 MB."""
+    plan = plan_pool(2 * MB, 1 * MB, 1 * MB, free_mb * MB)
+    assert (plan.buffer_sets, plan.value_sets) == expected
+    extra = {(3, 4): 18, (2, 3): 12, (1, 2): 6, (1, 1): 0}[expected]
+    assert plan.extra_bytes == extra * MB and plan.extra_bytes <= free_mb * MB * POOL_MEMORY_FRACTION
+    assert ("could not rotate" in plan.note()) is (expected == (1, 1))
+
+
+def test_another_version_gets_its_own_buffer_sets_in_the_plan():
+    plan = plan_pool(2 * MB, 1 * MB, 1 * MB, 10_000 * MB, versions=2)
+    assert (plan.buffer_sets, plan.value_sets) == (POOL_BUFFER_SETS, POOL_BUFFER_SETS + 1)
+    assert plan.extra_bytes == (2 * 3 - 1) * 3 * MB + 4 * 3 * MB
+    assert plan.note().startswith("the timed calls rotated through 3 input/output buffer set(s) and 4 value sets")
+
+
+# --- the benchmark child's pool, on the CPU (torch.cuda's memory query and sync stubbed) ----------
+
+
+class Events:
+    def __init__(self):
+        self.emitted = []
+
+    def emit(self, event):
+        self.emitted.append(event)
+
+
+class Launcher:
+    """Stands in for a LoadedSolution: prepared(values, dims, outputs) -> a no-argument call."""
+
+    def __init__(self, solution):
+        self.solution = solution
+
+    def prepared(self, values, dims, outputs):
+        return self.solution.honest(values)
+
+
+def child_pool(monkeypatch, solution, free_bytes=10**9, other=None):
+    from kernel_opt.measure import benchmark_child
+    from kernel_opt.solution.contract import load_reference
+    from kernel_opt.solution.inputs import build_instance
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free_bytes, 2 * free_bytes))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    reference = load_reference(REFERENCE_DIR / "vector_add" / "ref.py")
+
+    def make(dims, seed):
+        return build_instance(reference.setup, dims, seed, "cpu")
+
+    instance = make({"n": 4097}, 0)
+    events = Events()
+    timed = benchmark_child._build_pool(make, {}, reference, instance, 0, Launcher(solution),
+                                        Launcher(other) if other else None, events)
+    return timed, instance, events
+
+
+def test_the_child_builds_its_pool_from_fresh_draws_and_checks_every_buffer_set(monkeypatch):
+    timed, instance, events = child_pool(monkeypatch, Counting())
+    rotation = timed.rotation
+    assert rotation.buffers[0] is instance.values and len(rotation.buffers) == 3 and len(rotation.value_sets) == 4
+    assert len(timed.expectations) == 4 and timed.expectations[0].truth is not None  # the reference-error rule
+    from kernel_opt.solution.contract import load_reference
+    from kernel_opt.solution.inputs import build_instance
+
+    seed0 = build_instance(load_reference(REFERENCE_DIR / "vector_add" / "ref.py").setup, {"n": 4097}, 0, "cpu")
+    assert not any(torch.equal(seed0.values["x"], value_set["x"]) for value_set in rotation.value_sets)  # seeds 1..4
+    assert torch.equal(instance.values["x"], rotation.value_sets[0]["x"])  # buffer set 0 holds value set 0 now
+    assert events.emitted[-1].text.startswith("the timed calls rotated through 3 input/output buffer set(s)")
+    fake_timer(rotation, reps=10)
+    timed.check_rotation("solution", rotation)
+    check = events.emitted[-1]
+    assert check.name == "solution" and check.passed
+    assert [output["name"] for output in check.outputs] == [
+        f"out (buffer set {buffer}, value set {values})" for buffer, values in rotation.results()]
+
+
+def test_the_childs_check_fails_an_output_cached_by_pointer(monkeypatch):
+    timed, _, events = child_pool(monkeypatch, CachedByPointer(), other=Counting())
+    fake_timer(timed.rotation, reps=10)
+    fake_timer(timed.other, reps=10)
+    timed.check_rotation("solution", timed.rotation)
+    timed.check_rotation("against", timed.other)
+    solution_check, against_check = events.emitted[-2:]
+    assert not solution_check.passed and against_check.passed
+    assert all(output["mismatches"] > 4000 for output in solution_check.outputs)
+    assert not set(map(id, timed.other.buffers)) & set(map(id, timed.rotation.buffers))  # its own buffer sets
+
+
+def test_without_room_for_a_pool_every_call_sees_the_same_inputs_and_the_report_says_so(monkeypatch):
+    timed, instance, events = child_pool(monkeypatch, Counting(), free_bytes=1000)
+    assert len(timed.rotation.buffers) == 1 and timed.rotation.value_sets[0]["x"] is instance.values["x"]
+    assert "could not rotate inputs" in events.emitted[-1].text
+    fake_timer(timed.rotation, reps=3)
+    timed.check_fixed("solution (kernel time)")
+    assert events.emitted[-1].passed
