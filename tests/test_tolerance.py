@@ -22,6 +22,7 @@ from kernel_opt.check.tolerance import (
     REFERENCE_ERROR,
     REFERENCE_ERROR_MULTIPLE,
     RELATIVE_FLOORS,
+    TF32_REFERENCE_ERROR_MULTIPLE,
     TF32_RELATIVE_FLOOR,
     TolerancePolicy,
     expect,
@@ -92,6 +93,30 @@ def test_allow_tf32_raises_the_float32_floor_to_tf32_but_not_to_bf16():
     assert rule.floor == TF32_RELATIVE_FLOOR and "allow_tf32" in rule.source
     assert tf32.passed and tf32.allowed_error == pytest.approx(TF32_RELATIVE_FLOOR, rel=1e-6)
     assert not bf16.passed
+
+
+def tf32_reference(a, b, **_):
+    """What a GPU reference computes when ref.py allows TF32: float32 products of TF32-rounded inputs
+    (TF32 never applies to the float64 run that makes the truth)."""
+    if a.dtype == torch.float64:
+        return a @ b
+    return round_mantissa(a, 13) @ round_mantissa(b, 13)
+
+
+def test_with_a_tf32_reference_a_tf32_kernel_passes_and_bf16_inputs_fail_clearly():
+    """On a GPU, allow_tf32 makes the reference itself TF32 (e_ref ~3e-4): 8 x e_ref would reach bf16's error."""
+    policy = TolerancePolicy(allow_tf32=True)
+    values = gemm_case(policy=policy)[0]
+    expectation = expect(tf32_reference, policy, {}, values, ["c"])
+    a, b = values["a"], values["b"]
+    truncated = (a.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32) @ \
+        (b.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32)  # TF32 by truncation: the worse rounding
+    tf32, rule = judge("c", truncated, expectation, policy)
+    bf16, _ = judge("c", round_mantissa(a, 16) @ round_mantissa(b, 16), expectation, policy)
+    assert rule.multiple == TF32_REFERENCE_ERROR_MULTIPLE and rule.floor == TF32_RELATIVE_FLOOR
+    assert 2e-4 < tf32.reference_error < 4e-4  # the reference is TF32 itself
+    assert tf32.passed, (tf32.solution_error, tf32.allowed_error)
+    assert not bf16.passed and bf16.solution_error > 1.3 * bf16.allowed_error  # a clear margin, not a coin flip
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -265,7 +290,7 @@ def test_interpreter_tf32_gemm_passes_when_ref_allows_tf32(tmp_path):
     assert code == 0, report["cases"]
     assert report["tolerances"][0]["floor"] == TF32_RELATIVE_FLOOR
     first = report["cases"][0]["outputs"][0]
-    assert 2e-4 < first["solution_error"] < 4e-4 < first["allowed_error"] == pytest.approx(1e-3)
+    assert 2e-4 < first["solution_error"] < 4e-4 < first["allowed_error"] == pytest.approx(TF32_RELATIVE_FLOOR)
 
 
 def test_interpreter_bf16_gemm_fails_even_when_ref_allows_tf32(tmp_path):
