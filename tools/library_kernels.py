@@ -30,6 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
+from kernel_opt.env.device import gpu_capability_if_any  # noqa: E402
 from kernel_opt.profile.ncu.collection import (  # noqa: E402
     NVTX_RANGE,
     NcuCommandOptions,
@@ -131,16 +132,6 @@ def ncu_command(case: Case, export_base: Path, ncu: str, compute_capability: str
     return build_ncu_command(ncu, program, options)
 
 
-def _capability() -> str | None:
-    try:
-        import torch
-
-        major, minor = torch.cuda.get_device_capability(0)
-    except Exception:
-        return None
-    return f"{major}.{minor}"
-
-
 def profile_case(case: Case, export_base: Path, ncu: str, timeout_s: float, compute_capability: str | None) -> int:
     """Run ncu on one case; ncu.log beside the report keeps the command and ncu's output."""
     export_base.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.export_base is None:
         print(f"{args.action} needs EXPORT_BASE (the report path without .ncu-rep)", file=sys.stderr)
         return 2
-    capability = args.capability or _capability()
+    capability = args.capability or gpu_capability_if_any()
     if args.action == "command":
         print(json.dumps(ncu_command(case, args.export_base, args.ncu, capability)))
         return 0

@@ -62,8 +62,7 @@ class _CaseRunner:
         self._tolerances_seen: set[str] = set()
         from kernel_opt.check.tolerance import TolerancePolicy  # imports torch: the worker's business only
 
-        self.policy = TolerancePolicy(reference.atol, reference.rtol, request.get("atol"), request.get("rtol"),
-                                      reference.allow_tf32)
+        self.policy = TolerancePolicy.for_run(reference, request)
 
     def note_once(self, text: str) -> None:
         if text not in self._warned:

@@ -17,6 +17,7 @@ from kernel_opt.backends import registry
 from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.records import CaseResult, CorrectnessReport
 from kernel_opt.check.report import write_correctness_reports
+from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import resolve_device
 from kernel_opt.run.events import (
@@ -72,7 +73,7 @@ class CorrectnessRequest:
         arguments += [] if check.atol is None else ["--atol", str(check.atol)]
         arguments += [] if check.rtol is None else ["--rtol", str(check.rtol)]
         arguments += [] if check.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(check.timeout_s)]
-        return arguments + self.build.arguments() + [f"--{name}={value}" for name, value in self.dims.items()]
+        return arguments + self.build.arguments() + dim_arguments(self.dims)
 
 
 def check_solution(request: CorrectnessRequest, command: str | None = None) -> CorrectnessReport:

@@ -41,6 +41,7 @@ from kernel_opt.check.compare import (
 )
 from kernel_opt.check.records import OutputComparison
 from kernel_opt.core.errors import UsageError
+from kernel_opt.run.events import one_line
 
 # How far an honest solution may sit from the truth, in units of the reference's own error.
 # A different but equally honest order of the same float operations has a different error.
@@ -109,6 +110,15 @@ class TolerancePolicy:
     cli_rtol: float | None = None
     allow_tf32: bool = False
 
+    @classmethod
+    def for_run(cls, reference: Any, request: dict[str, Any]) -> TolerancePolicy:
+        """The policy of a worker run: ref.py's atol/rtol/allow_tf32 and the command line's --atol/--rtol.
+
+        The correctness check and the benchmark's post-timing check both build it here, so the two
+        can never judge the same output by different rules.
+        """
+        return cls(reference.atol, reference.rtol, request.get("atol"), request.get("rtol"), reference.allow_tf32)
+
     @property
     def explicit(self) -> bool:
         """Any tolerance given by ref.py or the command line: then atol/rtol rule alone, exactly as before."""
@@ -165,9 +175,7 @@ def float64_truth(reference, dims: dict[str, Any], values: dict[str, Any], outpu
     except Exception as error:  # any failure of the user's reference in float64 means: no truth
         if isinstance(error, torch.cuda.OutOfMemoryError):
             torch.cuda.empty_cache()
-        text = str(error).strip().splitlines()
-        detail = f"{type(error).__name__}: {text[0] if text else ''}"
-        raise TruthUnavailable(f"the reference raised {detail[:300]} on float64 inputs") from error
+        raise TruthUnavailable(f"the reference raised {one_line(error)[:300]} on float64 inputs") from error
     return {name: kwargs[name] for name in outputs}
 
 

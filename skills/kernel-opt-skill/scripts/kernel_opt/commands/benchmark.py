@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions
-from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.measure.benchmark import (
     DEFAULT_CHECK_SEEDS,
     DEFAULT_COMPILE_MODES,
@@ -73,7 +73,7 @@ def build_parser():
 def parse_request(argv: list[str]) -> tuple[BenchmarkRequest, bool]:
     """The typed request behind a command line, and whether --json was given."""
     args, dims = parse_args_with_dims(build_parser(), argv)
-    baselines = [] if args.baseline == "none" else [b.strip() for b in args.baseline.split(",") if b.strip()]
+    baselines = comma_list(args.baseline)
     request = BenchmarkRequest(
         solution=args.solution, reference=args.ref, output_dir=args.output_dir, dims=dims, against=args.against,
         baselines=baselines, compile_modes=[m.strip() for m in args.compile_modes.split(",") if m.strip()],

@@ -20,7 +20,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.cli import make_parser, print_json, run_command, script_command
 from kernel_opt.core.errors import EnvironmentFault, ExitCode
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import markdown_cell, markdown_table, render
@@ -29,22 +29,13 @@ from kernel_opt.env.capabilities import RUN_ON_GPU_MACHINE, Capability, Environm
 from kernel_opt.env.clocks import ClockCommandResult, plan_clock_change, run_clock_command
 
 PROG = "env_check.py"
-SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 
 
-def _script(name: str) -> str:
-    """How to call another command: the wrapper in this skill's scripts/, else the console script.
-
-    A pip-installed package has no scripts/ folder beside it, only `kernel-opt`.
-    """
-    if (SCRIPTS_DIR / "env_check.py").is_file():
-        return f"python {SCRIPTS_DIR / f'{name}.py'}"
-    return f"kernel-opt {name.replace('_', '-')}"
 
 
 def next_steps(report: EnvironmentReport, output_dir: Path) -> list[str]:
     """The commands (or the install) to do next, chosen from what can run here."""
-    check = _script("correctness_check")
+    check = script_command("correctness_check")
     version_dir = output_dir / "v0"
     if report.verdict == "ok":
         return [f"{check} SOLUTION --ref REF.py --output-dir {version_dir} --NAME=VALUE"]

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends import registry
-from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.render import markdown_table
 from kernel_opt.loop.evaluate import (
@@ -172,14 +172,9 @@ def _next(args, dims) -> int:
 # --- evaluate -----------------------------------------------------------------------------------
 
 
-def _names(text: str) -> list[str]:
-    """'eager,compile' -> ['eager', 'compile']; 'none' -> []: as benchmark.py reads the same option."""
-    return [] if text == "none" else [name.strip() for name in text.split(",") if name.strip()]
-
-
 def _evaluate(args, dims) -> int:
-    options = EvaluateOptions(force=args.force, baselines=None if args.baseline is None else _names(args.baseline),
-                              compile_modes=_names(args.compile_modes), static_analysis=args.static_analysis)
+    options = EvaluateOptions(force=args.force, baselines=None if args.baseline is None else comma_list(args.baseline),
+                              compile_modes=comma_list(args.compile_modes), static_analysis=args.static_analysis)
     record = evaluate_version(args.out, version_number(args.version), options)
     status = run_status(args.out)
     if args.json:

@@ -12,9 +12,13 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from kernel_opt.core.dependencies import dependency_fault
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
+
+# skills/kernel-opt-skill/scripts: the thin wrappers beside the package (absent from a pip install).
+SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 
 _DIM_ARGUMENT = re.compile(r"^--([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
@@ -68,6 +72,16 @@ def parse_args_with_dims(
     return args, dims
 
 
+def comma_list(text: str) -> list[str]:
+    """'eager,compile' -> ['eager', 'compile']; 'none' -> []: how list options (--baseline) are written."""
+    return [] if text == "none" else [name.strip() for name in text.split(",") if name.strip()]
+
+
+def dim_arguments(dims: dict[str, int | float | str]) -> list[str]:
+    """The inverse of parse_args_with_dims' dims: {"N": 4096} -> ["--N=4096"]."""
+    return [f"--{name}={value}" for name, value in dims.items()]
+
+
 def print_json(payload: dict) -> None:
     sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
 
@@ -102,3 +116,13 @@ def report_error(error: KernelOptError, wants_json: bool) -> int:
     if error.hint:
         print(f"hint: {error.hint}", file=sys.stderr)
     return int(error.exit_code)
+
+
+def script_command(name: str) -> str:
+    """How to call another command: the wrapper in this skill's scripts/, else the console script.
+
+    A pip-installed package has no scripts/ folder beside it, only `kernel-opt`.
+    """
+    if (SCRIPTS_DIR / f"{name}.py").is_file():
+        return f"python {SCRIPTS_DIR / f'{name}.py'}"
+    return f"kernel-opt {name.replace('_', '-')}"

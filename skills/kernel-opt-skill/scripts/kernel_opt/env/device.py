@@ -29,23 +29,21 @@ def resolve_device(requested: str) -> str:
     return requested
 
 
-def gpu_arch() -> str:
+def _capability() -> tuple[int, int]:
     import torch
 
-    major, minor = torch.cuda.get_device_capability(0)
+    return torch.cuda.get_device_capability(0)
+
+
+def gpu_arch() -> str:
+    major, minor = _capability()
     return f"sm_{major}{minor}"
 
 
 def gpu_arch_if_any() -> str | None:
     """This GPU's architecture ('sm_90'), or None where there is no torch, no driver or no GPU."""
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return gpu_arch()
-    except Exception:  # no torch or no driver: callers compile for a named target instead
-        return None
-    return None
+    capability = _capability_if_any()
+    return None if capability is None else f"sm_{capability[0]}{capability[1]}"
 
 
 def gpu_capability_if_any() -> str | None:
@@ -53,5 +51,16 @@ def gpu_capability_if_any() -> str | None:
 
     It decides the chip-specific metrics ncu is asked for (profile/ncu/collection.extra_metrics_for).
     """
-    arch = gpu_arch_if_any()
-    return None if arch is None else f"{arch[3:-1]}.{arch[-1]}"
+    capability = _capability_if_any()
+    return None if capability is None else f"{capability[0]}.{capability[1]}"
+
+
+def _capability_if_any() -> tuple[int, int] | None:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return _capability()
+    except Exception:  # no torch or no driver: callers compile for a named target instead
+        return None
+    return None

@@ -14,6 +14,7 @@ from typing import Any
 
 from kernel_opt.check.correctness import BuildOptions
 from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport
+from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import ExitCode, UsageError
 from kernel_opt.core.files import read_json
 from kernel_opt.core.records import Record, check_schema, field_values
@@ -52,7 +53,7 @@ class RunRecord:
 
     def dim_arguments(self) -> list[str]:
         """The dims as the tools take them: ["--N=4096", "--D=4096"]."""
-        return [f"--{name}={value}" for name, value in self.dims.items()]
+        return dim_arguments(self.dims)
 
     def build_options(self) -> BuildOptions:
         """--arch / --nvcc-flags as every tool that compiles takes them."""

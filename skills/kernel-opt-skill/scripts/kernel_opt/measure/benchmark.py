@@ -33,7 +33,8 @@ from typing import Any
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
 from kernel_opt.check.records import summarize_failures
-from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError, failure_verdict
+from kernel_opt.core.cli import dim_arguments
+from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import resolve_device
 from kernel_opt.measure.benchmark_report import write_benchmark_reports
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT, BenchmarkReport, Comparison, TimedEntry
@@ -97,7 +98,7 @@ class BenchmarkRequest:
         arguments += [] if self.atol is None else ["--atol", str(self.atol)]
         arguments += [] if self.rtol is None else ["--rtol", str(self.rtol)]
         arguments += [] if self.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(self.timeout_s)]
-        return arguments + [f"--{name}={value}" for name, value in self.dims.items()]
+        return arguments + dim_arguments(self.dims)
 
 
 def benchmark_solution(request: BenchmarkRequest, command: str | None = None) -> BenchmarkReport:
@@ -406,5 +407,5 @@ def _mark_invalid(report: BenchmarkReport) -> bool:
 
 def exit_code_for(report: BenchmarkReport) -> int:
     """benchmark.py's exit code: 0 measured, 1 incorrect or invalid, else the error's (3 when it has none)."""
-    return int({"measured": 0, "incorrect": 1, "invalid": 1}.get(report.verdict,
-                                                                 (report.error or {}).get("exit_code", 3)))
+    fallback = (report.error or {}).get("exit_code", ExitCode.SOLUTION_FAULT)
+    return int({"measured": 0, "incorrect": 1, "invalid": 1}.get(report.verdict, fallback))

@@ -27,6 +27,7 @@ from kernel_opt.run.events import (
     ProblemEvent,
     TimedEvent,
     WorkEvent,
+    one_line,
 )
 from kernel_opt.solution.inputs import cloned_arguments
 
@@ -90,8 +91,7 @@ def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, s
     from kernel_opt.check.tolerance import TolerancePolicy, expect
 
     values, outputs, dims = instance.values, instance.outputs, instance.dims
-    policy = TolerancePolicy(reference.atol, reference.rtol, request.get("atol"), request.get("rtol"),
-                             reference.allow_tf32)
+    policy = TolerancePolicy.for_run(reference, request)
     inputs = [name for name, value in values.items() if isinstance(value, torch.Tensor) and name not in outputs]
     truth = sum(8 * values[name].numel() for name in outputs if policy.needs_truth(values[name].dtype))
     free, _ = torch.cuda.mem_get_info(values[outputs[0]].device)
@@ -151,8 +151,10 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     events.emit(PhaseEvent("setup", dims=dims, seed=seed))
     instance = make(dict(dims), seed)
     values, outputs, dims = instance.values, instance.outputs, instance.dims
+    from kernel_opt.check.compare import dtype_name
+
     events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
-        n: str(v.dtype).removeprefix("torch.") for n, v in values.items() if isinstance(v, torch.Tensor)}))
+        n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
     work = _emit_work(reference, values, outputs, dims, events)
     _emit_ceilings(events)
 
@@ -187,7 +189,7 @@ def _time_solution(solution, timed: _Timed) -> float:
     except SolutionError:
         raise
     except Exception as error:
-        from kernel_opt.run.events import classify_exception_message, one_line
+        from kernel_opt.run.events import classify_exception_message
 
         raise SolutionError(f"the solution raised {one_line(error)} while being timed",
                             kind=classify_exception_message(str(error))) from error
@@ -292,8 +294,9 @@ def _emit_work(reference, values, outputs, dims, events: EventLog) -> dict[str, 
         inputs = {n: v for n, v in values.items() if n not in outputs}
         traffic = roofline.count_minimum_traffic(inputs, {n: values[n] for n in outputs})
         work.update(bytes=float(traffic.total_bytes), bytes_source="inputs read once + outputs written once")
-    first_output = values[outputs[0]]
-    work["dtype"] = str(first_output.dtype).removeprefix("torch.")
+    from kernel_opt.check.compare import dtype_name
+
+    work["dtype"] = dtype_name(values[outputs[0]].dtype)
     events.emit(WorkEvent(work))
     return work
 
@@ -342,5 +345,4 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
             samples = timing.time_callable(lambda compiled=compiled: compiled(**kwargs))
             events.emit(TimedEvent(TimedEntry.from_samples(name, samples, compile_s=compile_s).to_dict()))
         except Exception as error:  # a baseline that fails to compile is reported; the others still run
-            message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            events.emit(TimedEvent(TimedEntry(name, error=f"{type(error).__name__}: {message}"[:500]).to_dict()))
+            events.emit(TimedEvent(TimedEntry(name, error=one_line(error)[:500]).to_dict()))

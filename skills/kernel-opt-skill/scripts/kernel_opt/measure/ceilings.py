@@ -29,12 +29,12 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic
+from kernel_opt.core.records import now_iso
 from kernel_opt.env.probes import driver_version, probe_nvidia_smi
 from kernel_opt.measure import roofline, timing
 
@@ -348,7 +348,7 @@ def measure_ceilings(identity: DeviceIdentity, device: Any = None) -> MeasuredCe
               for label, sizes in MATMUL_SIZES.items()}
     return MeasuredCeilings(
         device=identity,
-        measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        measured_at=now_iso(),
         copy=copy,
         copy_error=copy_error,
         matmul=matmul,

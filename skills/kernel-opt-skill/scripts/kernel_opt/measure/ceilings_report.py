@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from kernel_opt.core.cli import script_command
 from kernel_opt.core.render import format_number, markdown_table
 from kernel_opt.measure import ceilings as ceilings_module
 from kernel_opt.measure import datasheet
 
 PROG = "measure_ceilings.py"
-SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 
 # (label, measured key, datasheet field) for each row of the comparison.
 _ROWS: tuple[tuple[str, str, str], ...] = (
@@ -85,15 +83,10 @@ def ceilings_summary(result: ceilings_module.CeilingsResult) -> str:
     return "\n".join(lines)
 
 
-def _script(name: str) -> str:
-    """How to call another command: the wrapper beside this skill, else the console script."""
-    if (SCRIPTS_DIR / f"{PROG}").is_file():
-        return f"python {SCRIPTS_DIR / f'{name}.py'}"
-    return f"kernel-opt {name.replace('_', '-')}"
 
 
 def ceilings_next_step() -> str:
     """The step measure_ceilings.py names next: a benchmark, whose roofline reads the cached ceilings."""
-    return (f"{_script('benchmark')} SOLUTION --ref REF.py --output-dir DIR   "
+    return (f"{script_command('benchmark')} SOLUTION --ref REF.py --output-dir DIR   "
             "# its roofline reads these ceilings from the cache")
 

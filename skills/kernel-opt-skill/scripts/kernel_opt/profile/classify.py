@@ -29,7 +29,7 @@ Evidence a decision needed but the report lacked is listed in `unverified`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_opt.profile.assessments import (
@@ -78,11 +78,6 @@ class Classification:
     @property
     def top_stall(self) -> str | None:
         return self.top_stalls[0].reason if self.top_stalls else None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["top_stall"] = self.top_stall
-        return data
 
 
 @dataclass(frozen=True)

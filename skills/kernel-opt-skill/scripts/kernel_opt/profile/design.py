@@ -47,6 +47,11 @@ class KernelDesign:
     tensor_cores: bool | None = None  # the kernel runs tensor instructions; None when nothing says
 
     @property
+    def feature_names(self) -> set[str]:
+        """The features alone ("wgmma", "TMA", ...), without the counts `async_features` shows beside them."""
+        return {text.split(" (", 1)[0] for text in self.async_features}
+
+    @property
     def asynchronous(self) -> bool:
         """Built as an asynchronous pipeline: wgmma, TMA, cp.async or warp specialization seen."""
         return bool(self.async_features)

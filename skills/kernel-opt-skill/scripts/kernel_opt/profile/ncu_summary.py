@@ -12,6 +12,7 @@ from typing import Any
 
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import compact_markdown_table, format_number, markdown_cell, markdown_table, render
+from kernel_opt.profile.assessments import percent_text
 from kernel_opt.profile.evidence import classification_details, design_rows
 from kernel_opt.profile.records import (
     NCU_SUMMARY_FILE,
@@ -125,9 +126,9 @@ def profile_summary(summary: NcuSummary, output_dir: Path) -> str:
     label = summary.bottleneck + (" + small_grid" if summary.small_grid else "")
     unit = f" ({summary.memory_limiter})" if summary.memory_limiter else ""
     lines = [
-        f"{label.upper()}: memory SOL {_fmt(metrics.get('memory_sol_pct'))}{unit}, "
-        f"SM SOL {_fmt(metrics.get('sm_sol_pct'))}, "
-        f"achieved occupancy {_fmt(metrics.get('achieved_occupancy_pct'))}; dominant kernel "
+        f"{label.upper()}: memory SOL {percent_text(metrics.get('memory_sol_pct'))}{unit}, "
+        f"SM SOL {percent_text(metrics.get('sm_sol_pct'))}, "
+        f"achieved occupancy {percent_text(metrics.get('achieved_occupancy_pct'))}; dominant kernel "
         f"{summary.dominant_kernel.name} ({summary.dominant_kernel.share_pct:.0f}% of the profiled time)",
         f"why: {summary.reason}",
         f"report: {output_dir / SUMMARY_MD} (every metric: {output_dir / DETAILS_MD})",
@@ -136,10 +137,6 @@ def profile_summary(summary: NcuSummary, output_dir: Path) -> str:
     if first:
         lines.append(f"next: read {first.link} ({first.why}), then write the hypothesis for the next version")
     return "\n".join(lines)
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}%"
 
 
 # --- formatting for the templates (formatting only: every value is already computed) --------

@@ -17,6 +17,7 @@ from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, solution_spec
+from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
 from kernel_opt.core.files import read_json
 from kernel_opt.env.device import gpu_capability_if_any
@@ -67,7 +68,7 @@ class ProfileRequest:
         arguments += [] if self.warmup == DEFAULT_WARMUP_CALLS else ["--warmup", str(self.warmup)]
         arguments += [] if self.max_launches is None else ["--max-launches", str(self.max_launches)]
         arguments += [] if self.timeout_s is None else ["--timeout", str(self.timeout_s)]
-        return arguments + [f"--{name}={value}" for name, value in self.dims.items()]
+        return arguments + dim_arguments(self.dims)
 
 
 def profile_solution(request: ProfileRequest) -> NcuSummary:

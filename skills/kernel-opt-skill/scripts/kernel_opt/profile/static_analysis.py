@@ -13,6 +13,7 @@ from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.backends.base import AnalysisInputs, BuildOptions
+from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import markdown_table, render
@@ -38,7 +39,7 @@ class StaticAnalysisRequest:
         arguments = [str(self.solution), "--output-dir", str(self.output_dir), *self.build.arguments()]
         arguments += [] if self.backend == "auto" else ["--backend", self.backend]
         arguments += [] if self.reference is None else ["--ref", str(self.reference)]
-        return arguments + [f"--{name}={value}" for name, value in self.dims.items()]
+        return arguments + dim_arguments(self.dims)
 
 
 def analyze_solution(request: StaticAnalysisRequest) -> StaticReport:

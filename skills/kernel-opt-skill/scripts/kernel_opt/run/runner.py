@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.core.errors import ExitCode
 from kernel_opt.run.events import CaseStartEvent, ErrorEvent, Event, PhaseEvent, parse_event
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -63,7 +64,7 @@ class ChildOutcome:
         if self.timed_out:
             return {
                 "kind": "timeout",
-                "exit_code": 3,
+                "exit_code": int(ExitCode.SOLUTION_FAULT),
                 "message": f"no progress for {self.timeout_s:g} s {where}: the solution hangs or is far slower than "
                 "expected, so its process was killed",
                 "hint": "look for a loop that never ends or a barrier not every thread reaches; "
@@ -71,7 +72,7 @@ class ChildOutcome:
             }
         error = self.error_event
         if error is not None:
-            located = error.exit_code == 3 and self.last_phase is not None
+            located = error.exit_code == ExitCode.SOLUTION_FAULT and self.last_phase is not None
             return {
                 "kind": error.kind,
                 "exit_code": error.exit_code,
@@ -79,8 +80,8 @@ class ChildOutcome:
                 "hint": error.hint,
             }
         if self.crash_description():
-            return {"kind": "crash", "exit_code": 3, "message": f"{self.crash_description()} {where}".strip(),
-                    "hint": self.stderr_tail[-1500:] or None}
+            return {"kind": "crash", "exit_code": int(ExitCode.SOLUTION_FAULT),
+                    "message": f"{self.crash_description()} {where}".strip(), "hint": self.stderr_tail[-1500:] or None}
         return None
 
     def crash_description(self) -> str | None:

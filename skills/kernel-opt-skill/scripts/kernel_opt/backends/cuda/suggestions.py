@@ -71,9 +71,8 @@ FEATURE_STRATEGIES: dict[str, str] = {
 def strategies_in_place(classification: Any) -> set[str]:
     """The strategies whose feature the kernel's SASS already shows: suggesting them again helps nobody."""
     design = getattr(classification, "design", None)
-    features = getattr(design, "async_features", None) or []
-    return {strategy for feature, strategy in FEATURE_STRATEGIES.items()
-            if any(text.startswith(feature + " ") or text == feature for text in features)}
+    features = design.feature_names if design is not None else set()
+    return {strategy for feature, strategy in FEATURE_STRATEGIES.items() if feature in features}
 
 
 def cuda_strategies(classification: Any, metrics: Any, compute_capability: str | None) -> list[tuple[str, str]]:
@@ -139,7 +138,7 @@ def _compute_bound(metrics: Any, keys: set[str], compute_capability: str | None)
 def _overlap_bound(classification: Any, compute_capability: str | None) -> list[tuple[str, str]]:
     """An asynchronous pipeline that does not overlap: Hopper's building blocks it lacks, then the stalls."""
     design = classification.design
-    features = " ".join(design.async_features)
+    features = design.feature_names
     picked = []
     if compute_capability == "9.0" and "wgmma" not in features and "wgmma" not in design.unchecked:
         picked.append(("wgmma", "the pipeline feeds mma.sync: wgmma runs asynchronously, so MMAs overlap other work"))

@@ -59,8 +59,8 @@ class TritonBackend(Backend):
         return TritonLauncher(Path(request["solution"]))
 
     def analyze(self, request: AnalysisInputs):
-        from kernel_opt.backends.cuda.build import normalize_arch
-        from kernel_opt.backends.triton.static_analysis import DEFAULT_TRITON_ARCH, analyze_triton
+        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+        from kernel_opt.backends.triton.static_analysis import analyze_triton
         from kernel_opt.env.device import gpu_arch_if_any
 
         if request.options.nvcc_flags:
@@ -68,7 +68,7 @@ class TritonBackend(Backend):
         arch = request.options.arch
         # On a GPU (and no --arch) the real driver compiles for it; otherwise a named target.
         target = None if arch == "auto" and gpu_arch_if_any() else normalize_arch(
-            DEFAULT_TRITON_ARCH if arch == "auto" else arch)
+            DEFAULT_ARCH_WITHOUT_GPU if arch == "auto" else arch)
         return analyze_triton(request.solution, request.reference, request.dims, request.build_dir, target)
 
     def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:

@@ -22,8 +22,6 @@ from kernel_opt.profile.sass import (
     static_findings,
 )
 
-DEFAULT_TRITON_ARCH = "sm_90"  # without a GPU: Hopper, the chip this skill targets
-
 
 def analyze_triton(solution: Path, reference: Path | None, dims: dict[str, Any], build_dir: Path,
                    target_arch: str | None) -> StaticReport:
