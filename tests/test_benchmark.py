@@ -294,3 +294,100 @@ def test_bad_arguments_exit_2(reference_dir, tmp_path, capsys, arguments, fragme
     code = main([str(reference_dir / "softmax/good/softmax.py"), "--ref", str(reference_dir / "softmax/ref.py"),
                  "--output-dir", str(tmp_path), *arguments])
     assert code == 2 and fragment in capsys.readouterr().err
+
+
+# --- evaluate's shortcuts: the correctness record relied on, the run's baselines reused -------------
+
+
+class _FakeWorker:
+    """Stands in for the timing child: records the request, answers with the events of a measured run."""
+
+    def __init__(self):
+        self.requests = []
+
+    def __call__(self, request, timeout_s, env=None):
+        self.requests.append(request)
+        sequence = [event for event in events() if event["event"] != "timed" or event["entry"]["name"] == "solution"]
+        sequence[-1:-1] = [timed(name, [90.0, 91.0, 92.0, 93.0, 94.0]) for name in
+                           (["eager"] if "eager" in request["baselines"] else [])
+                           + [f"torch.compile ({mode})" for mode in request["compile_modes"]]]
+        return ChildOutcome(events=[parse_event(event) for event in sequence], returncode=0)
+
+
+@pytest.fixture
+def gpu_run(tmp_path, monkeypatch):
+    """A Triton solution and ref.py on a pretend GPU machine: the worker and nvidia-smi are fakes."""
+    from types import SimpleNamespace
+
+    import kernel_opt.check.correctness as correctness
+    import kernel_opt.env.probes as probes
+    import kernel_opt.measure.benchmark as benchmark
+    import kernel_opt.run.runner as runner
+
+    solution, reference = tmp_path / "v1.py", tmp_path / "ref.py"
+    solution.write_text("import triton\n\ndef run_kernel(x, out, n): ...\n")
+    reference.write_text("def reference(x, out, n): ...\n")
+    worker = _FakeWorker()
+    gpu = probes.SmiGpu(0, "NVIDIA H100 80GB HBM3", "580.159.04", 1980, 1980, 2619, 2619, 700.0, "Enabled", "Default")
+    monkeypatch.setattr(benchmark, "resolve_device", lambda device: "cuda")
+    monkeypatch.setattr(benchmark, "solution_spec", lambda *args: ({"backend": "triton"}, None))
+    monkeypatch.setattr(probes, "probe_nvidia_smi", lambda: probes.NvidiaSmiProbe(found=True, gpus=[gpu]))
+    monkeypatch.setattr(runner, "run_worker", worker)
+    checks = []
+
+    def check_correctness(solution, reference, backend, device, dims, options, build, build_dir, command):
+        checks.append(options.seeds)
+        return correctness.CorrectnessReport(verdict="pass", solution=str(solution), reference=str(reference),
+                                             backend=backend, device={"type": "cuda"}, interpreter=False,
+                                             command=command, dims=dims, seeds=[0], planned_cases=0)
+
+    monkeypatch.setattr(benchmark, "check_correctness", check_correctness)
+    return SimpleNamespace(solution=solution, reference=reference, worker=worker, checks=checks, dir=tmp_path)
+
+
+def _request(run, version, **extra):
+    from kernel_opt.measure.benchmark import BenchmarkRequest
+
+    return BenchmarkRequest(run.solution, run.reference, run.dir / version, dims={"n": N}, check_seeds=1,
+                            compile_modes=["default"], **extra)
+
+
+def test_a_later_version_reuses_the_baselines_the_first_one_timed(gpu_run):
+    from kernel_opt.measure.benchmark import benchmark_solution
+
+    cache = gpu_run.dir / "baselines.json"
+    first = benchmark_solution(_request(gpu_run, "v0", baseline_cache=cache))
+    assert gpu_run.worker.requests[0]["baselines"] == ["eager", "compile"]
+    assert [b.name for b in first.baselines] == ["eager", "torch.compile (default)"]
+    assert all(b.cached_from is None for b in first.baselines)
+    second = benchmark_solution(_request(gpu_run, "v1", baseline_cache=cache))
+    assert (gpu_run.worker.requests[1]["baselines"], gpu_run.worker.requests[1]["compile_modes"]) == ([], [])
+    assert [(b.name, b.median_us) for b in second.baselines] == [("eager", 92.0), ("torch.compile (default)", 92.0)]
+    assert all(b.cached_from.startswith("timed by v0 (benchmark.py) at ") for b in second.baselines)
+    assert second.speedup_vs_eager == pytest.approx(92.0 / 1200.0)
+    written = (gpu_run.dir / "v1" / "benchmark.md").read_text()
+    assert "eager (reused: see below)" in written and "timed by v0 (benchmark.py)" in written
+    gpu_run.reference.write_text("def reference(x, out, n): return None  # another reference\n")
+    benchmark_solution(_request(gpu_run, "v2", baseline_cache=cache))
+    assert gpu_run.worker.requests[2]["baselines"] == ["eager", "compile"]  # another ref.py: timed again
+
+
+def test_the_gate_relies_on_this_versions_passing_record_and_reruns_on_anything_else(gpu_run):
+    from kernel_opt.backends.base import BuildOptions
+    from kernel_opt.check.records import CorrectnessReport
+    from kernel_opt.check.reuse import check_subject
+    from kernel_opt.measure.benchmark import benchmark_solution
+
+    record = gpu_run.dir / "correctness.json"
+    subject = check_subject(gpu_run.solution, gpu_run.reference, BuildOptions())
+    record.write_text(json.dumps(CorrectnessReport(
+        verdict="pass", solution="v1.py", reference="ref.py", backend="triton",
+        device={"type": "cuda", "name": "NVIDIA H100 80GB HBM3"}, interpreter=False, command="c", dims={"n": N},
+        seeds=[0, 1, 2], subject=subject).to_dict()))
+    report = benchmark_solution(_request(gpu_run, "v1", checked_by=record))
+    assert gpu_run.checks == [] and report.verdict == "measured"
+    assert any(note.startswith(f"correctness check: relied on {record}") for note in report.notes)
+    gpu_run.solution.write_text("import triton\n\ndef run_kernel(x, out, n): pass  # edited\n")
+    report = benchmark_solution(_request(gpu_run, "v1", checked_by=record))
+    assert gpu_run.checks == [1]  # the gate ran, at the request's seeds
+    assert any("run again" in note and "solution_sha256 differ" in note for note in report.notes)

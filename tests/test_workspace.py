@@ -420,7 +420,9 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     [benchmark] = tools.requests("benchmark")
     assert benchmark.against == out / "v1" / "v1.cu"  # the best, not v2
     assert benchmark.target_percent == 90.0 and benchmark.compile_modes == ["default"]
-    assert benchmark.baselines == ["eager"]  # torch.compile was timed at v0
+    assert benchmark.baselines == ["eager", "compile"]  # timed at v0, reused through the run's cache
+    assert benchmark.baseline_cache == out / "baselines.json"
+    assert benchmark.checked_by == out / "v3" / "correctness.json"  # the correctness step just checked it
     assert benchmark.check_seeds == 1  # the full check ran a moment before
     assert benchmark.dims == {"N": 4096, "D": 4096}
     assert tools.requests("ncu_profile")[0].baseline == out / "v1"
@@ -467,8 +469,10 @@ def test_evaluate_builds_the_command_lines_the_tools_would_parse_back(tmp_path, 
                          ("ncu_profile", ncu_profile)):
         [request] = tools.requests(tool)
         assert module.parse_request(request.argv())[0] == request
-    assert tools.requests("benchmark")[0].argv()[-8:] == [
-        "--compile-modes", "default", "--seeds", "1", "--against", str(out / "v1" / "v1.cu"), "--N=4096", "--D=4096"]
+    assert tools.requests("benchmark")[0].argv()[-12:] == [
+        "--compile-modes", "default", "--seeds", "1", "--against", str(out / "v1" / "v1.cu"),
+        "--checked-by", str(out / "v3" / "correctness.json"), "--baseline-cache", str(out / "baselines.json"),
+        "--N=4096", "--D=4096"]
     assert "--baseline none" in (out / "v3" / "evaluate.log").read_text()
 
 
@@ -504,17 +508,18 @@ def test_evaluate_benchmarks_against_the_datasheet_only_with_a_warning(tmp_path,
     assert any("against the datasheet's peaks" in warning for warning in record["warnings"])
 
 
-def test_evaluate_times_torch_compile_at_v0_only_unless_asked(tmp_path, monkeypatch):
+def test_evaluate_asks_every_version_for_the_baselines_through_the_run_cache(tmp_path, monkeypatch):
     out = tmp_path / "run"
     make_run(out)
     tools = FakeTools(out, median_us=100.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
-    assert tools.requests("benchmark")[0].baselines == ["eager", "compile"]
+    first = tools.requests("benchmark")[0]
+    assert (first.baselines, first.baseline_cache) == (["eager", "compile"], out / "baselines.json")
     assert workspace_command.main(["next", str(out)]) == 0
     (out / "v1" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
     tools.calls.clear()
-    assert workspace_command.main(["evaluate", str(out), "v1", "--baseline", "eager,compile"]) == 0
-    assert tools.requests("benchmark")[0].baselines == ["eager", "compile"]  # asked for it
+    assert workspace_command.main(["evaluate", str(out), "v1", "--baseline", "eager"]) == 0
+    assert tools.requests("benchmark")[0].baselines == ["eager"]  # asked for less
 
 
 def test_evaluate_stops_at_an_unfilled_hypothesis(tmp_path, monkeypatch):

@@ -17,7 +17,6 @@ Where the agents look (checked against their documentation):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -29,7 +28,7 @@ from typing import Literal
 
 from kernel_opt import __version__
 from kernel_opt.core.errors import UsageError
-from kernel_opt.core.files import write_json_atomic
+from kernel_opt.core.files import file_sha256, write_json_atomic
 
 Agent = Literal["claude", "codex"]
 Scope = Literal["user", "project"]
@@ -178,14 +177,6 @@ def source_files(source_dir: Path) -> list[Path]:
             if not name.endswith(BYTECODE_SUFFIXES) and name not in ARTEFACT_FILES:
                 files.append((Path(directory) / name).relative_to(source_dir))
     return files
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_manifest(target: Target) -> InstallManifest | None:

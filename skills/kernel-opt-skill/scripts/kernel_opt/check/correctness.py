@@ -17,6 +17,7 @@ from kernel_opt.backends import registry
 from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.records import CaseResult, CorrectnessReport
 from kernel_opt.check.report import write_correctness_reports
+from kernel_opt.check.reuse import check_subject
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import resolve_device
@@ -135,6 +136,7 @@ def check_correctness(
         command=command,
         dims=dims,
         seeds=list(range(options.seeds)),
+        subject=check_subject(solution, reference, build),
     )
     if interpreter is not None:
         report.notes.append(interpreter.note)

@@ -106,6 +106,8 @@ class CorrectnessReport:
     build: dict[str, Any] | None = None  # CUDA: arch, command, kernels (registers, spills...), signature
     error: dict[str, Any] | None = None  # kind, message, hint, exit_code
     environment: dict[str, Any] = field(default_factory=dict)
+    # What this verdict is about (check/reuse.py): solution_sha256, reference_sha256, arch, nvcc_flags.
+    subject: dict[str, Any] = field(default_factory=dict)
     schema: str = CORRECTNESS_SCHEMA
 
     @property

@@ -39,8 +39,7 @@ from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, p
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.render import markdown_table
 from kernel_opt.loop.evaluate import (
-    BASELINES_AFTER_V0,
-    BASELINES_AT_V0,
+    EVALUATE_BASELINES,
     EVALUATE_COMPILE_MODES,
     EVALUATE_LOG,
     EvaluateOptions,
@@ -107,10 +106,10 @@ def build_parser():
     evaluate.add_argument("out", type=Path, help="the run folder")
     evaluate.add_argument("version", help="v0, v1, ...")
     evaluate.add_argument("--force", action="store_true", help="re-evaluate a version that was already timed")
-    evaluate.add_argument("--baseline", default=None,
-                          help=f"PyTorch baselines the benchmark times: eager, compile, eager,compile or none "
-                               f"(default: {','.join(BASELINES_AT_V0)} for v0, {','.join(BASELINES_AFTER_V0)} after "
-                               "it; the final benchmark times them all)")
+    evaluate.add_argument("--baseline", default=",".join(EVALUATE_BASELINES),
+                          help=f"PyTorch baselines the benchmark shows: eager, compile, eager,compile or none "
+                               f"(default {','.join(EVALUATE_BASELINES)}; timed once per run and kept in "
+                               "OUT/baselines.json for later versions; the final benchmark times them all again)")
     evaluate.add_argument("--compile-modes", default=",".join(EVALUATE_COMPILE_MODES),
                           help=f"torch.compile modes the benchmark times (default {','.join(EVALUATE_COMPILE_MODES)}; "
                                "the final benchmark times max-autotune too)")
@@ -173,7 +172,7 @@ def _next(args, dims) -> int:
 
 
 def _evaluate(args, dims) -> int:
-    options = EvaluateOptions(force=args.force, baselines=None if args.baseline is None else comma_list(args.baseline),
+    options = EvaluateOptions(force=args.force, baselines=comma_list(args.baseline),
                               compile_modes=comma_list(args.compile_modes), static_analysis=args.static_analysis)
     record = evaluate_version(args.out, version_number(args.version), options)
     status = run_status(args.out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -44,3 +45,12 @@ def read_json(path: str | os.PathLike) -> dict[str, Any] | None:
     if not isinstance(payload, dict):
         raise UsageError(f"{path} must hold a JSON object, found {type(payload).__name__}")
     return payload
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -33,9 +33,11 @@ from typing import Any
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
 from kernel_opt.check.records import summarize_failures
+from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import resolve_device
+from kernel_opt.measure.baseline_cache import BaselineCache, baseline_key, baseline_names, still_to_time, visible_gpu
 from kernel_opt.measure.benchmark_report import write_benchmark_reports
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT, BenchmarkReport, Comparison, TimedEntry
 from kernel_opt.run.events import (
@@ -85,6 +87,8 @@ class BenchmarkRequest:
     target_percent: float = DEFAULT_TARGET_PERCENT
     timeout_s: float = DEFAULT_TIMEOUT_S
     build: BuildOptions = field(default_factory=BuildOptions)
+    checked_by: Path | None = None  # a correctness.json to rely on instead of the gate's check (check/reuse.py)
+    baseline_cache: Path | None = None  # a run's baselines.json: reuse baselines timed under the same key
 
     def argv(self) -> list[str]:
         """The same request as benchmark.py's arguments; the loop's choices are always spelled out."""
@@ -98,6 +102,8 @@ class BenchmarkRequest:
         arguments += [] if self.atol is None else ["--atol", str(self.atol)]
         arguments += [] if self.rtol is None else ["--rtol", str(self.rtol)]
         arguments += [] if self.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(self.timeout_s)]
+        arguments += [] if self.checked_by is None else ["--checked-by", str(self.checked_by)]
+        arguments += [] if self.baseline_cache is None else ["--baseline-cache", str(self.baseline_cache)]
         return arguments + dim_arguments(self.dims)
 
 
@@ -143,12 +149,20 @@ def _validated(request: BenchmarkRequest) -> tuple[Path, Path]:
 
 
 def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: Path, reference: Path) -> bool:
-    """The same correctness check as correctness_check.py; False (and the record final) when it fails."""
+    """The same correctness check as correctness_check.py, or its record where --checked-by allows; False (and
+    the record final) when it fails."""
     started = time.time()
-    correctness = check_correctness(solution, reference, report.backend, "cuda", request.dims,
-                                    CheckOptions(request.check_seeds, request.atol, request.rtol,
-                                                 min(request.timeout_s, CHECK_TIMEOUT_CAP_S)),
-                                    request.build, request.output_dir / "build", report.command)
+    correctness = None
+    if request.checked_by is not None and request.atol is None and request.rtol is None:
+        correctness, reason = reusable_check(request.checked_by, check_subject(solution, reference, request.build),
+                                             request.dims)
+        report.notes.append(f"correctness check: {reason}" if correctness is not None
+                            else f"correctness check run again: {reason}")
+    if correctness is None:
+        correctness = check_correctness(solution, reference, report.backend, "cuda", request.dims,
+                                        CheckOptions(request.check_seeds, request.atol, request.rtol,
+                                                     min(request.timeout_s, CHECK_TIMEOUT_CAP_S)),
+                                        request.build, request.output_dir / "build", report.command)
     report.correctness = {
         "passed": correctness.passed,
         "verdict": correctness.verdict,
@@ -180,17 +194,28 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
     if request.against is not None:
         other = request.against.resolve()
         against_spec, _ = solution_spec(other, registry.detect(other), "cuda", build_dir, request.build, report.notes)
-    report.clocks_start = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
+    smi = probe_nvidia_smi()
+    report.clocks_start = [asdict(gpu) for gpu in smi.gpus]
+    cache, key, kinds, modes = None, None, list(request.baselines), list(request.compile_modes)
+    if request.baseline_cache is not None:
+        cache = BaselineCache(request.baseline_cache)
+        key = baseline_key(reference, request.dims, request.seed, visible_gpu(smi.gpus))
+        report.baselines = cache.lookup(key, baseline_names(kinds, modes))
+        kinds, modes = still_to_time(kinds, modes, report.baselines)
     worker_request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
-                      "cli_dims": request.dims, "seed": request.seed, "baselines": request.baselines,
+                      "cli_dims": request.dims, "seed": request.seed, "baselines": kinds,
                       "atol": request.atol, "rtol": request.rtol, "against": against_spec,
-                      "compile_modes": request.compile_modes}
+                      "compile_modes": modes}
     spawned = time.time()
     outcome = run_worker(worker_request, timeout_s=request.timeout_s)
     report.phases_s.update(phase_durations(outcome.events, spawned, time.time()))
     report.clocks_end = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
     against_dir = str(request.against.parent) if request.against is not None else None
     assemble_report(report, outcome, str(request.against) if request.against else None, against_dir)
+    if cache is not None:
+        cache.remember(key, report.baselines, timed_by=f"{request.output_dir.name} ({PROG})")
+        order = baseline_names(request.baselines, request.compile_modes)
+        report.baselines.sort(key=lambda entry: order.index(entry.name) if entry.name in order else len(order))
 
 
 # --- the worker's events -> the record -------------------------------------------------------------

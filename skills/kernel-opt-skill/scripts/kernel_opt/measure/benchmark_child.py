@@ -155,15 +155,18 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
 
     events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
         n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
+    events.emit(PhaseEvent("work count"))
     work = _emit_work(reference, values, outputs, dims, events)
     _emit_ceilings(events)
 
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
+    events.emit(PhaseEvent("input pool"))
     timed = _build_pool(make, request, reference, instance, seed, solution, other, events)
     if other is not None:
         call_solution(other, timed.other.buffers[0], dims, outputs)
+    events.emit(PhaseEvent("timing"))
     median_us = _time_solution(solution, timed)
     _time_copy_of_same_bytes(work.get("bytes"), values[outputs[0]].device, events)
     fixed = timed.rotation.calls[0]  # graph timings replay buffer set 0: a graph fixes its pointers

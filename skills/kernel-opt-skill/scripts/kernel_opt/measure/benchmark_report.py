@@ -36,7 +36,8 @@ def _tables(report: BenchmarkReport) -> dict:
         if b.error:
             rows.append([b.name, "failed", "—", "—", "—", "—", b.error])
         else:
-            rows.append([b.name, _us(b.median_us), _us(b.p20_us), _us(b.p80_us), b.reps, compile_s, relative])
+            name = b.name + (" (reused: see below)" if b.cached_from else "")
+            rows.append([name, _us(b.median_us), _us(b.p20_us), _us(b.p80_us), b.reps, compile_s, relative])
     timings = markdown_table(rows, ["what", "median µs", "p20 µs", "p80 µs", "reps", "compile s",
                                     "its time / solution's"])
     roofline_rows = []
@@ -81,7 +82,8 @@ def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
         lines.append(f"  kernel time without launch overhead: {report.kernel_time['median_us']:.2f} us "
                      "(CUDA graph, L2 flushed)")
     for b in report.baselines:
-        lines.append(f"  {b.name}: " + (f"failed: {b.error}" if b.error else f"{b.median_us:.2f} us"))
+        lines.append(f"  {b.name}: " + (f"failed: {b.error}" if b.error else f"{b.median_us:.2f} us")
+                     + (" (reused from the run's baselines.json)" if b.cached_from else ""))
     if report.best_baseline:
         lines.append(f"  best PyTorch baseline: {report.best_baseline}; solution speedup over it "
                      f"{report.speedup_vs_best_baseline:.2f}x")

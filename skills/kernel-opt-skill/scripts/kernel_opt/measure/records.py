@@ -36,6 +36,14 @@ class TimedEntry(Record):
     compile_s: float | None = None  # torch.compile: first call, compile and autotune included
     error: str | None = None
     timing: dict[str, Any] | None = None  # TimingSamples.to_dict(): samples and method
+    cached_from: str | None = None  # a baseline reused from the run's baselines.json: who timed it, when
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON; `cached_from` only where the entry was reused, so timed entries read as before."""
+        payload = asdict(self)
+        if payload["cached_from"] is None:
+            del payload["cached_from"]
+        return payload
 
     @classmethod
     def from_samples(cls, name: str, samples, **extra) -> TimedEntry:
@@ -116,6 +124,7 @@ class BenchmarkReport:
 
     def to_dict(self) -> dict[str, Any]:
         payload = asdict(self)
+        payload["baselines"] = [entry.to_dict() for entry in self.baselines]
         return {"exit_code": payload.pop("exit_code"), **payload}
 
     @classmethod

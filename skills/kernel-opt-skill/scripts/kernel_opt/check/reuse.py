@@ -1,0 +1,54 @@
+"""Relying on a correctness record instead of running the check again: only for the very same subject.
+
+`workspace.py evaluate` runs correctness_check on every shape with several seeds, then the
+benchmark, whose gate used to run that check again at one seed: 7.3 s of a 71 s evaluation of
+an fp16 8192x4096 Triton layernorm on an H100 (issue 18). The benchmark may rely on the record
+instead when it is a pass, on a GPU, for the same bytes of the solution and ref.py, built the
+same way, at the same sizes. Anything else (another file, an edit since, the CPU interpreter, a
+record written before subjects were recorded) runs the check again, and the report says why.
+The benchmark's own checks of the timed calls' outputs are not affected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel_opt.backends.base import BuildOptions
+from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.core.errors import KernelOptError
+from kernel_opt.core.files import file_sha256, read_json
+
+
+def check_subject(solution: Path, reference: Path, build: BuildOptions) -> dict[str, Any]:
+    """What a correctness verdict is about: the two files' contents and the build options."""
+    return {"solution_sha256": file_sha256(solution), "reference_sha256": file_sha256(reference),
+            "arch": build.arch, "nvcc_flags": build.nvcc_flags}
+
+
+def reusable_check(record_path: Path, subject: dict[str, Any],
+                   dims: dict[str, Any]) -> tuple[CorrectnessReport | None, str]:
+    """The record at `record_path` when it passed for this subject and these sizes on a GPU; else None and why not."""
+    try:
+        payload = read_json(record_path)
+    except KernelOptError as error:
+        return None, f"{record_path} could not be read ({error.message})"
+    if payload is None:
+        return None, f"{record_path} does not exist"
+    try:
+        report = CorrectnessReport.from_dict(payload, str(record_path))
+    except (KernelOptError, TypeError, ValueError) as error:
+        return None, f"{record_path} is not a correctness record ({error})"
+    if not report.passed:
+        return None, f"{record_path} is not a pass (verdict {report.verdict})"
+    if report.device.get("type") != "cuda" or report.interpreter:
+        return None, f"{record_path} was checked without a GPU"
+    if not report.subject:
+        return None, f"{record_path} does not say which files it checked (written by an older version)"
+    changed = [key for key in subject if report.subject.get(key) != subject[key]]
+    if changed:
+        return None, f"{record_path} is about another subject ({', '.join(changed)} differ)"
+    if dict(report.dims) != dict(dims):
+        return None, f"{record_path} was checked at other sizes ({report.dims} here {dims})"
+    return report, f"relied on {record_path}: a pass on {report.device.get('name') or 'the GPU'} for the same " \
+                   f"solution and ref.py bytes and build ({len(report.cases)} cases)"

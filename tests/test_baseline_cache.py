@@ -1,0 +1,101 @@
+"""measure/baseline_cache.py: baselines timed once per run, reused only under exactly the same key."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from kernel_opt.core.errors import UsageError
+from kernel_opt.measure.baseline_cache import (
+    BASELINES_SCHEMA,
+    BaselineCache,
+    baseline_key,
+    baseline_names,
+    still_to_time,
+    visible_gpu,
+)
+from kernel_opt.measure.records import TimedEntry
+
+H100 = SimpleNamespace(index=0, name="NVIDIA H100 80GB HBM3", driver_version="580.159.04")
+
+
+@pytest.fixture
+def key(tmp_path):
+    reference = tmp_path / "ref.py"
+    reference.write_text("def reference(x): return x\n")
+    return baseline_key(reference, {"N": 4096, "M": 8192}, 0, H100)
+
+
+def entry(name, median_us, **extra):
+    return TimedEntry(name, median_us=median_us, p20_us=median_us - 1, p80_us=median_us + 1, reps=100, **extra)
+
+
+def test_names_follow_the_benchmark_order():
+    assert baseline_names(["eager", "compile"], ["default", "max-autotune-no-cudagraphs"]) == [
+        "eager", "torch.compile (default)", "torch.compile (max-autotune-no-cudagraphs)"]
+    assert baseline_names(["compile"], ["default"]) == ["torch.compile (default)"]
+    assert baseline_names([], ["default"]) == []
+
+
+def test_only_what_is_not_cached_is_timed():
+    cached = [entry("eager", 50.0)]
+    assert still_to_time(["eager", "compile"], ["default"], cached) == (["compile"], ["default"])
+    cached.append(entry("torch.compile (default)", 40.0))
+    assert still_to_time(["eager", "compile"], ["default"], cached) == ([], [])
+    assert still_to_time(["eager", "compile"], ["default", "max-autotune"], cached) == (["compile"], ["max-autotune"])
+
+
+def test_the_key_names_what_moves_a_baseline_time(key, tmp_path):
+    assert (key["gpu"], key["driver"], key["seed"]) == ("NVIDIA H100 80GB HBM3", "580.159.04", 0)
+    assert list(key["dims"]) == ["M", "N"]  # sorted: the same sizes always compare equal
+    assert key["torch"] is not None and len(key["reference_sha256"]) == 64
+
+
+def test_entries_come_back_under_the_same_key_marked_as_reused(key, tmp_path):
+    cache = BaselineCache(tmp_path / "baselines.json")
+    assert cache.lookup(key, ["eager"]) == []  # no file yet
+    cache.remember(key, [entry("eager", 50.0), entry("torch.compile (default)", 40.0, compile_s=13.6),
+                         TimedEntry("torch.compile (max-autotune)", error="boom")], timed_by="v0 (benchmark.py)")
+    stored = json.loads((tmp_path / "baselines.json").read_text())
+    assert stored["schema"] == BASELINES_SCHEMA and len(stored["entries"]) == 2  # the failed one is not kept
+    found = cache.lookup(key, ["eager", "torch.compile (default)", "torch.compile (max-autotune)"])
+    assert [(e.name, e.median_us, e.compile_s) for e in found] == [("eager", 50.0, None),
+                                                                  ("torch.compile (default)", 40.0, 13.6)]
+    assert all(e.cached_from.startswith("timed by v0 (benchmark.py) at ") for e in found)
+
+
+def test_another_key_misses_and_a_reused_entry_is_not_stored_again(key, tmp_path):
+    cache = BaselineCache(tmp_path / "baselines.json")
+    cache.remember(key, [entry("eager", 50.0)], timed_by="v0")
+    for changed in ({"driver": "590.1"}, {"torch": "2.12.0"}, {"reference_sha256": "0" * 64},
+                    {"dims": {"M": 8192, "N": 2048}}, {"seed": 1}, {"gpu": "NVIDIA H200"}):
+        assert cache.lookup({**key, **changed}, ["eager"]) == []
+    reused = cache.lookup(key, ["eager"])
+    cache.remember(key, reused, timed_by="v1")
+    assert json.loads((tmp_path / "baselines.json").read_text())["entries"][0]["timed_by"] == "v0"
+    cache.remember(key, [entry("eager", 49.0)], timed_by="v2")  # a re-timing replaces the entry under its key
+    assert [e.median_us for e in cache.lookup(key, ["eager"])] == [49.0]
+
+
+def test_a_foreign_file_is_bad_input(key, tmp_path):
+    path = tmp_path / "baselines.json"
+    path.write_text(json.dumps({"schema": "kernel_opt.other/1", "entries": []}))
+    with pytest.raises(UsageError, match="schema"):
+        BaselineCache(path).lookup(key, ["eager"])
+    path.write_text(json.dumps({"schema": BASELINES_SCHEMA, "entries": "nope"}))
+    with pytest.raises(UsageError, match="no list of entries"):
+        BaselineCache(path).lookup(key, ["eager"])
+
+
+def test_the_visible_gpu_follows_cuda_visible_devices(monkeypatch):
+    gpus = [SimpleNamespace(index=0, name="A"), SimpleNamespace(index=1, name="B")]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert visible_gpu(gpus).name == "A"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    assert visible_gpu(gpus).name == "B"
+    assert visible_gpu([]) is None
+
+
+def test_a_reused_entry_is_written_with_its_origin_and_a_timed_one_without(key):
+    assert "cached_from" not in entry("eager", 50.0).to_dict()
+    assert entry("eager", 50.0, cached_from="timed by v0").to_dict()["cached_from"] == "timed by v0"
