@@ -325,16 +325,11 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
     the counter knows; otherwise `flops` is None with the operators listed, and the FLOPs
     should come from ref.py's `flops(**dims)` (e.g. 1 FLOP per element for a vector add).
 
-    The operators are first recorded by a plain dispatch mode; FlopCounterMode runs (a second
-    call of the reference) only when one of them has a formula. Entering it imports dynamo,
-    sympy and the higher-order ops: 5.8 s of a benchmark on a machine whose torch had no
-    bytecode cached (H100, 2026-11-25), for nothing when the reference is a layernorm.
-
     kwargs may hold meta tensors (`torch.empty(shape, dtype=..., device="meta")`): counting
     needs only shapes, so no GPU time or memory is spent.
     """
     from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils.flop_counter import flop_registry
+    from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
     class _OperatorRecorder(TorchDispatchMode):
         def __init__(self):
@@ -345,12 +340,24 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
             self.operators.append(func)
             return func(*args, **(kwargs or {}))
 
-    with _OperatorRecorder() as recorder:
+    with FlopCounterMode(display=False) as counter, _OperatorRecorder() as recorder:
         reference(**kwargs)
-    uncounted = _uncounted_operators(recorder.operators, flop_registry)
-    counted, by_operator = 0, {}
-    if any(operator.overloadpacket in flop_registry for operator in recorder.operators):
-        counted, by_operator = _flop_counter_total(reference, kwargs)
+
+    counted = int(counter.get_total_flops())
+    by_operator = {
+        str(operator): int(count) for operator, count in counter.get_flop_counts().get("Global", {}).items()
+    }
+    uncounted: list[str] = []
+    for operator in recorder.operators:
+        packet = operator.overloadpacket
+        if packet in flop_registry or getattr(operator, "is_view", False):
+            continue
+        if packet.__name__ in _DATA_MOVEMENT_OPERATORS:
+            continue
+        name = str(packet)
+        if name not in uncounted:
+            uncounted.append(name)
+
     if uncounted:
         reason = (
             f"FlopCounterMode has no FLOP formula for {', '.join(uncounted)} (it counts matmul, "
@@ -362,30 +369,3 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
             None, 0, by_operator, [], "FlopCounterMode counted no FLOPs; give flops(**dims) in ref.py"
         )
     return FlopCount(counted, counted, by_operator, [], None)
-
-
-def _uncounted_operators(operators: list[Any], flop_registry: Mapping[Any, Any]) -> list[str]:
-    """Arithmetic operators without a FLOP formula, in order of first use (views and data movement are free)."""
-    uncounted: list[str] = []
-    for operator in operators:
-        packet = operator.overloadpacket
-        if packet in flop_registry or getattr(operator, "is_view", False):
-            continue
-        if packet.__name__ in _DATA_MOVEMENT_OPERATORS:
-            continue
-        name = str(packet)
-        if name not in uncounted:
-            uncounted.append(name)
-    return uncounted
-
-
-def _flop_counter_total(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> tuple[int, dict[str, int]]:
-    """FlopCounterMode's total and per-operator counts for one call of the reference."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    with FlopCounterMode(display=False) as counter:
-        reference(**kwargs)
-    by_operator = {
-        str(operator): int(count) for operator, count in counter.get_flop_counts().get("Global", {}).items()
-    }
-    return int(counter.get_total_flops()), by_operator
