@@ -308,6 +308,9 @@ class _FakeWorker:
     def __call__(self, request, timeout_s, env=None):
         self.requests.append(request)
         sequence = [event for event in events() if event["event"] != "timed" or event["entry"]["name"] == "solution"]
+        if request.get("work"):  # the worker emits the work it was given instead of counting
+            sequence = [{"event": "work", **request["work"]} if event["event"] == "work" else event
+                        for event in sequence]
         sequence[-1:-1] = [timed(name, [90.0, 91.0, 92.0, 93.0, 94.0]) for name in
                            (["eager"] if "eager" in request["baselines"] else [])
                            + [f"torch.compile ({mode})" for mode in request["compile_modes"]]]
@@ -355,21 +358,28 @@ def _request(run, version, **extra):
 def test_a_later_version_reuses_the_baselines_the_first_one_timed(gpu_run):
     from kernel_opt.measure.benchmark import benchmark_solution
 
-    cache = gpu_run.dir / "baselines.json"
-    first = benchmark_solution(_request(gpu_run, "v0", baseline_cache=cache))
+    cache = gpu_run.dir / "reference_cache.json"
+    first = benchmark_solution(_request(gpu_run, "v0", reference_cache=cache))
     assert gpu_run.worker.requests[0]["baselines"] == ["eager", "compile"]
     assert [b.name for b in first.baselines] == ["eager", "torch.compile (default)"]
     assert all(b.cached_from is None for b in first.baselines)
-    second = benchmark_solution(_request(gpu_run, "v1", baseline_cache=cache))
+    second = benchmark_solution(_request(gpu_run, "v1", reference_cache=cache))
     assert (gpu_run.worker.requests[1]["baselines"], gpu_run.worker.requests[1]["compile_modes"]) == ([], [])
     assert [(b.name, b.median_us) for b in second.baselines] == [("eager", 92.0), ("torch.compile (default)", 92.0)]
     assert all(b.cached_from.startswith("timed by v0 (benchmark.py) at ") for b in second.baselines)
+    assert gpu_run.worker.requests[0]["work"] is None  # v0 counted the work ...
+    reused_work = gpu_run.worker.requests[1]["work"]  # ... v1 was given it
+    assert (reused_work["flops"], reused_work["bytes"]) == (float(N), float(BYTES))
+    assert reused_work["cached_from"].startswith("counted by v0 (benchmark.py) at ")
+    assert second.work["cached_from"] == reused_work["cached_from"]
+    assert "Reused: counted by v0 (benchmark.py)" in (gpu_run.dir / "v1" / "benchmark.md").read_text()
     assert second.speedup_vs_eager == pytest.approx(92.0 / 1200.0)
     written = (gpu_run.dir / "v1" / "benchmark.md").read_text()
     assert "eager (reused: see below)" in written and "timed by v0 (benchmark.py)" in written
     gpu_run.reference.write_text("def reference(x, out, n): return None  # another reference\n")
-    benchmark_solution(_request(gpu_run, "v2", baseline_cache=cache))
+    benchmark_solution(_request(gpu_run, "v2", reference_cache=cache))
     assert gpu_run.worker.requests[2]["baselines"] == ["eager", "compile"]  # another ref.py: timed again
+    assert gpu_run.worker.requests[2]["work"] is None
 
 
 def test_the_gate_relies_on_this_versions_passing_record_and_reruns_on_anything_else(gpu_run):

@@ -134,6 +134,8 @@ def test_kernel_only_time_subtracts_the_flush_graph(fake):
     assert samples.samples_us == pytest.approx([40.0] * 6)
     assert fake.log.count("captured flush") == 2 * samples.calls_per_sample  # one flush per call in each graph
     assert fake.log.count("captured fn") == samples.calls_per_sample
+    # one replay lasts about rep_ms with the flushes: 1 ms / (50 us flush + 40 us call), rounded up
+    assert samples.calls_per_sample == 12 and samples.estimate_us == pytest.approx(40.0)
 
 
 def test_graph_capture_failure_is_a_result_not_an_exception(fake, monkeypatch):

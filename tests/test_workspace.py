@@ -421,7 +421,7 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert benchmark.against == out / "v1" / "v1.cu"  # the best, not v2
     assert benchmark.target_percent == 90.0 and benchmark.compile_modes == ["default"]
     assert benchmark.baselines == ["eager", "compile"]  # timed at v0, reused through the run's cache
-    assert benchmark.baseline_cache == out / "baselines.json"
+    assert benchmark.reference_cache == out / "reference_cache.json"
     assert benchmark.checked_by == out / "v3" / "correctness.json"  # the correctness step just checked it
     assert benchmark.check_seeds == 1  # the full check ran a moment before
     assert benchmark.dims == {"N": 4096, "D": 4096}
@@ -471,7 +471,7 @@ def test_evaluate_builds_the_command_lines_the_tools_would_parse_back(tmp_path, 
         assert module.parse_request(request.argv())[0] == request
     assert tools.requests("benchmark")[0].argv()[-12:] == [
         "--compile-modes", "default", "--seeds", "1", "--against", str(out / "v1" / "v1.cu"),
-        "--checked-by", str(out / "v3" / "correctness.json"), "--baseline-cache", str(out / "baselines.json"),
+        "--checked-by", str(out / "v3" / "correctness.json"), "--reference-cache", str(out / "reference_cache.json"),
         "--N=4096", "--D=4096"]
     assert "--baseline none" in (out / "v3" / "evaluate.log").read_text()
 
@@ -514,7 +514,7 @@ def test_evaluate_asks_every_version_for_the_baselines_through_the_run_cache(tmp
     tools = FakeTools(out, median_us=100.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
     first = tools.requests("benchmark")[0]
-    assert (first.baselines, first.baseline_cache) == (["eager", "compile"], out / "baselines.json")
+    assert (first.baselines, first.reference_cache) == (["eager", "compile"], out / "reference_cache.json")
     assert workspace_command.main(["next", str(out)]) == 0
     (out / "v1" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
     tools.calls.clear()

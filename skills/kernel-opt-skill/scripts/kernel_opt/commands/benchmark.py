@@ -11,7 +11,7 @@ Usage:
   benchmark.py kernel.cu --ref ref.py --output-dir out/v0 --baseline eager --json
   benchmark.py kernel.py --ref ref.py --output-dir out/v0 --compile-modes default --target-percent 85
   benchmark.py out/v2/v2.py --ref out/ref.py --output-dir out/v2 --checked-by out/v2/correctness.json \
-      --baseline-cache out/baselines.json
+      --reference-cache out/reference_cache.json
 
 Writes DIR/benchmark.md and DIR/benchmark.json. Exit codes: 0 measured, 1 incorrect (never
 timed, or wrong after timing), 2 usage error, 3 the solution is at fault, 4 no GPU here.
@@ -71,10 +71,10 @@ def build_parser():
     parser.add_argument("--checked-by", type=Path, metavar="CORRECTNESS_JSON",
                         help="a passing correctness.json of this very solution and ref.py (same bytes, build and "
                              "sizes, on a GPU): relied on instead of running the check again; anything else re-runs it")
-    parser.add_argument("--baseline-cache", type=Path, metavar="BASELINES_JSON",
-                        help="a run's baselines.json: baselines timed there under the same GPU, driver, torch, "
-                             "triton, ref.py, sizes and seed are reused, and new ones are added (workspace.py "
-                             "evaluate passes OUT/baselines.json)")
+    parser.add_argument("--reference-cache", type=Path, metavar="CACHE_JSON",
+                        help="a run's reference_cache.json: baselines timed and work counted there under the same GPU, "
+                             "driver, torch, triton, ref.py, sizes and seed are reused, and what is measured now is "
+                             "added (workspace.py evaluate passes OUT/reference_cache.json)")
     parser.add_argument("--json", action="store_true")
     return parser
 
@@ -88,7 +88,7 @@ def parse_request(argv: list[str]) -> tuple[BenchmarkRequest, bool]:
         baselines=baselines, compile_modes=[m.strip() for m in args.compile_modes.split(",") if m.strip()],
         backend=args.backend, seed=args.seed, check_seeds=args.seeds, atol=args.atol, rtol=args.rtol,
         target_percent=args.target_percent, timeout_s=args.timeout, build=BuildOptions(args.arch, args.nvcc_flags),
-        checked_by=args.checked_by, baseline_cache=args.baseline_cache,
+        checked_by=args.checked_by, reference_cache=args.reference_cache,
     )
     return request, args.json
 

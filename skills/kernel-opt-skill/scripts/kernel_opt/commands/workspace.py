@@ -109,7 +109,7 @@ def build_parser():
     evaluate.add_argument("--baseline", default=",".join(EVALUATE_BASELINES),
                           help=f"PyTorch baselines the benchmark shows: eager, compile, eager,compile or none "
                                f"(default {','.join(EVALUATE_BASELINES)}; timed once per run and kept in "
-                               "OUT/baselines.json for later versions; the final benchmark times them all again)")
+                               "OUT/reference_cache.json for later versions; the final benchmark times them all again)")
     evaluate.add_argument("--compile-modes", default=",".join(EVALUATE_COMPILE_MODES),
                           help=f"torch.compile modes the benchmark times (default {','.join(EVALUATE_COMPILE_MODES)}; "
                                "the final benchmark times max-autotune too)")

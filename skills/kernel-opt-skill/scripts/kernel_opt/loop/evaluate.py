@@ -49,7 +49,6 @@ from kernel_opt.loop.workspace import (
     read_run,
     write_evaluation,
 )
-from kernel_opt.measure.baseline_cache import BASELINES_FILE
 from kernel_opt.measure.benchmark import PROG as BENCHMARK_PROG
 from kernel_opt.measure.benchmark import BenchmarkRequest, benchmark_solution
 from kernel_opt.measure.benchmark_report import benchmark_summary
@@ -57,6 +56,7 @@ from kernel_opt.measure.ceilings import load_or_measure
 from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
 from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
 from kernel_opt.profile.ncu_summary import profile_summary
 from kernel_opt.profile.profiler import PROG as PROFILE_PROG
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
@@ -76,9 +76,9 @@ BENCHMARK_SEEDS_AFTER_CHECK = 1
 # Each iteration is judged against the best version (interleaved), not against PyTorch; the
 # baselines per version are context. They do not change between versions, and torch.compile's
 # cost 18 s of a 71 s evaluation (H100, 2026-11-25), so every evaluation asks for eager and
-# torch.compile (default mode) through the run's baselines.json (measure/baseline_cache.py): the
-# first version times them, later ones reuse them under the same key, and the final benchmark of
-# SKILL.md's Finish step times every mode again, max-autotune included, beside the best version.
+# torch.compile (default mode) through the run's reference_cache.json (measure/reference_cache.py):
+# the first version times them, later ones reuse them under the same key, and the final benchmark
+# of SKILL.md's Finish step times every mode again, max-autotune included, beside the best version.
 EVALUATE_COMPILE_MODES = ("default",)
 EVALUATE_BASELINES = ("eager", "compile")
 
@@ -299,7 +299,7 @@ def _benchmark_step(evaluation: Evaluation, options: EvaluateOptions) -> None:
         against=Path(against.solution) if against is not None else None, baselines=list(options.baselines),
         compile_modes=list(options.compile_modes), check_seeds=BENCHMARK_SEEDS_AFTER_CHECK,
         target_percent=run.target_percent, build=run.build_options(),
-        checked_by=evaluation.folder / CORRECTNESS_FILE, baseline_cache=evaluation.out / BASELINES_FILE,
+        checked_by=evaluation.folder / CORRECTNESS_FILE, reference_cache=evaluation.out / REFERENCE_CACHE_FILE,
     )
 
     def measure() -> StepOutcome:

@@ -37,9 +37,9 @@ from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import resolve_device
-from kernel_opt.measure.baseline_cache import BaselineCache, baseline_key, baseline_names, still_to_time, visible_gpu
 from kernel_opt.measure.benchmark_report import write_benchmark_reports
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT, BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.measure.reference_cache import ReferenceCache, baseline_names, reference_key, still_to_time, visible_gpu
 from kernel_opt.run.events import (
     CeilingsEvent,
     CopySameBytesEvent,
@@ -88,7 +88,7 @@ class BenchmarkRequest:
     timeout_s: float = DEFAULT_TIMEOUT_S
     build: BuildOptions = field(default_factory=BuildOptions)
     checked_by: Path | None = None  # a correctness.json to rely on instead of the gate's check (check/reuse.py)
-    baseline_cache: Path | None = None  # a run's baselines.json: reuse baselines timed under the same key
+    reference_cache: Path | None = None  # a run's reference_cache.json: reuse baselines and work measured there
 
     def argv(self) -> list[str]:
         """The same request as benchmark.py's arguments; the loop's choices are always spelled out."""
@@ -103,7 +103,7 @@ class BenchmarkRequest:
         arguments += [] if self.rtol is None else ["--rtol", str(self.rtol)]
         arguments += [] if self.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(self.timeout_s)]
         arguments += [] if self.checked_by is None else ["--checked-by", str(self.checked_by)]
-        arguments += [] if self.baseline_cache is None else ["--baseline-cache", str(self.baseline_cache)]
+        arguments += [] if self.reference_cache is None else ["--reference-cache", str(self.reference_cache)]
         return arguments + dim_arguments(self.dims)
 
 
@@ -196,16 +196,17 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
         against_spec, _ = solution_spec(other, registry.detect(other), "cuda", build_dir, request.build, report.notes)
     smi = probe_nvidia_smi()
     report.clocks_start = [asdict(gpu) for gpu in smi.gpus]
-    cache, key, kinds, modes = None, None, list(request.baselines), list(request.compile_modes)
-    if request.baseline_cache is not None:
-        cache = BaselineCache(request.baseline_cache)
-        key = baseline_key(reference, request.dims, request.seed, visible_gpu(smi.gpus))
-        report.baselines = cache.lookup(key, baseline_names(kinds, modes))
+    cache, key, kinds, modes, work = None, None, list(request.baselines), list(request.compile_modes), None
+    if request.reference_cache is not None:
+        cache = ReferenceCache(request.reference_cache)
+        key = reference_key(reference, request.dims, request.seed, visible_gpu(smi.gpus))
+        report.baselines = cache.baselines(key, baseline_names(kinds, modes))
         kinds, modes = still_to_time(kinds, modes, report.baselines)
+        work = cache.work(key)
     worker_request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
                       "cli_dims": request.dims, "seed": request.seed, "baselines": kinds,
                       "atol": request.atol, "rtol": request.rtol, "against": against_spec,
-                      "compile_modes": modes}
+                      "compile_modes": modes, "work": None if work is None else {**work[0], "cached_from": work[1]}}
     spawned = time.time()
     outcome = run_worker(worker_request, timeout_s=request.timeout_s)
     report.phases_s.update(phase_durations(outcome.events, spawned, time.time()))
@@ -213,7 +214,8 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
     against_dir = str(request.against.parent) if request.against is not None else None
     assemble_report(report, outcome, str(request.against) if request.against else None, against_dir)
     if cache is not None:
-        cache.remember(key, report.baselines, timed_by=f"{request.output_dir.name} ({PROG})")
+        counted = {k: v for k, v in report.work.items() if k != "cached_from"} if work is None else None
+        cache.remember(key, report.baselines, counted, by=f"{request.output_dir.name} ({PROG})")
         order = baseline_names(request.baselines, request.compile_modes)
         report.baselines.sort(key=lambda entry: order.index(entry.name) if entry.name in order else len(order))
 

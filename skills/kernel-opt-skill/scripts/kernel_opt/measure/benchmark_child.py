@@ -156,7 +156,7 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
         n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
     events.emit(PhaseEvent("work count"))
-    work = _emit_work(reference, values, outputs, dims, events)
+    work = _emit_work(reference, values, outputs, dims, events, request.get("work"))
     _emit_ceilings(events)
 
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
@@ -278,11 +278,14 @@ def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events: EventL
     events.emit(CopySameBytesEvent(asdict(measure_copy_bandwidth(device, buffer_bytes=half, rep_ms=DEFAULT_REP_MS))))
 
 
-def _emit_work(reference, values, outputs, dims, events: EventLog) -> dict[str, Any]:
-    """FLOPs and minimum bytes per call: ref.py's flops()/bytes() first, counted otherwise."""
+def _emit_work(reference, values, outputs, dims, events: EventLog, cached: dict[str, Any] | None) -> dict[str, Any]:
+    """FLOPs and minimum bytes per call: from the run's reference cache, else ref.py's flops()/bytes(), else counted."""
     from kernel_opt.measure import roofline
     from kernel_opt.solution.contract import call_with_accepted
 
+    if cached:
+        events.emit(WorkEvent(dict(cached)))
+        return dict(cached)
     work: dict[str, Any] = {}
     if reference.flops is not None:
         work.update(flops=float(call_with_accepted(reference.flops, dims)), flops_source="ref.py flops()")

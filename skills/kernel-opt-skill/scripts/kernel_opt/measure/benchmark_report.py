@@ -83,7 +83,7 @@ def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
                      "(CUDA graph, L2 flushed)")
     for b in report.baselines:
         lines.append(f"  {b.name}: " + (f"failed: {b.error}" if b.error else f"{b.median_us:.2f} us")
-                     + (" (reused from the run's baselines.json)" if b.cached_from else ""))
+                     + (" (reused from the run's reference_cache.json)" if b.cached_from else ""))
     if report.best_baseline:
         lines.append(f"  best PyTorch baseline: {report.best_baseline}; solution speedup over it "
                      f"{report.speedup_vs_best_baseline:.2f}x")

@@ -36,7 +36,7 @@ class TimedEntry(Record):
     compile_s: float | None = None  # torch.compile: first call, compile and autotune included
     error: str | None = None
     timing: dict[str, Any] | None = None  # TimingSamples.to_dict(): samples and method
-    cached_from: str | None = None  # a baseline reused from the run's baselines.json: who timed it, when
+    cached_from: str | None = None  # a baseline reused from the run's reference_cache.json: who timed it, when
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON; `cached_from` only where the entry was reused, so timed entries read as before."""

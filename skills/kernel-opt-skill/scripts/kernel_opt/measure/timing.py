@@ -454,7 +454,11 @@ def time_kernel_only(
         step = _preceded_by(before_each, flush)
         side = _warm_up_for_capture(torch, device, current, lambda: (step(), fn()))
         estimate_us = _estimate_call_us(torch, fn, step, current, ESTIMATE_CALLS)
-        calls = _count_for(rep_ms, estimate_us, 1, max_calls_per_graph)
+        # One graph replay should last about rep_ms of GPU time, flushes included: sized by the call
+        # alone, a 44 us layernorm's graphs held 454 flush+call steps (about 3x rep_ms) and the phase
+        # took 5.3 s on an H100 (2026-11-25).
+        iteration_us = _estimate_call_us(torch, lambda: (step(), fn()), _no_flush, current, ESTIMATE_CALLS)
+        calls = _count_for(rep_ms, iteration_us, 1, max_calls_per_graph)
         with_kernel, flush_only = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(with_kernel, stream=side):
@@ -487,7 +491,7 @@ def time_kernel_only(
         name = torch.cuda.get_device_name(device)
     return TimingSamples(
         samples_us=samples_us,
-        warmup=GRAPH_WARMUP_CALLS + ESTIMATE_CALLS + calls,
+        warmup=GRAPH_WARMUP_CALLS + 2 * ESTIMATE_CALLS + calls,
         reps=replays,
         flush_l2=True,
         method="cuda_graph_differential",

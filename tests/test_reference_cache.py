@@ -1,4 +1,4 @@
-"""measure/baseline_cache.py: baselines timed once per run, reused only under exactly the same key."""
+"""measure/reference_cache.py: what the reference costs, measured once per run, reused only under the same key."""
 
 import json
 from types import SimpleNamespace
@@ -6,24 +6,25 @@ from types import SimpleNamespace
 import pytest
 
 from kernel_opt.core.errors import UsageError
-from kernel_opt.measure.baseline_cache import (
-    BASELINES_SCHEMA,
-    BaselineCache,
-    baseline_key,
+from kernel_opt.measure.records import TimedEntry
+from kernel_opt.measure.reference_cache import (
+    REFERENCE_CACHE_SCHEMA,
+    ReferenceCache,
     baseline_names,
+    reference_key,
     still_to_time,
     visible_gpu,
 )
-from kernel_opt.measure.records import TimedEntry
 
 H100 = SimpleNamespace(index=0, name="NVIDIA H100 80GB HBM3", driver_version="580.159.04")
+WORK = {"flops": None, "bytes": 134234112.0, "bytes_source": "ref.py bytes()", "dtype": "float16"}
 
 
 @pytest.fixture
 def key(tmp_path):
     reference = tmp_path / "ref.py"
     reference.write_text("def reference(x): return x\n")
-    return baseline_key(reference, {"N": 4096, "M": 8192}, 0, H100)
+    return reference_key(reference, {"N": 4096, "M": 8192}, 0, H100)
 
 
 def entry(name, median_us, **extra):
@@ -45,46 +46,49 @@ def test_only_what_is_not_cached_is_timed():
     assert still_to_time(["eager", "compile"], ["default", "max-autotune"], cached) == (["compile"], ["max-autotune"])
 
 
-def test_the_key_names_what_moves_a_baseline_time(key, tmp_path):
+def test_the_key_names_what_moves_a_measurement(key):
     assert (key["gpu"], key["driver"], key["seed"]) == ("NVIDIA H100 80GB HBM3", "580.159.04", 0)
     assert list(key["dims"]) == ["M", "N"]  # sorted: the same sizes always compare equal
     assert key["torch"] is not None and len(key["reference_sha256"]) == 64
 
 
 def test_entries_come_back_under_the_same_key_marked_as_reused(key, tmp_path):
-    cache = BaselineCache(tmp_path / "baselines.json")
-    assert cache.lookup(key, ["eager"]) == []  # no file yet
+    cache = ReferenceCache(tmp_path / "reference_cache.json")
+    assert cache.baselines(key, ["eager"]) == [] and cache.work(key) is None  # no file yet
     cache.remember(key, [entry("eager", 50.0), entry("torch.compile (default)", 40.0, compile_s=13.6),
-                         TimedEntry("torch.compile (max-autotune)", error="boom")], timed_by="v0 (benchmark.py)")
-    stored = json.loads((tmp_path / "baselines.json").read_text())
-    assert stored["schema"] == BASELINES_SCHEMA and len(stored["entries"]) == 2  # the failed one is not kept
-    found = cache.lookup(key, ["eager", "torch.compile (default)", "torch.compile (max-autotune)"])
+                         TimedEntry("torch.compile (max-autotune)", error="boom")], WORK, by="v0 (benchmark.py)")
+    stored = json.loads((tmp_path / "reference_cache.json").read_text())
+    assert stored["schema"] == REFERENCE_CACHE_SCHEMA and len(stored["baselines"]) == 2  # the failed one is not kept
+    found = cache.baselines(key, ["eager", "torch.compile (default)", "torch.compile (max-autotune)"])
     assert [(e.name, e.median_us, e.compile_s) for e in found] == [("eager", 50.0, None),
                                                                   ("torch.compile (default)", 40.0, 13.6)]
     assert all(e.cached_from.startswith("timed by v0 (benchmark.py) at ") for e in found)
+    work, origin = cache.work(key)
+    assert work == WORK and origin.startswith("counted by v0 (benchmark.py) at ")
 
 
 def test_another_key_misses_and_a_reused_entry_is_not_stored_again(key, tmp_path):
-    cache = BaselineCache(tmp_path / "baselines.json")
-    cache.remember(key, [entry("eager", 50.0)], timed_by="v0")
+    cache = ReferenceCache(tmp_path / "reference_cache.json")
+    cache.remember(key, [entry("eager", 50.0)], WORK, by="v0")
     for changed in ({"driver": "590.1"}, {"torch": "2.12.0"}, {"reference_sha256": "0" * 64},
                     {"dims": {"M": 8192, "N": 2048}}, {"seed": 1}, {"gpu": "NVIDIA H200"}):
-        assert cache.lookup({**key, **changed}, ["eager"]) == []
-    reused = cache.lookup(key, ["eager"])
-    cache.remember(key, reused, timed_by="v1")
-    assert json.loads((tmp_path / "baselines.json").read_text())["entries"][0]["timed_by"] == "v0"
-    cache.remember(key, [entry("eager", 49.0)], timed_by="v2")  # a re-timing replaces the entry under its key
-    assert [e.median_us for e in cache.lookup(key, ["eager"])] == [49.0]
+        assert cache.baselines({**key, **changed}, ["eager"]) == [] and cache.work({**key, **changed}) is None
+    cache.remember(key, cache.baselines(key, ["eager"]), None, by="v1")
+    assert json.loads((tmp_path / "reference_cache.json").read_text())["baselines"][0]["by"] == "v0"
+    cache.remember(key, [entry("eager", 49.0)], {**WORK, "bytes": 1.0}, by="v2")  # a re-measurement replaces
+    assert [e.median_us for e in cache.baselines(key, ["eager"])] == [49.0]
+    assert cache.work(key)[0]["bytes"] == 1.0
+    assert len(json.loads((tmp_path / "reference_cache.json").read_text())["work"]) == 1
 
 
 def test_a_foreign_file_is_bad_input(key, tmp_path):
-    path = tmp_path / "baselines.json"
-    path.write_text(json.dumps({"schema": "kernel_opt.other/1", "entries": []}))
+    path = tmp_path / "reference_cache.json"
+    path.write_text(json.dumps({"schema": "kernel_opt.other/1"}))
     with pytest.raises(UsageError, match="schema"):
-        BaselineCache(path).lookup(key, ["eager"])
-    path.write_text(json.dumps({"schema": BASELINES_SCHEMA, "entries": "nope"}))
-    with pytest.raises(UsageError, match="no list of entries"):
-        BaselineCache(path).lookup(key, ["eager"])
+        ReferenceCache(path).baselines(key, ["eager"])
+    path.write_text(json.dumps({"schema": REFERENCE_CACHE_SCHEMA, "baselines": "nope"}))
+    with pytest.raises(UsageError, match="is not a list"):
+        ReferenceCache(path).work(key)
 
 
 def test_the_visible_gpu_follows_cuda_visible_devices(monkeypatch):
@@ -96,6 +100,6 @@ def test_the_visible_gpu_follows_cuda_visible_devices(monkeypatch):
     assert visible_gpu([]) is None
 
 
-def test_a_reused_entry_is_written_with_its_origin_and_a_timed_one_without(key):
+def test_a_reused_entry_is_written_with_its_origin_and_a_timed_one_without():
     assert "cached_from" not in entry("eager", 50.0).to_dict()
     assert entry("eager", 50.0, cached_from="timed by v0").to_dict()["cached_from"] == "timed by v0"
