@@ -454,9 +454,7 @@ def time_kernel_only(
         step = _preceded_by(before_each, flush)
         side = _warm_up_for_capture(torch, device, current, lambda: (step(), fn()))
         estimate_us = _estimate_call_us(torch, fn, step, current, ESTIMATE_CALLS)
-        # One graph replay should last about rep_ms of GPU time, flushes included: sized by the call
-        # alone, a 44 us layernorm's graphs held 454 flush+call steps (about 3x rep_ms) and the phase
-        # took 5.3 s on an H100 (2026-11-25).
+        # A replay lasts about rep_ms with the flushes (by the call alone: 3x rep_ms, 5.3 s, H100 layernorm).
         iteration_us = _estimate_call_us(torch, lambda: (step(), fn()), _no_flush, current, ESTIMATE_CALLS)
         calls = _count_for(rep_ms, iteration_us, 1, max_calls_per_graph)
         with_kernel, flush_only = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
