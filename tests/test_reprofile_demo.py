@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, load_tool
+from reprofile_fixtures import NEW_SUMMARY, FakeMachine, device_output
 
 from kernel_opt.core.errors import UsageError
 
@@ -95,18 +96,6 @@ def test_reports_fill_archives_in_order_and_what_does_not_fit_is_named():
         "g": "left out: the 2 report archives are full", "h": "reports-1.tar.gz"}
 
 
-NEW_SUMMARY = {
-    "bottleneck": "overlap_bound", "memory_limiter": "L2", "top_stall": "wait", "unverified": [],
-    "reason": "achieved occupancy 12.4% is below 50% by design", "metrics": {"achieved_occupancy_pct": 12.4},
-    "dominant_kernel": {"name": "gemm_kernel", "share_pct": 100.0},
-    "read_next": [{"guide": "cuda", "strategy": "pipeline_depth", "link": "x", "why": "y"}],
-    "kernels": [{"name": "gemm_kernel", "pipes": {"busiest": "tensor", "busiest_pct": 61.04},
-                 "design": {"source": "executed opcode mix (ncu)", "async_features": ["wgmma (HGMMA x1.2M)",
-                                                                                     "TMA (UTMALDG x100)"]},
-                 "top_stalls": [{"reason": "wait", "share_pct": 31.5}], "metrics": {"tensor_pipe_pct": 61.04}}],
-}
-
-
 def test_profile_reading_reads_old_and_new_summaries():
     reading = reprofile_demo.profile_reading(NEW_SUMMARY)
     assert (reading["bottleneck"], reading["first_advice"], reading["busiest_pipe"], reading["tensor_pipe_pct"],
@@ -118,53 +107,10 @@ def test_profile_reading_reads_old_and_new_summaries():
     assert reprofile_demo.profile_reading(None) == {}
 
 
-class FakeMachine:
-    """Stands in for the GPU machine: each command takes `seconds` of a fake clock and writes what the tool would."""
-
-    def __init__(self, seconds: dict[str, float], report_bytes: int = 1000, failing: tuple[str, ...] = ()):
-        self.now, self.seconds, self.report_bytes, self.failing = 0.0, seconds, report_bytes, failing
-        self.commands: list[list[str]] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def execute(self, command, console, timeout_s):
-        self.commands.append(command)
-        folder = Path(command[command.index("--output-dir") + 1])
-        folder.mkdir(parents=True, exist_ok=True)
-        console.write_text("$ " + " ".join(command) + "\n")
-        tool = Path(command[1]).name
-        self.now += self.seconds.get(tool, 1.0)
-        key = "/".join(folder.parts[-3:])
-        if key in self.failing and tool == "ncu_profile.py":
-            return reprofile_demo.StepRun(3, 1.0)
-        if tool == "static_analysis.py":
-            (folder / "static_analysis.json").write_text(json.dumps({"kernels": []}))
-        else:
-            (folder / "ncu_summary.json").write_text(json.dumps(NEW_SUMMARY))
-            (folder / "ncu_details.md").write_text("details\n")
-            (folder / "profile.ncu-rep").write_bytes(b"r" * self.report_bytes)
-            (folder / "build").mkdir(exist_ok=True)
-            (folder / "build" / "libv.so").write_bytes(b"so")
-        return reprofile_demo.StepRun(0, self.seconds.get(tool, 1.0))
-
-
-ENVIRONMENT = {"date": "2026-11-26T00:00:00+00:00", "device": "NVIDIA H100 80GB HBM3, 580.159.04"}
-
-
-def _run(tmp_path, machine, only, **options):
-    jobs = reprofile_demo.plan_versions(DEMO, only)
-    run_options = reprofile_demo.RunOptions(out_dir=tmp_path / "out", static_workers=1, python="python3",
-                                            **options)
-    code = reprofile_demo.run_versions(jobs, run_options, execute=machine.execute, clock=machine.clock,
-                                       environment=ENVIRONMENT)
-    return code, tmp_path / "out"
-
-
 def test_a_run_past_its_deadline_skips_the_rest_lists_them_and_exits_1(tmp_path, capsys):
     machine = FakeMachine({"static_analysis.py": 2.0, "ncu_profile.py": 10.0})
     # statics end at 6 s; profiles start at 6 and 16; at 26 s the 25 s deadline has passed
-    code, out = _run(tmp_path, machine, ["triton/gemm"], deadline_s=25.0, static_deadline_s=5.0)
+    code, out = device_output(tmp_path, ["triton/gemm"], machine, deadline_s=25.0, static_deadline_s=5.0)
     assert code == 1
     assert sorted(path.name for path in out.iterdir()) == ["README.md", "reports-1.tar.gz", "reprofile.tar.gz",
                                                            "run.log"]
@@ -194,7 +140,7 @@ def test_a_run_past_its_deadline_skips_the_rest_lists_them_and_exits_1(tmp_path,
 
 def test_a_static_analysis_past_its_deadline_and_a_failed_profile_are_failures(tmp_path):
     machine = FakeMachine({"static_analysis.py": 4.0, "ncu_profile.py": 1.0}, failing=("cuda/softmax/v0",))
-    code, out = _run(tmp_path, machine, ["cuda/softmax/v0", "cuda/softmax/v2"], static_deadline_s=3.0)
+    code, out = device_output(tmp_path, ["cuda/softmax/v0", "cuda/softmax/v2"], machine, static_deadline_s=3.0)
     assert code == 1
     manifest = json.loads(tarfile.open(out / "reprofile.tar.gz").extractfile("reprofile/manifest.json").read())
     versions = {version["key"]: version for version in manifest["versions"]}
@@ -204,7 +150,7 @@ def test_a_static_analysis_past_its_deadline_and_a_failed_profile_are_failures(t
 
 
 def test_a_complete_run_exits_0(tmp_path):
-    code, out = _run(tmp_path, FakeMachine({}), ["cuda/softmax/v2"])
+    code, out = device_output(tmp_path, ["cuda/softmax/v2"])
     assert code == 0 and "Skipped" not in (out / "README.md").read_text()
 
 

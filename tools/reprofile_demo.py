@@ -226,7 +226,7 @@ def profile_reading(summary: dict[str, Any] | None) -> dict[str, Any]:
         "async_features": [feature.split(" (")[0] for feature in design.get("async_features") or []],
         "design_source": design.get("source"),
         "top_stall": stalls[0].get("reason") if stalls else summary.get("top_stall"),
-        "top_stall_share_pct": stalls[0].get("share_pct") if stalls else None,
+        "top_stalls": [f"{share.get('reason')} {share.get('share_pct') or 0:.0f}%" for share in stalls[:2]],
         "unverified": list(summary.get("unverified") or []),
         "reason": summary.get("reason", ""),
     }
