@@ -153,3 +153,32 @@ def test_an_fp32_triton_dot_on_the_fma_pipe_is_still_told_to_use_tensor_cores():
     result = classify_kernel(metrics)
     assert result.label == "compute_bound"
     assert triton_strategies(result, metrics)[:2] == ["dot_precision", "tile_shape"]
+
+
+# CUDA GEMM v3 of the demo (run's profile, H100): mma.sync fed through registers, no cp.async, 25%
+# occupancy limited by 123 registers, long_scoreboard 60% of stalls. The run's next step, a
+# 3-stage cp.async pipeline, gained 2.38x; cutting registers would have cut the tile's reuse.
+STARVED_MMA = dict(sm_throughput_pct=18.3, memory_throughput_pct=38.8, l1_throughput_pct=38.8,
+                   l2_throughput_pct=13.1, dram_throughput_pct=5.0, achieved_occupancy_pct=24.2,
+                   theoretical_occupancy_pct=25.0, block_limit_registers_blocks=2, eligible_warps_per_scheduler=0.16,
+                   issue_slots_busy_pct=12.4, tensor_pipe_pct=18.4)
+
+
+def test_an_occupancy_bound_mma_kernel_keeps_more_work_in_flight_before_giving_up_registers():
+    metrics = kernel(**STARVED_MMA, stalls={"long_scoreboard": 6.0, "wait": 1.0},
+                     executed_opcodes={"HMMA": 128.0, "LDSM": 32.0, "LDG": 16.0, "STS": 16.0})
+    result = classify_kernel(metrics)
+    assert result.label == "occupancy_bound"
+    assert cuda_strategies(result, metrics) == ["cp_async_pipeline", "more_bytes_in_flight", "register_limit",
+                                                "smem_limit"]
+    waiting = kernel(**STARVED_MMA, stalls={"wait": 6.0, "long_scoreboard": 1.0},
+                     executed_opcodes={"HMMA": 128.0, "LDSM": 32.0})
+    assert cuda_strategies(classify_kernel(waiting), waiting) == ["more_ilp", "register_limit", "smem_limit",
+                                                                  "block_shape"]
+
+
+def test_an_occupancy_bound_kernel_without_tensor_instructions_still_starts_at_its_limiter():
+    metrics = kernel(**STARVED_MMA, stalls={"long_scoreboard": 6.0}, executed_opcodes={"FFMA": 512.0, "LDG": 16.0})
+    result = classify_kernel(metrics)
+    assert result.label == "occupancy_bound"
+    assert cuda_strategies(result, metrics)[0] == "register_limit"
