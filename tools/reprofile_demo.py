@@ -438,12 +438,13 @@ def tool_versions(ncu: str | None, python: str) -> dict[str, Any]:
         text = (completed.stdout or completed.stderr).strip()
         return text if completed.returncode == 0 and text else f"unknown: exit {completed.returncode} {text[-200:]}"
 
-    nvcc = output(["nvcc", "--version"]).splitlines()
+    nvcc_path = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"  # where the CUDA build looks (cuda/build.py)
+    nvcc = output([nvcc_path, "--version"]).splitlines()
     return {
         "date": now_iso(),
         "device": output(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]).splitlines()[0],
         "ncu": output([ncu or "ncu", "--version"]).splitlines()[-1] + f" ({ncu or 'ncu on PATH'})",
-        "nvcc": nvcc[-1] if nvcc else "unknown",
+        "nvcc": next((line for line in nvcc if "release" in line), nvcc[-1] if nvcc else "unknown"),
         "python, torch, triton": output([python, "-c", "import sys, torch, triton; "
                                          "print(sys.version.split()[0], torch.__version__, triton.__version__)"]),
         "commit": output(["git", "rev-parse", "HEAD"]),
