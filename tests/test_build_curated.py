@@ -48,9 +48,15 @@ def test_the_shipped_curated_file_is_the_rebuild_of_the_case_logs():
         assert provenance["device"] == "NVIDIA H100 80GB HBM3" and line["chip"] == "sm_90"
         source = next(json.loads(s) for s in (REPO_ROOT / origin["log"]).read_text().splitlines()
                       if json.loads(s)["id"] == origin["id"])
-        assert {k: v for k, v in line.items() if k not in ("id", "provenance")} == {
-            k: v for k, v in source.items() if k not in ("id", "provenance")
+        run_labels = provenance.get("run_labels", {})
+        assert {k: v for k, v in line.items() if k not in ("id", "provenance", *run_labels)} == {
+            k: v for k, v in source.items() if k not in ("id", "provenance", *run_labels)
         }  # measured figures, notes and times exactly as the run recorded them
+        versions = {"bottleneck": line["baseline"], "bottleneck_after": f"v{line['iteration']}"}
+        for name, run_label in run_labels.items():  # a label replaced by its version's re-profile
+            assert source[name] == run_label != line[name]
+            reprofile = REPO_ROOT / provenance["case"] / versions[name] / "reprofile" / "ncu_summary.json"
+            assert json.loads(reprofile.read_text())["bottleneck"] == line[name]
 
 
 def test_rebuild_is_idempotent_and_keeps_ids_when_a_case_gains_records(tmp_path, capsys):
@@ -86,6 +92,25 @@ def test_rebuild_is_idempotent_and_keeps_ids_when_a_case_gains_records(tmp_path,
     assert rebuilt[3]["provenance"]["device"] is None  # no v3/benchmark.json: not guessed
     again = output.read_bytes()
     assert _build(demo, output) == 0 and output.read_bytes() == again
+
+
+def test_labels_come_from_the_re_profiles_and_the_runs_labels_stay_in_provenance(tmp_path):
+    demo, output = tmp_path / "demo", tmp_path / "curated.jsonl"
+    log = _case(demo, "cuda/gemm",
+                dict(kernel="gemm", baseline="v0", bottleneck="memory_bound", bottleneck_after="occupancy_bound"),
+                dict(kernel="gemm", baseline="v1", bottleneck="occupancy_bound", bottleneck_after="occupancy_bound"))
+    case_log = log.read_bytes()
+    for version, label in (("v0", "memory_bound"), ("v1", "overlap_bound")):  # v2 was not re-profiled
+        write_json(demo / "cuda" / "gemm" / version / "reprofile" / "ncu_summary.json",
+                   {"schema": "kernel_opt.ncu_summary/1", "bottleneck": label})
+    assert _build(demo, output) == 0
+    first, second = (json.loads(line) for line in output.read_text().splitlines())
+    assert (first["bottleneck"], first["bottleneck_after"]) == ("memory_bound", "overlap_bound")
+    assert first["provenance"]["run_labels"] == {"bottleneck_after": "occupancy_bound"}  # v0 kept its label
+    assert (second["bottleneck"], second["bottleneck_after"]) == ("overlap_bound", "occupancy_bound")
+    assert second["provenance"]["run_labels"] == {"bottleneck": "occupancy_bound"}
+    assert log.read_bytes() == case_log  # the run's log keeps the labels the run saw
+    assert _build(demo, output, "--check") == 0
 
 
 def test_a_curated_record_no_case_produced_is_refused(tmp_path, capsys):

@@ -130,3 +130,30 @@ def test_the_cli_prints_the_changes_and_refuses_an_empty_folder(tmp_path, capsys
     assert [(record["version"], record["changed"]) for record in records] == [("cuda/gemm/v7", True),
                                                                               ("cuda/gemm/v10", False)]
     assert reclassify_demo.main([str(tmp_path / "empty")]) == 2
+
+
+LIBRARY = REPO_ROOT / "tests" / "fixtures" / "ncu" / "library"
+
+
+@pytest.mark.parametrize("name", sorted(path.stem for path in LIBRARY.glob("*.ncu-rep")))
+def test_a_reprofile_reclassifies_from_its_kept_files_to_the_label_it_recorded(name, tmp_path):
+    """The summaries of the new collection keep the SASS mix: the kept files alone give back the same verdict."""
+    from kernel_opt.core.errors import EnvironmentFault
+    from kernel_opt.profile.ncu.reading import locate_report_reader
+    from kernel_opt.profile.profiler import ProfileRequest, profile_solution
+
+    try:
+        locate_report_reader()
+    except EnvironmentFault as error:
+        pytest.skip(f"ncu_report is not available here ({error.message})")
+    version = tmp_path / "demo" / "cuda" / "library" / "v0"
+    summary = profile_solution(ProfileRequest(version / "reprofile", from_report=LIBRARY / f"{name}.ncu-rep",
+                                              backend="cuda"))
+    shutil.copy(DEMO / "cuda" / "gemm" / "v0" / "ncu_summary.json", version / "ncu_summary.json")  # the run's own
+    assert reclassify_demo.version_folders([tmp_path / "demo"], reprofile=True) == [version]
+    verdict = reclassify_demo.reclassify_version(version, reprofile=True)
+    assert (verdict.old_label, verdict.new_label) == (summary.bottleneck, summary.bottleneck)
+    assert (verdict.old_limiter, verdict.new_limiter) == (summary.memory_limiter, summary.memory_limiter)
+    assert verdict.design_source == "executed opcode mix (ncu)" and verdict.unverified == []
+    assert verdict.not_collected == []
+    assert reclassify_demo.reclassify_version(version).old_label == "memory_bound"  # without the flag: the run's

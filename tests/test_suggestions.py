@@ -98,7 +98,8 @@ def test_an_overlap_bound_wgmma_pipeline_follows_its_stalls():
     result = classify_kernel(metrics)
     assert cuda_strategies(result, metrics) == ["softmax_mma_overlap", "pingpong_warpgroups", "warp_specialization",
                                                 "pipeline_depth"]
-    assert triton_strategies(result, metrics) == ["pipeline_stages", "warp_specialize", "tensor_descriptors"]
+    # Triton: gmma and barrier stalls ask for producer/consumer warps and deeper stages; its loads are TMA already
+    assert triton_strategies(result, metrics) == ["warp_specialize", "pipeline_stages"]
 
 
 def test_without_sass_the_overlap_advice_does_not_assume_what_it_cannot_see():
@@ -115,3 +116,69 @@ def test_an_overlap_bound_pipeline_with_narrow_stores_also_points_at_wider_acces
     assert result.label == "overlap_bound"
     assert cuda_strategies(result, metrics) == ["pipeline_depth", "warp_specialization", "vector_loads",
                                                 "pingpong_warpgroups"]
+
+
+def test_a_triton_overlap_pipeline_waiting_on_its_loads_gets_more_stages_and_tma_loads_first():
+    metrics = kernel(**{**OVERLAP, "stalls": {"long_scoreboard": 4.0, "wait": 1.0}},
+                     executed_opcodes={"HGMMA": 128.0, "LDGSTS": 8.0})
+    result = classify_kernel(metrics)
+    assert result.label == "overlap_bound"
+    assert triton_strategies(result, metrics) == ["pipeline_stages", "tensor_descriptors", "warp_specialize"]
+    specialized = kernel(**OVERLAP, executed_opcodes={"HGMMA": 128.0, "UTMALDG": 8.0, "USETMAXREG": 2.0})
+    assert triton_strategies(classify_kernel(specialized), specialized) == ["pipeline_stages"]  # all else in place
+
+
+# Triton attention v0 of the demo (run's profile, H100): SM throughput leads, no pipe near its roof,
+# the softmax's compares and masks (ALU) and exponentials (XU) fill the issue slots; tl.dot is on HGMMA.
+SOFTMAX_HEAVY = dict(sm_throughput_pct=65.8, memory_throughput_pct=48.0, l2_throughput_pct=48.0,
+                     l1_throughput_pct=34.5, dram_throughput_pct=8.6, achieved_occupancy_pct=24.2,
+                     theoretical_occupancy_pct=25.0, issue_slots_busy_pct=67.9, tensor_pipe_pct=33.6,
+                     fma_pipe_pct=34.3, alu_pipe_pct=42.6, xu_pipe_pct=35.8, stalls={"not_selected": 2.8, "wait": 1.2})
+
+
+def test_a_triton_kernel_on_the_tensor_cores_is_never_told_to_change_its_dot_precision():
+    metrics = kernel(**SOFTMAX_HEAVY, executed_opcodes={"HGMMA": 64.0, "LDGSTS": 8.0})
+    result = classify_kernel(metrics)
+    assert (result.label, result.pipes.busiest, result.pipes.at_roof) == ("compute_bound", "ALU", False)
+    # fewer instructions on the busy pipes first: mask-free blocks (ALU), exp2 (XU); the FMA pipe's
+    # dot_precision is in place (HGMMA), so its tile_shape follows
+    assert triton_strategies(result, metrics) == ["mask_free_blocks", "fast_math", "tile_shape", "autotune"]
+    why = suggest(result, metrics, ("triton",))[0].why
+    assert why == "SM throughput leads and the ALU pipe is among the busiest (42.6%): fewer instructions there"
+
+
+def test_an_fp32_triton_dot_on_the_fma_pipe_is_still_told_to_use_tensor_cores():
+    metrics = kernel(sm_throughput_pct=70.0, memory_throughput_pct=40.0, fma_pipe_pct=65.0, alu_pipe_pct=20.0,
+                     tensor_pipe_pct=0.0, executed_opcodes={"FFMA": 4096.0, "LDS": 512.0})
+    result = classify_kernel(metrics)
+    assert result.label == "compute_bound"
+    assert triton_strategies(result, metrics)[:2] == ["dot_precision", "tile_shape"]
+
+
+# CUDA GEMM v3 of the demo (run's profile, H100): mma.sync fed through registers, no cp.async, 25%
+# occupancy limited by 123 registers, long_scoreboard 60% of stalls. The run's next step, a
+# 3-stage cp.async pipeline, gained 2.38x; cutting registers would have cut the tile's reuse.
+STARVED_MMA = dict(sm_throughput_pct=18.3, memory_throughput_pct=38.8, l1_throughput_pct=38.8,
+                   l2_throughput_pct=13.1, dram_throughput_pct=5.0, achieved_occupancy_pct=24.2,
+                   theoretical_occupancy_pct=25.0, block_limit_registers_blocks=2, eligible_warps_per_scheduler=0.16,
+                   issue_slots_busy_pct=12.4, tensor_pipe_pct=18.4)
+
+
+def test_an_occupancy_bound_mma_kernel_keeps_more_work_in_flight_before_giving_up_registers():
+    metrics = kernel(**STARVED_MMA, stalls={"long_scoreboard": 6.0, "wait": 1.0},
+                     executed_opcodes={"HMMA": 128.0, "LDSM": 32.0, "LDG": 16.0, "STS": 16.0})
+    result = classify_kernel(metrics)
+    assert result.label == "occupancy_bound"
+    assert cuda_strategies(result, metrics) == ["cp_async_pipeline", "more_bytes_in_flight", "register_limit",
+                                                "smem_limit"]
+    waiting = kernel(**STARVED_MMA, stalls={"wait": 6.0, "long_scoreboard": 1.0},
+                     executed_opcodes={"HMMA": 128.0, "LDSM": 32.0})
+    assert cuda_strategies(classify_kernel(waiting), waiting) == ["more_ilp", "register_limit", "smem_limit",
+                                                                  "block_shape"]
+
+
+def test_an_occupancy_bound_kernel_without_tensor_instructions_still_starts_at_its_limiter():
+    metrics = kernel(**STARVED_MMA, stalls={"long_scoreboard": 6.0}, executed_opcodes={"FFMA": 512.0, "LDG": 16.0})
+    result = classify_kernel(metrics)
+    assert result.label == "occupancy_bound"
+    assert cuda_strategies(result, metrics)[0] == "register_limit"

@@ -150,12 +150,13 @@ def render(demo: Path) -> str:
     return markdown_table(rows, HEADERS)
 
 
-def replace_table(text: str, table: str, path: Path) -> str:
-    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
-        raise TableError(f"{path}: needs one {START} ... {END} pair around the table")
-    head, rest = text.split(START)
-    _, tail = rest.split(END)
-    return f"{head}{START}\n{table}\n{END}{tail}"
+def replace_table(text: str, table: str, path: Path, start: str = START, end: str = END) -> str:
+    """`text` with the table between its one pair of markers replaced (tools/apply_reprofile.py has its own pair)."""
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise TableError(f"{path}: needs one {start} ... {end} pair around the table")
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}\n{table}\n{end}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:

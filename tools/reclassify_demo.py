@@ -14,11 +14,16 @@ Usage:
   python3 tools/reclassify_demo.py                          # every version: old -> new label, a table
   python3 tools/reclassify_demo.py demo/cuda/gemm --changed # one case, only the versions whose label changed
   python3 tools/reclassify_demo.py --static-analysis-root /tmp/sass --json
+  python3 tools/reclassify_demo.py --reprofile --changed    # re-profiles whose recorded label is stale
 
 A CUDA version's SASS can be rebuilt without a GPU (nvcc and cuobjdump), e.g. for v6 of the
 attention case (wgmma versions need --arch sm_90a):
   python3 skills/kernel-opt-skill/scripts/static_analysis.py demo/cuda/attention/v6/v6.cu \
       --output-dir /tmp/sass/cuda/attention/v6 --arch sm_90
+
+With --reprofile it classifies the re-profiles instead (vN/reprofile/, tools/apply_reprofile.py),
+whose summaries keep the executed opcode mix: a label there that today's classifier would not
+give means the re-profile must be brought in again (apply_reprofile.py re-reads its report).
 
 Nothing under demo/ is written. Exit codes: 0 printed; 2 no demo version found under the paths.
 """
@@ -36,6 +41,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.core.render import markdown_table  # noqa: E402
+from kernel_opt.loop.records import REPROFILE_DIR  # noqa: E402
 from kernel_opt.profile.classify import summarize  # noqa: E402
 from kernel_opt.profile.design import load_static_opcodes  # noqa: E402
 from kernel_opt.profile.ncu.metrics import CANONICAL_FIELDS, KernelMetrics, RawMetric, metrics_from_raw  # noqa: E402
@@ -119,6 +125,8 @@ def kernel_metrics(summary_kernel: dict[str, Any], raw: dict[str, RawMetric] | N
     if recorded.get("stalls"):
         metrics.stalls = {share["reason"]: share["value"] for share in recorded["stalls"]}
         metrics.stall_unit = recorded.get("stall_unit")
+    if recorded.get("executed_opcodes"):  # summaries since issue 15 keep the SASS mix the details table sums up
+        metrics.executed_opcodes = dict(recorded["executed_opcodes"])
     return metrics
 
 
@@ -126,10 +134,14 @@ def not_collected(metrics: KernelMetrics) -> list[str]:
     return [label for name, label in NEWER_EVIDENCE if getattr(metrics, name) in (None, {}, [])]
 
 
-def reclassify_version(folder: Path, static_root: Path | None = None) -> VersionVerdict:
-    """Classify one kept version again (read-only)."""
-    summary = json.loads((folder / "ncu_summary.json").read_text())
-    details_path = folder / "ncu_details.md"
+def reclassify_version(folder: Path, static_root: Path | None = None, reprofile: bool = False) -> VersionVerdict:
+    """Classify one kept version again (read-only): its run's profile, or with `reprofile` its vN/reprofile/.
+
+    A re-profile keeps its own static_analysis.json beside its summary; `static_root` overrides it.
+    """
+    kept = folder / REPROFILE_DIR if reprofile else folder
+    summary = json.loads((kept / "ncu_summary.json").read_text())
+    details_path = kept / "ncu_details.md"
     raw_by_kernel = raw_metrics_by_kernel(details_path.read_text()) if details_path.is_file() else {}
     kernels = []
     for kernel in summary["kernels"]:
@@ -137,7 +149,7 @@ def reclassify_version(folder: Path, static_root: Path | None = None) -> Version
         kernels.append((kernel["name"], kernel["launches"], kernel["launch_configuration"],
                         kernel.get("total_duration_us"), metrics))
     relative = folder.relative_to(folder.parents[2])
-    static_path = static_root / relative / "static_analysis.json" if static_root else folder / "static_analysis.json"
+    static_path = static_root / relative / "static_analysis.json" if static_root else kept / "static_analysis.json"
     verdict = summarize(kernels, load_static_opcodes(static_path))
     dominant = next(item for item in verdict.kernels if item.name == verdict.dominant_kernel)
     source = "ncu_details.md raw table + ncu_summary.json" if raw_by_kernel else "ncu_summary.json only"
@@ -149,9 +161,15 @@ def reclassify_version(folder: Path, static_root: Path | None = None) -> Version
     )
 
 
-def version_folders(paths: list[Path]) -> list[Path]:
-    """Every folder with an ncu_summary.json under the paths, in backend/case/version order (v2 before v10)."""
-    found = {summary.parent for path in paths for summary in path.rglob("ncu_summary.json")}
+def version_folders(paths: list[Path], reprofile: bool = False) -> list[Path]:
+    """Every version folder with an ncu_summary.json (with `reprofile`: in vN/reprofile/) under the paths.
+
+    In backend/case/version order (v2 before v10).
+    """
+    wanted = f"{REPROFILE_DIR}/ncu_summary.json" if reprofile else "ncu_summary.json"
+    found = {summary.parent for path in paths for summary in path.rglob("ncu_summary.json")
+             if summary.parent.name != REPROFILE_DIR}
+    found = {folder for folder in found if (folder / wanted).is_file()}
     return sorted(found, key=lambda folder: (folder.parent.parent.name, folder.parent.name,
                                              int(folder.name[1:]) if folder.name[1:].isdigit() else -1))
 
@@ -177,17 +195,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--changed", action="store_true", help="only the versions whose label changed")
     parser.add_argument("--static-analysis-root", type=Path,
                         help="read DIR/<backend>/<case>/<vN>/static_analysis.json for the SASS the demo did not keep")
+    parser.add_argument("--reprofile", action="store_true",
+                        help="classify the re-profiles (vN/reprofile/, tools/apply_reprofile.py) instead of the "
+                        "run's own profiles; 'old' is then the label the re-profile recorded")
     parser.add_argument("--json", action="store_true", help="one JSON list instead of the table")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    folders = version_folders(args.paths)
+    folders = version_folders(args.paths, args.reprofile)
     if not folders:
-        print(f"no version with an ncu_summary.json under {', '.join(map(str, args.paths))}", file=sys.stderr)
+        where = f"{REPROFILE_DIR}/ncu_summary.json" if args.reprofile else "ncu_summary.json"
+        print(f"no version with a {where} under {', '.join(map(str, args.paths))}", file=sys.stderr)
         return 2
-    verdicts = [reclassify_version(folder, args.static_analysis_root) for folder in folders]
+    verdicts = [reclassify_version(folder, args.static_analysis_root, args.reprofile) for folder in folders]
     shown = [item for item in verdicts if item.changed] if args.changed else verdicts
     if args.json:
         print(json.dumps([asdict(item) | {"changed": item.changed, "provisional": item.provisional} for item in shown],

@@ -9,7 +9,13 @@ and nothing else, so it can be re-run whenever a case gains a record.
 Each curated record is the case log's record with every measured field unchanged, a curated
 id, and provenance {"case": "demo/cuda/gemm", "device": vN/benchmark.json's gpu.name,
 "imported_from": [{"log": "demo/cuda/gemm/experience.jsonl", "id": its id there}]}, the form
-`experience_log.py merge --from` writes. A record keeps its curated id across rebuilds (matched
+`experience_log.py merge --from` writes. The two labels are not measurements but the
+classifier's reading of the record's versions: where a version was re-profiled
+(vN/reprofile/ncu_summary.json, tools/apply_reprofile.py), `bottleneck` (the version the change
+was compared against) and `bottleneck_after` (the version it made) are that re-profile's label,
+so `recommend` matches a kernel classified today against labels of today's classifier; the
+labels the run recorded are kept in provenance.run_labels. The case log is left as the run
+wrote it. A record keeps its curated id across rebuilds (matched
 by case log and id there); new ones get the next ids. A curated record whose case record is
 gone is dropped and named. Running it twice gives the same file.
 
@@ -36,7 +42,7 @@ from kernel_opt.core.files import write_text_atomic  # noqa: E402
 from kernel_opt.experience.merge import imported_copy  # noqa: E402
 from kernel_opt.experience.records import ExperienceRecord  # noqa: E402
 from kernel_opt.experience.store import CURATED, CURATED_PATH, SKILL_ROOT, LogContents, next_id, read_log  # noqa: E402
-from kernel_opt.loop.records import read_benchmark  # noqa: E402
+from kernel_opt.loop.records import read_benchmark, read_newest_profile  # noqa: E402
 
 PROG = "build_curated.py"
 DEFAULT_DEMO = SKILL_ROOT.parents[1] / "demo"
@@ -77,6 +83,20 @@ def _device(case_dir: Path, record: ExperienceRecord) -> str | None:
     return benchmark.gpu_name if benchmark is not None else None
 
 
+def relabel(record: ExperienceRecord, case_dir: Path) -> dict[str, str | None]:
+    """Set the record's two labels from its versions' re-profiles; return the run's labels they replaced."""
+    version = PurePosixPath(record.version_dir).name if record.version_dir else None
+    replaced: dict[str, str | None] = {}
+    for name, folder in (("bottleneck", record.baseline), ("bottleneck_after", version)):
+        if not folder:
+            continue
+        profile, reprofiled = read_newest_profile(case_dir / folder)
+        if reprofiled and profile.bottleneck and profile.bottleneck != getattr(record, name):
+            replaced[name] = getattr(record, name)
+            setattr(record, name, profile.bottleneck)
+    return replaced
+
+
 def build(demo: Path, previous: LogContents) -> tuple[str, list[str]]:
     """The curated file's text, keeping the ids `previous` gave; and the ids it dropped."""
     ids: dict[tuple[str, int], int] = {}
@@ -99,8 +119,9 @@ def build(demo: Path, previous: LogContents) -> tuple[str, list[str]]:
                 ids[label, record.id] = identifier
                 identifier += 1
             curated = imported_copy(record, ids[label, record.id], label)
+            run_labels = relabel(curated, log.parent)
             curated.provenance = {"case": PurePosixPath(label).parent.as_posix(), "device": _device(log.parent, record),
-                                  **curated.provenance}
+                                  **curated.provenance, **({"run_labels": run_labels} if run_labels else {})}
             records.append(curated)
     built = {record.id for record in records}
     dropped = [f"curated:{record.id}" for record in previous.records if record.id not in built]

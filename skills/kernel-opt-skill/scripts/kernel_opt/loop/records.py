@@ -28,6 +28,9 @@ EVALUATION_SCHEMA = "kernel_opt.evaluation/1"
 VERSION_FILE = "version.json"
 VERSION_SCHEMA = "kernel_opt.version/1"
 REFERENCE_FILE = "ref.py"
+# A later profile of the same version, beside the run's own (tools/reprofile_demo.sh, then
+# tools/apply_reprofile.py): the version's label under a newer collection and classifier.
+REPROFILE_DIR = "reprofile"
 
 
 @dataclass
@@ -188,3 +191,13 @@ def read_benchmark(folder: Path) -> BenchmarkReport | None:
 
 def read_profile(folder: Path) -> NcuSummary | None:
     return _read(folder / NCU_SUMMARY_FILE, NcuSummary.from_dict)
+
+
+def read_newest_profile(folder: Path) -> tuple[NcuSummary | None, bool]:
+    """The version's re-profile (folder/reprofile/ncu_summary.json) when it has one, else its own profile.
+
+    The bool says whether the re-profile was read: the run's own profile stays the record of
+    what the run saw, the re-profile is the version's label today.
+    """
+    newer = read_profile(folder / REPROFILE_DIR)
+    return (newer, True) if newer is not None else (read_profile(folder), False)

@@ -51,6 +51,15 @@ OVERLAP_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
     "mio_throttle": ("smem_bank_conflicts",),
 }
 
+# occupancy_bound in an MMA kernel (tensor instructions in the SASS): its registers hold the
+# accumulator tiles that give it reuse, so the latency more warps would hide is better hidden by
+# more work in flight per warp. Demo, H100: CUDA GEMM v3 (mma.sync, long_scoreboard 60%, 25%
+# occupancy) gained 2.38x from a cp.async pipeline (v4), not from fewer registers.
+MMA_OCCUPANCY_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "long_scoreboard": ("cp_async_pipeline", "more_bytes_in_flight"),
+    "wait": ("more_ilp",),
+}
+
 OCCUPANCY_STRATEGIES: dict[str, str] = {
     "registers": "register_limit",
     "shared memory": "smem_limit",
@@ -94,6 +103,11 @@ def cuda_strategies(classification: Any, metrics: Any, compute_capability: str |
         if "short_kernel" in keys:
             picked.append(("launch_overhead", "the kernel is only a few microseconds long"))
     elif label == "occupancy_bound":
+        top = classification.top_stalls[0] if classification.top_stalls else None
+        if top is not None and classification.design.tensor_cores:
+            for name in MMA_OCCUPANCY_STALL_STRATEGIES.get(top.reason, ()):
+                picked.append((name, f"top stall {top.reason} ({top.share_pct:.0f}% of cycles) in an MMA kernel: "
+                                     "more work in flight per warp keeps the registers that give it reuse"))
         for limiter in classification.occupancy.limiters:
             picked.append((OCCUPANCY_STRATEGIES[limiter], f"theoretical occupancy is limited by {limiter}"))
         if classification.occupancy.gap:

@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends.base import AnalysisInputs, Backend, CpuInterpreter, Launcher
-from kernel_opt.backends.triton.suggestions import DEFAULT_STRATEGIES, ROOF_STRATEGIES, triton_strategies
+from kernel_opt.backends.triton.suggestions import (
+    DEFAULT_STRATEGIES,
+    ROOF_STRATEGIES,
+    strategies_in_place,
+    triton_strategies,
+)
 from kernel_opt.core.errors import UsageError
 from kernel_opt.solution.outline import SolutionDims, outline_module
 
@@ -70,6 +75,9 @@ class TritonBackend(Backend):
         target = None if arch == "auto" and gpu_arch_if_any() else normalize_arch(
             DEFAULT_ARCH_WITHOUT_GPU if arch == "auto" else arch)
         return analyze_triton(request.solution, request.reference, request.dims, request.build_dir, target)
+
+    def strategies_in_place(self, classification) -> set[str]:
+        return strategies_in_place(classification)
 
     def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:
         return triton_strategies(classification)

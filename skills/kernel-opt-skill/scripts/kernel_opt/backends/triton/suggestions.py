@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel_opt.profile.thresholds import threshold
+
 # Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
 DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
     "memory_bound": ("block_size", "vector_hints", "single_pass", "cache_hints"),
@@ -28,8 +30,53 @@ ROOF_STRATEGIES: dict[str, tuple[str, ...]] = {
 }
 
 
+# In an asynchronous pipeline a stall says what waits on what (as in backends/cuda/suggestions.py):
+# loads late for the dots -> more stages in flight (TMA loads free the warps that issue them);
+# dots and the other math taking turns instead of overlapping -> producer/consumer warps.
+OVERLAP_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
+    "long_scoreboard": ("pipeline_stages", "tensor_descriptors"),
+    "barrier": ("pipeline_stages", "warp_specialize"),
+    "gmma": ("warp_specialize",),
+    "wait": ("warp_specialize",),
+    "not_selected": ("warp_specialize",),
+    "dispatch_stall": ("warp_specialize",),
+}
+
+# A feature the design evidence names (profile/design.py) -> the strategy that adds it.
+FEATURE_STRATEGIES: dict[str, str] = {"TMA": "tensor_descriptors", "warp specialization": "warp_specialize"}
+
+
+def strategies_in_place(classification: Any) -> set[str]:
+    """What the kernel's SASS already shows: TMA loads, producer/consumer warps, dots on the tensor cores.
+
+    `dot_precision` moves an fp32 `tl.dot` from FMA to the tensor cores; a kernel whose SASS runs
+    tensor instructions (HMMA/HGMMA) is past that step, whatever its label.
+    """
+    design = getattr(classification, "design", None)
+    if design is None:
+        return set()
+    in_place = {strategy for feature, strategy in FEATURE_STRATEGIES.items() if feature in design.feature_names}
+    if design.tensor_cores:
+        in_place.add("dot_precision")
+    return in_place
+
+
+def busy_math_pipes(pipes: Any) -> list[tuple[str, float]]:
+    """The non-tensor math pipes within the balance margin of the busiest one, busiest first.
+
+    When SM throughput leads but no pipe is at its roof, the work that fills the SM is the
+    instructions on these pipes (an attention's softmax: ALU compares and masks, XU exponentials).
+    """
+    if pipes.busiest_pct is None:
+        return []
+    floor = pipes.busiest_pct - threshold("balance_points")
+    busy = [(pipe, value) for pipe, value in pipes.utilisation_pct.items()
+            if pipe in ROOF_STRATEGIES and pipe != "tensor" and value >= floor and value > 0]
+    return sorted(busy, key=lambda item: -item[1])
+
+
 def triton_strategies(classification: Any) -> list[tuple[str, str]]:
-    """(strategy, why) pairs from a saturated memory unit, the top stall and a short kernel."""
+    """(strategy, why) pairs from a saturated memory unit, the busy pipes, the top stalls and a short kernel."""
     keys = {finding.key for finding in classification.findings}
     label = classification.label
     picked: list[tuple[str, str]] = []
@@ -39,6 +86,16 @@ def triton_strategies(classification: Any) -> list[tuple[str, str]]:
             picked.append(("single_pass", "DRAM is at its peak: only fewer bytes help"))
         else:  # L1/shared or L2 saturated: the same data is fetched again and again
             picked.append(("block_size", f"{unit} is at its peak: larger tiles reuse each loaded value more"))
+    if label == "compute_bound" and not classification.pipes.at_roof:
+        for pipe, value in busy_math_pipes(classification.pipes):
+            for name in ROOF_STRATEGIES[pipe]:
+                picked.append((name, f"SM throughput leads and the {pipe} pipe is among the busiest ({value:.1f}%): "
+                                     "fewer instructions there"))
+    if label == "overlap_bound":
+        for share in classification.top_stalls[:2]:
+            for name in OVERLAP_STALL_STRATEGIES.get(share.reason, ()):
+                picked.append((name, f"top stall {share.reason} ({share.share_pct:.0f}% of cycles) in an "
+                                     "asynchronous pipeline"))
     if label == "latency_bound":
         top = classification.top_stall
         if top in ("long_scoreboard", "barrier"):
