@@ -56,9 +56,7 @@ DEFAULT_REP_MS = 100.0  # triton.testing.do_bench default (`rep=100`)
 # At least 10 reps so p20 and p80 are interpolated between distinct samples rather than read
 # off one or two; kernels slower than rep_ms / 10 therefore take longer than the budget.
 MIN_REPS = 10
-# Cap on reps for microsecond kernels: 1000 samples already pin the median far below the
-# timer's resolution, and each rep also costs a flush (tens of microseconds).
-MAX_REPS = 1000
+MAX_REPS = 1000  # for microsecond kernels: 1000 samples pin the median; each rep also costs a flush
 ESTIMATE_CALLS = 5  # calls timed to estimate the per-call time, as in do_bench
 
 FLUSH_L2_MULTIPLE = 2  # flush buffer = 2x the L2 size, so no line of the previous call survives
@@ -68,7 +66,9 @@ FALLBACK_FLUSH_BYTES = 256 * 1024**2  # when the driver reports no L2 size: trit
 # overhead (a few microseconds per launch) becomes a visible fraction of the kernel time.
 CUDA_GRAPH_SUGGESTED_BELOW_US = 20.0
 GRAPH_WARMUP_CALLS = 3  # torch's CUDA-graph docs warm up a few iterations on the side stream
-GRAPH_REP_MS = 20.0  # do_bench_cudagraph default (`rep=20`): GPU time of the calls in one graph
+# do_bench_cudagraph default (`rep=20`): GPU time of one graph, its flushes included (sized by the call
+# alone, a 44 us layernorm's graphs ran 3x that and its kernel time took 5.3 s on an H100).
+GRAPH_REP_MS = 20.0
 GRAPH_REPLAYS = 20  # do_bench_cudagraph replays 10 times; 20 gives steadier p20/p80
 MAX_CALLS_PER_GRAPH = 1000  # bounds capture time and graph memory for sub-microsecond kernels
 
@@ -454,7 +454,6 @@ def time_kernel_only(
         step = _preceded_by(before_each, flush)
         side = _warm_up_for_capture(torch, device, current, lambda: (step(), fn()))
         estimate_us = _estimate_call_us(torch, fn, step, current, ESTIMATE_CALLS)
-        # A replay lasts about rep_ms with the flushes (by the call alone: 3x rep_ms, 5.3 s, H100 layernorm).
         iteration_us = _estimate_call_us(torch, lambda: (step(), fn()), _no_flush, current, ESTIMATE_CALLS)
         calls = _count_for(rep_ms, iteration_us, 1, max_calls_per_graph)
         with_kernel, flush_only = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
