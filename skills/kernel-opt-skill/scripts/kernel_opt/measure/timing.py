@@ -53,8 +53,7 @@ FlushMode = Literal["clean", "write"]
 
 DEFAULT_WARMUP_MS = 25.0  # triton.testing.do_bench default (`warmup=25`)
 DEFAULT_REP_MS = 100.0  # triton.testing.do_bench default (`rep=100`)
-# At least 10 reps so p20 and p80 are interpolated between distinct samples rather than read
-# off one or two; kernels slower than rep_ms / 10 therefore take longer than the budget.
+# At least 10 reps, so p20 and p80 fall between distinct samples (slow kernels overrun the budget).
 MIN_REPS = 10
 MAX_REPS = 1000  # for microsecond kernels: 1000 samples pin the median; each rep also costs a flush
 ESTIMATE_CALLS = 5  # calls timed to estimate the per-call time, as in do_bench
