@@ -172,15 +172,16 @@ def test_sanitizer_command_is_exact_and_uses_only_options_this_version_has():
     command = sanitizer_command("/cuda/bin/compute-sanitizer", "memcheck", Path("/out/100%/sanitizer_memcheck.log"))
     assert command == [
         "/cuda/bin/compute-sanitizer", "--tool", "memcheck", "--log-file", "/out/100%%/sanitizer_memcheck.log",
-        "--error-exitcode", str(FINDINGS_EXIT_CODE), "--print-limit", "100", "--target-processes",
-        "application-only", "--launch-timeout", "300", "--show-backtrace", "device",
+        "--error-exitcode", str(FINDINGS_EXIT_CODE), "--print-limit", "100", "--target-processes", "all",
+        "--launch-timeout", "300",
     ]
     racecheck = sanitizer_command("cs", "racecheck", Path("/l"))
     assert racecheck[-2:] == ["--racecheck-report", "analysis"]
     help_text = (FIXTURES / "sanitizer_help.txt").read_text()
     for option in (item for item in racecheck if item.startswith("--")):
         assert f"{option} " in help_text, option
-    assert "application-only" in help_text and "analysis :" in help_text
+    assert "all              : Track the root application and all its child processes" in help_text
+    assert "analysis : Report only race analysis reports" in help_text
     assert SANITIZER_ENVIRONMENT == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 
 
@@ -322,6 +323,7 @@ def fake_tool(folder: Path, recorded: str) -> Path:
 def sanitized_check(tmp_path, monkeypatch, recorded: str, solution="good/vector_add.py"):
     """correctness_check --sanitize memcheck on the CPU: the stand-in tool runs the real child under the
     Triton interpreter (the GPU check is lifted for the test) and hands back a recorded log."""
+    # `recorded`: a fixture's name, or an absolute path; "" for a tool that writes an empty log
     tool = fake_tool(tmp_path / "bin", str(FIXTURES / recorded) if recorded else "")
     monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(correctness, "check_sanitizer_device", lambda device: None)
@@ -372,6 +374,16 @@ def test_a_clean_sanitized_run_passes_its_one_case(tmp_path, monkeypatch, capsys
     printed = capsys.readouterr().out
     assert printed.startswith("PASS under compute-sanitizer memcheck: no errors, and the smallest case (n=1, seed 0)")
     assert "without --sanitize" in printed
+
+
+def test_lines_a_clean_summary_does_not_count_are_notes_not_findings(tmp_path, monkeypatch):
+    recorded = tmp_path / "note.txt"
+    recorded.write_text("========= COMPUTE-SANITIZER\n========= Note: 2 kernels were not instrumented\n"
+                        "========= ERROR SUMMARY: 0 errors\n")
+    code, report, _, _ = sanitized_check(tmp_path, monkeypatch, str(recorded))
+    assert code == 0 and report["verdict"] == "pass"
+    assert (report["sanitizer"]["findings"], report["sanitizer"]["tool_messages"]) == (
+        [], ["Note: 2 kernels were not instrumented"])
 
 
 def test_a_sanitizer_that_printed_no_summary_is_exit_4(tmp_path, monkeypatch):

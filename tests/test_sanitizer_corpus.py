@@ -21,7 +21,7 @@ def test_every_fixture_with_a_sanitize_field_gets_its_plain_check_and_each_tool(
     memcheck = steps[("vector_add/wrong/tail_write.cu", "memcheck")]
     assert (memcheck.expected_exit, memcheck.expected_at, memcheck.record) == (3, "tail_write.cu:15",
                                                                               "correctness_memcheck.json")
-    assert memcheck.command[-2:] == ["--sanitize", "memcheck"]
+    assert memcheck.command[-5:] == ["--timeout=20", "--output-dir", str(memcheck.folder), "--sanitize", "memcheck"]
     assert memcheck.command[3:5] == ["--ref", str(VECTOR_ADD / "ref.py")]
     clean = steps[("vector_add/wrong/smem_race.cu", "memcheck")]
     assert (clean.expected_exit, clean.expected_at) == (0, None)
@@ -42,7 +42,7 @@ def test_a_row_needs_the_exit_and_the_line_the_first_finding_names(tmp_path):
     elsewhere = {**found, "sanitizer": {**found["sanitizer"], "findings": [{"location": "tail_write.cu:13"}]}}
     assert corpus.judge(job, 3, elsewhere)[0] is False  # the right exit at the wrong line is a mismatch
     assert corpus.judge(job, 0, {"verdict": "pass", "sanitizer": {"errors": 0, "findings": []}})[0] is False
-    assert corpus.judge(job, None, None) == (False, "no exit: killed after 300 s")
+    assert corpus.judge(job, None, None) == (False, "no exit: killed after 900 s")
     assert corpus.judge(job, 4, None) == (False, "exit 4: no correctness_memcheck.json")
 
 

@@ -32,7 +32,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
-JOB_TIMEOUT_S = 300  # one sanitized case took well under a minute on an H100; a hang stops here
+# A backstop only: each run's own --timeout kills a stalled child first (SANITIZED_STEP_TIMEOUT under the
+# tool, x10), so nothing is left running on the GPU when a job ends.
+JOB_TIMEOUT_S = 900
+SANITIZED_STEP_TIMEOUT = "--timeout=20"  # 200 s per step under compute-sanitizer
 EVALUATE_FIXTURE = "wrong/smem_race.cu"
 
 
@@ -67,8 +70,9 @@ def manifest_jobs(manifest: Path, out: Path) -> list[Job]:
                         "correctness.json"))
         for tool, expected in tools.items():
             folder = out / "runs" / slug / tool
-            jobs.append(Job(label, tool, expected, [*base, "--output-dir", str(folder), "--sanitize", tool], folder,
-                            f"correctness_{tool}.json", entry.get("sanitize_at") if expected == 3 else None))
+            command = [*base, SANITIZED_STEP_TIMEOUT, "--output-dir", str(folder), "--sanitize", tool]
+            jobs.append(Job(label, tool, expected, command, folder, f"correctness_{tool}.json",
+                            entry.get("sanitize_at") if expected == 3 else None))
     return jobs
 
 

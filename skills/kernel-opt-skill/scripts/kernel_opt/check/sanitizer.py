@@ -54,17 +54,17 @@ def sanitizer_command(executable: str, tool: str, log_file: Path) -> list[str]:
     """The compute-sanitizer prefix the child process runs under (every option exists in 2025.3.1's --help).
 
     --error-exitcode makes its exit code say "found errors" (racecheck and initcheck exit 0
-    otherwise); the counts still come from the log. Only the child is tracked: it is the one
-    process that launches kernels. Device backtraces only: the host ones are the harness's frames.
+    otherwise); the counts still come from the log. Every process is tracked, the tool's default
+    and how the H100 probe ran the harness (tests/fixtures/sanitizer/harness_memcheck.txt): the
+    child's own subprocesses (ptxas for Triton) launch no kernel, so they add nothing to check.
     """
     command = [
         executable, "--tool", tool,
         "--log-file", str(log_file).replace("%", "%%"),  # the tool expands %p and %q{VAR} in this name
         "--error-exitcode", str(FINDINGS_EXIT_CODE),
         "--print-limit", str(PRINT_LIMIT),
-        "--target-processes", "application-only",
+        "--target-processes", "all",
         "--launch-timeout", str(int(STARTUP_ALLOWANCE_S)),
-        "--show-backtrace", "device",
     ]
     if tool == "racecheck":
         command += ["--racecheck-report", "analysis"]  # one line per racing pair of instructions, with a count
@@ -126,10 +126,14 @@ def run_sanitized(request: dict[str, Any], tool: str, timeout_s: float, environm
                          env={**environment, **SANITIZER_ENVIRONMENT}, prefix=prefix,
                          startup_allowance_s=STARTUP_ALLOWANCE_S)
     log = parse_sanitizer_log(log_file.read_text(errors="replace") if log_file.is_file() else "")
+    findings, messages = group_findings(log.findings), list(log.tool_messages)
+    if log.completed and log.finding_count == 0 and findings:  # its summary counts none: notes, not findings
+        messages += [describe_finding(finding) for finding in findings]
+        findings = []
     section = SanitizerRun(
         tool=tool, command=shlex.join(prefix), version=version, log_file=str(log_file),
         exit_code=outcome.returncode, completed=log.completed, errors=log.errors, warnings=log.warnings,
-        not_printed=log.not_printed, findings=group_findings(log.findings), tool_messages=log.tool_messages,
+        not_printed=log.not_printed, findings=findings, tool_messages=messages,
     )
     return outcome, section
 
@@ -158,7 +162,8 @@ def sanitizer_error(section: SanitizerRun, outcome: ChildOutcome) -> dict[str, A
     the tool said, since its counts are unknown and "nothing found" cannot be concluded.
     """
     tool, log = section.tool, section.log_file
-    if section.finding_count or section.findings or section.exit_code == FINDINGS_EXIT_CODE:
+    unfinished_reports = not section.completed and section.findings  # printed before it was stopped
+    if section.finding_count or unfinished_reports or section.exit_code == FINDINGS_EXIT_CODE:
         if section.completed:
             count = f"{section.errors} error(s)" + (f", {section.warnings} warning(s)" if section.warnings else "")
         else:
