@@ -320,7 +320,7 @@ def fake_tool(folder: Path, recorded: str) -> Path:
     return path
 
 
-def sanitized_check(tmp_path, monkeypatch, recorded: str, solution="good/vector_add.py"):
+def sanitized_check(tmp_path, monkeypatch, recorded: str, solution="good/vector_add.py", ref=VECTOR_ADD / "ref.py"):
     """correctness_check --sanitize memcheck on the CPU: the stand-in tool runs the real child under the
     Triton interpreter (the GPU check is lifted for the test) and hands back a recorded log."""
     # `recorded`: a fixture's name, or an absolute path; "" for a tool that writes an empty log
@@ -330,8 +330,7 @@ def sanitized_check(tmp_path, monkeypatch, recorded: str, solution="good/vector_
     out = tmp_path / "out"
     out.mkdir()
     (out / "correctness.json").write_text('{"the full check": "kept"}')
-    code = main([str(VECTOR_ADD / solution), "--ref", str(VECTOR_ADD / "ref.py"), "--output-dir", str(out),
-                 "--sanitize", "memcheck"])
+    code = main([str(VECTOR_ADD / solution), "--ref", str(ref), "--output-dir", str(out), "--sanitize", "memcheck"])
     return code, json.loads((out / "correctness_memcheck.json").read_text()), out, tool
 
 
@@ -384,6 +383,17 @@ def test_lines_a_clean_summary_does_not_count_are_notes_not_findings(tmp_path, m
     assert code == 0 and report["verdict"] == "pass"
     assert (report["sanitizer"]["findings"], report["sanitizer"]["tool_messages"]) == (
         [], ["Note: 2 kernels were not instrumented"])
+
+
+def test_outputs_are_written_before_the_harness_reads_them(tmp_path, monkeypatch):
+    """setup()'s torch.empty outputs are copied for the reference (and to float64 for the truth): under
+    initcheck that copy would read memory nothing wrote, so the sanitized child fills them first."""
+    ref = tmp_path / "ref.py"
+    check = "    assert bool(torch.isnan(out).all()), 'out reached the reference unwritten'\n"
+    ref.write_text((VECTOR_ADD / "ref.py").read_text().replace("def reference(x, y, out, **_):\n",
+                                                               "def reference(x, y, out, **_):\n" + check))
+    code, report, _, _ = sanitized_check(tmp_path, monkeypatch, "memcheck_clean.txt", ref=ref)
+    assert code == 0, report["error"]
 
 
 def test_a_sanitizer_that_printed_no_summary_is_exit_4(tmp_path, monkeypatch):
