@@ -173,7 +173,7 @@ def test_sanitizer_command_is_exact_and_uses_only_options_this_version_has():
     assert command == [
         "/cuda/bin/compute-sanitizer", "--tool", "memcheck", "--log-file", "/out/100%%/sanitizer_memcheck.log",
         "--error-exitcode", str(FINDINGS_EXIT_CODE), "--print-limit", "100", "--target-processes", "all",
-        "--launch-timeout", "300",
+        "--launch-timeout", "300", "--kernel-name-exclude", "kns=at6native",
     ]
     racecheck = sanitizer_command("cs", "racecheck", Path("/l"))
     assert racecheck[-2:] == ["--racecheck-report", "analysis"]
@@ -182,6 +182,7 @@ def test_sanitizer_command_is_exact_and_uses_only_options_this_version_has():
         assert f"{option} " in help_text, option
     assert "all              : Track the root application and all its child processes" in help_text
     assert "analysis : Report only race analysis reports" in help_text
+    assert "kernel_substring, kns : The value is a substring in the mangled name of the kernel" in help_text
     assert SANITIZER_ENVIRONMENT == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 
 
