@@ -1,9 +1,9 @@
 """correctness_check.py --sanitize: one correctness case in a child process run under compute-sanitizer.
 
 compute-sanitizer finds what comparing results cannot: a write past the end of a buffer that
-lands in padding (reference/vector_add/wrong/tail_write.cu passes the plain check at n=1000 on
-an H100), a shared-memory race the warp schedule happens to hide, a read of memory nothing
-wrote. It slows kernels 10-100x, so it runs one case, the smallest (`smallest_case`), with one
+lands in padding (reference/vector_add/wrong/tail_write.cu's twin passed the plain check at
+n=1000 on an H100), a shared-memory race the warp schedule happens to hide, a read of memory
+nothing wrote. It slows kernels 10-100x, so it runs one case, the smallest (`smallest_case`), with one
 seed, and its text output is parsed (check/sanitizer_log.py) into the record's sanitizer section.
 
 The child (`python -m kernel_opt.child`) runs under the tool as a command prefix
@@ -33,11 +33,12 @@ SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 # compute-sanitizer's exit code when it found errors (--error-exitcode): apart from the child's own 0-4.
 FINDINGS_EXIT_CODE = 86
 PRINT_LIMIT = 100  # reports printed in full; the summary line still counts every one
-# Instrumented kernels run 10-100x slower (NVIDIA's documentation; tools/sanitizer_corpus.sh measures
-# this project's cases); one small case runs, so the low end, times the --timeout per step.
+# Instrumented kernels run 10-100x slower (the range usually quoted; tools/sanitizer_corpus.sh records
+# this project's wall times); one small case runs, so the low end, times the --timeout per step.
 SLOWDOWN_ALLOWANCE = 10
 # Starting Python, torch and CUDA under the tool, before the child's first event; also how long the
-# tool waits for the child to connect (--launch-timeout: the default 10 s is too short for torch).
+# tool waits for the child to connect (--launch-timeout; its default, 60 s when every process is
+# tracked, may not cover importing torch on a loaded machine).
 STARTUP_ALLOWANCE_S = 300.0
 # Every tensor its own cudaMalloc, so memcheck knows its bounds (PyTorch's caching allocator
 # otherwise hands out blocks inside larger segments, where a tail write hits valid memory).
