@@ -121,6 +121,8 @@ NVCC_13 = NvccProbe(name="nvcc", found=True, path="/usr/local/cuda/bin/nvcc", ve
 NCU_2025 = ToolProbe(name="ncu", found=True, path="/opt/nvidia/nsight-compute/2025.3.1/ncu", version="2025.3.1.0",
                      source="PATH")
 MISSING_TOOL = ToolProbe(name="missing", found=False, error="not found")
+SANITIZER_2025 = ToolProbe(name="compute-sanitizer", found=True, path="/usr/local/cuda/bin/compute-sanitizer",
+                           version="2025.3.1.0", source="PATH")
 
 
 def make_probes(*, gpu: bool, **overrides) -> Probes:
@@ -144,7 +146,7 @@ def make_probes(*, gpu: bool, **overrides) -> Probes:
         ncu=NCU_2025 if gpu else ToolProbe(name="ncu", found=False, error="ncu is not on PATH"),
         nsight_python=PackageProbe("nsight-python", "nsight", installed=gpu, version="0.9.6" if gpu else None),
         ncu_report=NcuReportProbe(available=False, error="not found"),
-        compute_sanitizer=MISSING_TOOL,
+        compute_sanitizer=SANITIZER_2025 if gpu else MISSING_TOOL,
         cuobjdump=ToolProbe(name="cuobjdump", found=True, path="/x/triton/backends/nvidia/bin/cuobjdump",
                             version="12.8.55", source="triton package"),
         nvidia_smi=smi,
@@ -163,7 +165,8 @@ def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile(
     report = assessment.check_environment(make_probes(gpu=False))
     steps = by_step(report.capabilities)
     assert [item.step for item in report.capabilities] == [
-        "compile_cuda", "cuda_correctness", "triton_correctness", "benchmark", "ncu_profile", "sass_analysis",
+        "compile_cuda", "cuda_correctness", "triton_correctness", "benchmark", "ncu_profile", "sanitizer",
+        "sass_analysis",
     ]
     assert steps["compile_cuda"].can_run and "13.0.88" in steps["compile_cuda"].reason
     assert not steps["cuda_correctness"].can_run and "CPU-only build" in steps["cuda_correctness"].reason
@@ -171,6 +174,7 @@ def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile(
     assert "TRITON_INTERPRET=1" in steps["triton_correctness"].reason and "bf16" in steps["triton_correctness"].reason
     assert not steps["benchmark"].can_run
     assert not steps["ncu_profile"].can_run and "ncu is missing" in steps["ncu_profile"].reason
+    assert not steps["sanitizer"].can_run and "compute-sanitizer is missing" in steps["sanitizer"].reason
     assert steps["sass_analysis"].can_run and "CUDA kernels" in steps["sass_analysis"].reason
     assert report.verdict == "cpu_only"
     assert report.headline.startswith("No usable GPU")
@@ -184,7 +188,7 @@ def test_each_capability_step_called_alone_gives_its_own_row(gpu):
     assert access.usable is gpu and bool(access.why_not) is not gpu
     rows = [step(probes, access) for step in assessment.CAPABILITY_STEPS]
     assert [row.step for row in rows] == ["compile_cuda", "cuda_correctness", "triton_correctness", "benchmark",
-                                          "ncu_profile", "sass_analysis"]
+                                          "ncu_profile", "sanitizer", "sass_analysis"]
     assert [step.__name__ for step in assessment.CAPABILITY_STEPS] == [f"{row.step}_capability" for row in rows]
     assert rows == assessment.assess_capabilities(probes)
     benchmark = assessment.benchmark_capability(probes, access)
@@ -213,7 +217,20 @@ def test_faked_h100_environment_runs_every_step():
     steps = by_step(report.capabilities)
     assert "nsight-python 0.9.6" in steps["ncu_profile"].reason
     assert "CUDA and Triton kernels" in steps["sass_analysis"].reason
+    assert steps["sanitizer"].reason == "compute-sanitizer 2025.3.1.0 at /usr/local/cuda/bin/compute-sanitizer"
     assert report.warnings == []
+
+
+def test_a_gpu_without_compute_sanitizer_says_where_it_looked_and_how_to_go_on():
+    where = ("compute-sanitizer is not on PATH nor in /usr/local/cuda/bin, /usr/local/cuda/compute-sanitizer "
+             "(CUDA_HOME is not set)")
+    missing = ToolProbe(name="compute-sanitizer", found=False, error=where)
+    report = assessment.check_environment(make_probes(gpu=True, compute_sanitizer=missing))
+    sanitizer = report.capability("sanitizer")
+    assert not sanitizer.can_run and report.verdict == "ok"  # the loop still runs, with --no-sanitize
+    assert sanitizer.reason == where
+    assert "--no-sanitize" in sanitizer.how_to_fix
+    assert environment.compute_sanitizer_search_globs({"CUDA_HOME": "/opt/cuda-13"})[0] == "/opt/cuda-13/bin"
 
 
 def test_nsight_python_1x_with_ncu_older_than_2026_2_1_is_refused_with_the_pin_to_install():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
 
-from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, hypothesis_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
@@ -28,6 +28,7 @@ from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
 from kernel_opt.measure.roofline import Ceilings, roofline_point
 from kernel_opt.profile import profiler
 from kernel_opt.profile.profiler import ProfileRequest
+from kernel_opt.profile.sass import InstructionMix, KernelStaticAnalysis, StaticReport
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 SOFTMAX = REFERENCE_DIR / "softmax"
@@ -352,13 +353,16 @@ class FakeTools:
     """Stands in for the GPU tools' library calls: records each typed request, writes what the real tool
     would, and returns the record. Each also prints noise on stdout: evaluate must not read stdout."""
 
-    def __init__(self, out: Path, median_us: float, ceilings_fail: bool = False):
+    def __init__(self, out: Path, median_us: float, ceilings_fail: bool = False, shared_loads: int = 0,
+                 sanitizer_errors: dict | None = None):
         self.out, self.median_us, self.calls, self.ceilings_fail = out, median_us, [], ceilings_fail
+        self.shared_loads = shared_loads  # in the static analysis: whether racecheck has anything to check
+        self.sanitizer_errors = sanitizer_errors or {}  # tool -> errors it finds
 
     def install(self, monkeypatch) -> "FakeTools":
         monkeypatch.setattr(evaluate, "gpu_available", lambda: True)
         for name in ("check_solution", "load_or_measure", "benchmark_solution", "profile_solution",
-                     "recommend_from_log"):
+                     "recommend_from_log", "analyze_solution"):
             monkeypatch.setattr(evaluate, name, getattr(self, name))
         return self
 
@@ -366,10 +370,36 @@ class FakeTools:
         return [request for name, request in self.calls if name == tool]
 
     def check_solution(self, request):
+        if request.check.sanitize:
+            return self.sanitize(request)
         self.calls.append(("correctness_check", request))
         print('{"passed": false} <- stdout, never read')
         folder = write_version(self.out, int(request.output_dir.name[1:]), state=None)
         return CorrectnessReport.from_dict(json.loads((folder / "correctness.json").read_text()))
+
+    def sanitize(self, request):
+        """One case under compute-sanitizer, clean unless sanitizer_errors says otherwise."""
+        tool = request.check.sanitize
+        self.calls.append((tool, request))
+        errors = self.sanitizer_errors.get(tool, 0)
+        report = CorrectnessReport(
+            verdict="pass", solution=str(request.solution), reference=str(request.reference), backend="cuda",
+            device={"type": "cuda", **GPU}, interpreter=False, command="correctness_check.py", dims=request.dims,
+            seeds=[0], cases=[CaseResult({"N": 1, "D": 1}, 0, True, [], [])], planned_cases=1,
+            sanitizer=SanitizerRun(tool=tool, command="compute-sanitizer", completed=True, errors=errors),
+        )
+        if errors:
+            report.verdict = "solution_error"
+            report.error = {"kind": "sanitizer_finding", "exit_code": 3, "hint": None,
+                            "message": f"{tool} found {errors} error(s); the first: Invalid __global__ write"}
+        return report
+
+    def analyze_solution(self, request):
+        self.calls.append(("static_analysis", request))
+        mix = InstructionMix(shared_loads=self.shared_loads)
+        kernel = KernelStaticAnalysis("softmax_kernel(const float *, float *, int, int)", "_Z14softmax_kernel",
+                                      "sm_90", 30, 0, 0, 0, 0, 0, mix)
+        return StaticReport(str(request.solution), "cuda", "sm_90", "cuobjdump", "nvcc", [kernel])
 
     def load_or_measure(self, refresh=False):
         self.calls.append(("measure_ceilings", refresh))
@@ -414,8 +444,11 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     capsys.readouterr()
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
     assert [command for command, _ in tools.calls] == [
-        "correctness_check", "measure_ceilings", "benchmark", "ncu_profile", "experience_log"]
+        "correctness_check", "memcheck", "static_analysis", "measure_ceilings", "benchmark", "ncu_profile",
+        "experience_log"]
     [check] = tools.requests("correctness_check")
+    [memcheck] = tools.requests("memcheck")  # the smallest case of the run's shapes, built as the run is
+    assert (memcheck.output_dir, memcheck.dims, memcheck.build) == (out / "v3", check.dims, check.build)
     assert (check.solution, check.output_dir, check.dims) == (out / "v3" / "v3.cu", out / "v3", {"N": 4096, "D": 4096})
     [benchmark] = tools.requests("benchmark")
     assert benchmark.against == out / "v1" / "v1.cu"  # the best, not v2
@@ -430,11 +463,15 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert (recommend.bottleneck, recommend.chip, recommend.limit) == ("memory_bound", "NVIDIA H200", 5)
     record = json.loads((out / "v3" / "evaluation.json").read_text())
     assert (record["state"], record["exit_code"], record["against"]) == ("measured", 0, "v1")
-    assert [s["name"] for s in record["steps"]] == [
-        "correctness", "hypothesis", "ceilings", "benchmark", "profile", "recommend"]
-    assert all(s["status"] == "ok" and s["wall_s"] >= 0 for s in record["steps"])
+    assert [(s["name"], s["status"]) for s in record["steps"]] == [
+        ("correctness", "ok"), ("hypothesis", "ok"), ("memcheck", "ok"), ("racecheck", "skipped"), ("ceilings", "ok"),
+        ("benchmark", "ok"), ("profile", "ok"), ("recommend", "ok")]
+    assert all(s["wall_s"] >= 0 for s in record["steps"])
     summaries = {s["name"]: s["summary"] for s in record["steps"]}
     assert summaries["correctness"] == "pass: 0 cases"
+    assert summaries["memcheck"] == "no errors (smallest case N=1, D=1, seed 0)"
+    assert summaries["racecheck"] == ("no kernel uses shared memory (softmax_kernel: no shared-memory instruction in "
+                                      "the SASS)")
     assert summaries["ceilings"] == "ceilings read from cache, measured at 2026-11-22T04:40:41+00:00"
     assert summaries["benchmark"].startswith("70.00 us; vs v1 1.200x [1.150, 1.250] success")
     assert summaries["profile"].startswith("memory_bound (DRAM), top stall ")
@@ -465,8 +502,8 @@ def test_evaluate_builds_the_command_lines_the_tools_would_parse_back(tmp_path, 
     (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
     tools = FakeTools(out, median_us=70.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v3", "--baseline", "none"]) == 0
-    for tool, module in (("correctness_check", correctness_check), ("benchmark", benchmark_command),
-                         ("ncu_profile", ncu_profile)):
+    for tool, module in (("correctness_check", correctness_check), ("memcheck", correctness_check),
+                         ("benchmark", benchmark_command), ("ncu_profile", ncu_profile)):
         [request] = tools.requests(tool)
         assert module.parse_request(request.argv())[0] == request
     assert tools.requests("benchmark")[0].argv()[-12:] == [
@@ -538,6 +575,100 @@ def test_evaluate_stops_at_an_unfilled_hypothesis(tmp_path, monkeypatch):
     assert workspace_command.main(["next", str(out)]) == 2
 
 
+def evaluate_v3(tmp_path, monkeypatch, *arguments, **tool_options):
+    """v3 of a synthetic run (one change, a valid hypothesis) evaluated with FakeTools; its record and the tools."""
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    (out / "v3" / "v3.cu").write_text((out / "v3" / "v3.cu").read_text() + "// one change\n")
+    tools = FakeTools(out, median_us=70.0, **tool_options).install(monkeypatch)
+    code = workspace_command.main(["evaluate", str(out), "v3", *arguments])
+    return code, json.loads((out / "v3" / "evaluation.json").read_text()), tools, out
+
+
+def test_a_memcheck_finding_fails_the_version_before_anything_is_timed(tmp_path, monkeypatch):
+    code, record, tools, out = evaluate_v3(tmp_path, monkeypatch, sanitizer_errors={"memcheck": 24})
+    assert code == 3 and (record["state"], record["exit_code"]) == ("failed", 3)
+    assert [(s["name"], s["status"]) for s in record["steps"]] == [
+        ("correctness", "ok"), ("hypothesis", "ok"), ("memcheck", "solution_error"), ("benchmark", "skipped"),
+        ("profile", "skipped"), ("recommend", "skipped")]
+    memcheck = record["steps"][2]
+    assert memcheck["summary"] == "solution_error: memcheck found 24 error(s); the first: Invalid __global__ write"
+    assert [name for name, _ in tools.calls] == ["correctness_check", "memcheck"]
+    assert run_status(out).best.name == "v1"  # a version with a finding never becomes the best
+    log = (out / "v3" / "evaluate.log").read_text()
+    assert (f"$ correctness_check.py {out / 'v3' / 'v3.cu'} --ref {out / 'ref.py'} --output-dir {out / 'v3'} "
+            "--sanitize memcheck --N=4096 --D=4096\nSOLUTION ERROR (sanitizer_finding): memcheck found 24") in log
+
+
+def test_racecheck_runs_when_the_sass_uses_shared_memory_and_its_finding_fails_the_version(tmp_path, monkeypatch):
+    code, record, tools, _ = evaluate_v3(tmp_path, monkeypatch, shared_loads=4)
+    assert code == 0
+    racecheck = next(s for s in record["steps"] if s["name"] == "racecheck")
+    assert racecheck["status"] == "ok"
+    assert racecheck["summary"] == ("no errors (smallest case N=1, D=1, seed 0); it ran because the kernel uses "
+                                    "shared memory (softmax_kernel: 4 shared-memory instructions, 0 B shared per "
+                                    "block)")
+    assert [name for name, _ in tools.calls][:4] == ["correctness_check", "memcheck", "static_analysis", "racecheck"]
+    code, record, _, _ = evaluate_v3(tmp_path / "race", monkeypatch, shared_loads=4,
+                                     sanitizer_errors={"racecheck": 1})
+    assert code == 3 and record["state"] == "failed"
+    assert [(s["name"], s["status"]) for s in record["steps"]][2:5] == [
+        ("memcheck", "ok"), ("racecheck", "solution_error"), ("benchmark", "skipped")]
+
+
+def test_no_sanitize_skips_the_sanitizer_and_its_static_analysis(tmp_path, monkeypatch):
+    code, record, tools, _ = evaluate_v3(tmp_path, monkeypatch, "--no-sanitize", sanitizer_errors={"memcheck": 9})
+    assert code == 0 and record["state"] == "measured"
+    assert ("memcheck", "skipped", "--no-sanitize") in [(s["name"], s["status"], s["summary"]) for s in record["steps"]]
+    assert "racecheck" not in [s["name"] for s in record["steps"]]
+    assert not tools.requests("memcheck") and not tools.requests("static_analysis")
+
+
+def test_static_analysis_runs_once_for_the_racecheck_decision_and_its_own_step(tmp_path, monkeypatch):
+    code, record, tools, _ = evaluate_v3(tmp_path, monkeypatch, "--static-analysis")
+    assert code == 0 and len(tools.requests("static_analysis")) == 1
+    assert [s["status"] for s in record["steps"] if s["name"] == "static_analysis"] == ["ok"]
+
+
+def test_a_failed_static_analysis_means_racecheck_runs_to_be_safe(tmp_path, monkeypatch):
+    def no_cuobjdump(request):
+        raise EnvironmentFault("cuobjdump (the SASS disassembler) is not available here")
+
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    tools = FakeTools(out, median_us=70.0).install(monkeypatch)
+    monkeypatch.setattr(evaluate, "analyze_solution", no_cuobjdump)
+    assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
+    record = json.loads((out / "v3" / "evaluation.json").read_text())
+    assert tools.requests("racecheck")
+    assert any("whether a kernel uses shared memory is unknown: racecheck ran to be safe" in warning
+               for warning in record["warnings"])
+
+
+def test_without_compute_sanitizer_the_version_is_still_timed_and_evaluate_exits_4(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    make_run(out)
+    tools = FakeTools(out, median_us=100.0).install(monkeypatch)
+
+    def no_tool(request):
+        if request.check.sanitize:
+            raise EnvironmentFault("compute-sanitizer is not on PATH nor in /usr/local/cuda/bin (CUDA_HOME is not set)")
+        return FakeTools.check_solution(tools, request)
+
+    monkeypatch.setattr(evaluate, "check_solution", no_tool)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    steps = {s["name"]: (s["status"], s["summary"]) for s in record["steps"]}
+    assert steps["memcheck"][0] == "cannot_run_here" and steps["memcheck"][1].startswith("compute-sanitizer is not")
+    assert steps["racecheck"] == ("skipped", "compute-sanitizer cannot run here (the memcheck step says why)")
+    assert record["state"] == "measured" and steps["benchmark"][0] == "ok"
+    assert record["needs_gpu"][0].startswith("memcheck: compute-sanitizer is not on PATH")
+
+
 def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     assert workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.py"),
@@ -548,10 +679,10 @@ def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, mo
     assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
     payload = json.loads(capsys.readouterr().out)
     steps = {s["name"]: s["status"] for s in payload["steps"]}
-    assert steps == {"correctness": "ok", "benchmark": "cannot_run_here", "profile": "cannot_run_here",
-                     "static_analysis": "ok", "recommend": "ok"}
+    assert steps == {"correctness": "ok", "memcheck": "cannot_run_here", "benchmark": "cannot_run_here",
+                     "profile": "cannot_run_here", "static_analysis": "ok", "recommend": "ok"}
     assert payload["state"] == "needs_gpu" and [item.split(":")[0] for item in payload["needs_gpu"]] == [
-        "benchmark", "profile"
+        "memcheck", "benchmark", "profile"
     ]
     correctness = json.loads((out / "v0" / "correctness.json").read_text())
     assert correctness["passed"] is True and correctness["interpreter"] is True
@@ -579,8 +710,9 @@ def test_evaluate_without_a_gpu_compiles_a_cuda_kernel_and_claims_no_correctness
     assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
     payload = json.loads(capsys.readouterr().out)
     assert [(s["name"], s["status"]) for s in payload["steps"]] == [
-        ("correctness", "cannot_run_here"), ("compile_check", "ok"), ("benchmark", "cannot_run_here"),
-        ("profile", "cannot_run_here"), ("static_analysis", "ok"), ("recommend", "ok")]
+        ("correctness", "cannot_run_here"), ("compile_check", "ok"), ("memcheck", "cannot_run_here"),
+        ("benchmark", "cannot_run_here"), ("profile", "cannot_run_here"), ("static_analysis", "ok"),
+        ("recommend", "ok")]
     assert re.match(r"compiled for sm_\d+a?; softmax_kernel: \d+ registers", payload["steps"][1]["summary"])
     # A kernel that has not run has no correctness verdict in its folder.
     assert not (out / "v0" / "correctness.json").exists()

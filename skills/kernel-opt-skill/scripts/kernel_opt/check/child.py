@@ -43,6 +43,11 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     solution = solution_or_fault(request)
     make = instance_maker(reference, solution, device, events)
     cases = problem_cases(request["cli_dims"], reference.shapes, reference.setup or solution.setup)
+    if request.get("case_selection") == "smallest":  # under compute-sanitizer (check/sanitizer.py)
+        from kernel_opt.check.sanitizer import smallest_case, smallest_case_note
+
+        cases = [smallest_case(cases)]
+        events.emit(NoteEvent(smallest_case_note(cases[0])))
     events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes)))
     runner = _CaseRunner(request, reference, solution, make, events)
     for case_index, dims in enumerate(cases):
@@ -84,6 +89,9 @@ class _CaseRunner:
         self.events.emit(CaseStartEvent(case=case, dims=dims, seed=seed))
         self.events.emit(PhaseEvent("setup", case=case, dims=dims, seed=seed))
         instance = self._instance(dims, seed)
+        if self.request.get("initialize_outputs"):  # under compute-sanitizer: see check/sanitizer.py
+            for name in instance.outputs:
+                poison_(instance.values[name])
         inputs_fingerprint = fingerprint(instance)
         values, outputs = instance.values, instance.outputs
         pristine = {name: value.clone() for name, value in values.items()

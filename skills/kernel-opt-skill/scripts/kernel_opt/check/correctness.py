@@ -15,9 +15,17 @@ from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.backends.base import BuildOptions
-from kernel_opt.check.records import CaseResult, CorrectnessReport
+from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
 from kernel_opt.check.report import write_correctness_reports
 from kernel_opt.check.reuse import check_subject
+from kernel_opt.check.sanitizer import (
+    SANITIZER_TOOLS,
+    check_sanitizer_device,
+    locate_sanitizer,
+    run_sanitized,
+    sanitize_usage_problem,
+    sanitizer_error,
+)
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError, failure_verdict
 from kernel_opt.env.device import resolve_device
@@ -48,6 +56,7 @@ class CheckOptions:
     rtol: float | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     compile_only: bool = False
+    sanitize: str | None = None  # memcheck, racecheck, initcheck, synccheck: one case under compute-sanitizer
 
 
 @dataclass
@@ -74,6 +83,7 @@ class CorrectnessRequest:
         arguments += [] if check.atol is None else ["--atol", str(check.atol)]
         arguments += [] if check.rtol is None else ["--rtol", str(check.rtol)]
         arguments += [] if check.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(check.timeout_s)]
+        arguments += [] if check.sanitize is None else ["--sanitize", check.sanitize]
         return arguments + self.build.arguments() + dim_arguments(self.dims)
 
 
@@ -87,6 +97,8 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
         raise UsageError("--seeds must be at least 1")
     if request.check.timeout_s <= 0:
         raise UsageError("--timeout must be positive")
+    if request.check.sanitize is not None:
+        _check_sanitize_options(request)
     solution, reference = request.solution.resolve(), request.reference.resolve()
     if not solution.is_file():
         raise UsageError(f"solution file not found: {request.solution}")
@@ -97,10 +109,19 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
     report = check_correctness(
         solution, reference, backend, device, request.dims, request.check, request.build,
         build_dir=request.output_dir / "build", command=command or f"{PROG} {shlex.join(request.argv())}",
+        output_dir=request.output_dir,
     )
     report.solution, report.reference = str(request.solution), str(request.reference)
-    write_correctness_reports(report, request.output_dir, exit_code_of(report))
+    write_correctness_reports(report, request.output_dir, exit_code_of(report))  # a --sanitize run: its own files
     return report
+
+
+def _check_sanitize_options(request: CorrectnessRequest) -> None:
+    if request.check.sanitize not in SANITIZER_TOOLS:
+        raise UsageError(f"--sanitize takes one of {', '.join(SANITIZER_TOOLS)}, not {request.check.sanitize!r}")
+    problem = sanitize_usage_problem(request.device, request.check.compile_only)
+    if problem is not None:
+        raise UsageError(problem)
 
 
 def solution_spec(
@@ -123,8 +144,13 @@ def check_correctness(
     build: BuildOptions,
     build_dir: Path,
     command: str,
+    output_dir: Path | None = None,
 ) -> CorrectnessReport:
-    """Build, run every shape and seed in a child process, and return the filled report."""
+    """Build, run every shape and seed in a child process, and return the filled report.
+
+    With `options.sanitize`, one case runs under compute-sanitizer instead (check/sanitizer.py),
+    whose log goes to `output_dir` (default: beside build_dir).
+    """
     interpreter = registry.get(backend).cpu_interpreter if device == "cpu" else None
     report = CorrectnessReport(
         verdict="fail",
@@ -140,8 +166,10 @@ def check_correctness(
     )
     if interpreter is not None:
         report.notes.append(interpreter.note)
+    if options.sanitize is not None:
+        report.sanitizer, report.seeds = SanitizerRun(tool=options.sanitize), [0]
     try:
-        _build_and_run(report, solution, reference, options, build, build_dir)
+        _build_and_run(report, solution, reference, options, build, build_dir, output_dir or build_dir.parent)
     except KernelOptError as error:
         report.error = error.to_dict()
         report.verdict = failure_verdict(error.exit_code)
@@ -149,11 +177,14 @@ def check_correctness(
 
 
 def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, options: CheckOptions,
-                   build: BuildOptions, build_dir: Path) -> None:
+                   build: BuildOptions, build_dir: Path, output_dir: Path) -> None:
     """Build (where the backend has a build step), then run the cases in the worker unless only the build was
     asked for."""
     definition = registry.get(report.backend)
     device = report.device["type"]
+    if options.sanitize is not None:
+        locate_sanitizer()  # exit 4 before building, naming every place it looked
+        check_sanitizer_device(device)
     if options.compile_only and not definition.builds_ahead:
         builders = " and ".join(b.title for b in registry.backends() if b.builds_ahead)
         raise UsageError(f"--compile-only applies to {builders} solutions; {definition.title} kernels compile "
@@ -179,8 +210,24 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
     }
     interpreter = definition.cpu_interpreter if device == "cpu" else None
     environment = dict(interpreter.environment) if interpreter is not None else {}
-    outcome = run_worker(request, timeout_s=options.timeout_s, env=environment)
+    if options.sanitize is None:
+        report_from_events(report, run_worker(request, timeout_s=options.timeout_s, env=environment))
+        return
+    outcome, report.sanitizer = run_sanitized(request, options.sanitize, options.timeout_s, environment, output_dir)
     report_from_events(report, outcome)
+    _sanitizer_verdict(report, outcome)
+
+
+def _sanitizer_verdict(report: CorrectnessReport, outcome) -> None:
+    """What compute-sanitizer found outranks what the case's comparison or the child said (kept as a note)."""
+    error = sanitizer_error(report.sanitizer, outcome)
+    if error is None:
+        return
+    child_said = outcome.error_event is not None or outcome.timed_out  # not the tool's exit code read as a crash
+    if report.error is not None and child_said and error["kind"] == "sanitizer_finding":
+        report.notes.append(f"the child then reported {report.error['kind']}: {report.error['message']} (memcheck "
+                            "stops a kernel at its first bad access, so an error after a finding follows from it)")
+    report.error, report.verdict = error, failure_verdict(error["exit_code"])
 
 
 # --- the worker's events -> the record -------------------------------------------------------------

@@ -86,6 +86,48 @@ class CaseResult:
 
 
 @dataclass
+class SanitizerFinding:
+    """One kind of report from compute-sanitizer, at one place: the first report of it and how many there were."""
+
+    kind: str  # "Invalid __global__ write of size 4 bytes", "Race between Write access and Read access", ...
+    severity: str  # "error", or "warning" (racecheck's lower level, counted as a finding too)
+    kernel: str | None  # "tail_write(float *, int)"; None for a CUDA API error
+    location: str | None  # "oob.cu:6": the source line, where the kernel carries line info
+    pc_offset: str | None  # "+0x90": where in the kernel, also without line info
+    thread: str | None  # "(232,0,0)", of the first report
+    block: str | None  # "(3,0,0)"
+    address: str | None  # the memory address the first report names
+    detail: str | None  # "out of bounds; 1 bytes after the nearest allocation at 0x... of size 4,000 bytes"
+    count: int = 1  # reports of this kind at this place (racecheck: the hazards it aggregated)
+
+
+@dataclass
+class SanitizerRun:
+    """How compute-sanitizer ran one correctness case (correctness_check.py --sanitize) and what it found."""
+
+    tool: str  # memcheck, racecheck, initcheck, synccheck
+    command: str | None = None  # the compute-sanitizer prefix the child process ran under
+    version: str | None = None
+    log_file: str | None = None  # its whole text output
+    exit_code: int | None = None  # compute-sanitizer's own (its --error-exitcode when it found errors)
+    completed: bool = False  # its summary line was read: without it, no count below is final
+    errors: int | None = None  # ERROR SUMMARY (racecheck: the errors of RACECHECK SUMMARY)
+    warnings: int = 0  # racecheck's warnings
+    not_printed: int = 0  # errors past --print-limit: counted, not shown
+    findings: list[SanitizerFinding] = field(default_factory=list)  # grouped by kind, kernel and place
+    tool_messages: list[str] = field(default_factory=list)  # what it said that is no finding (its own errors)
+
+    @property
+    def finding_count(self) -> int:
+        return (self.errors or 0) + self.warnings
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> SanitizerRun:
+        findings = [SanitizerFinding(**field_values(SanitizerFinding, item)) for item in payload.get("findings") or []]
+        return cls(**field_values(cls, payload, findings=findings))
+
+
+@dataclass
 class CorrectnessReport:
     """vN/correctness.json: the verdict, every case with its evidence, and how the check ran."""
 
@@ -108,6 +150,7 @@ class CorrectnessReport:
     environment: dict[str, Any] = field(default_factory=dict)
     # What this verdict is about (check/reuse.py): solution_sha256, reference_sha256, arch, nvcc_flags.
     subject: dict[str, Any] = field(default_factory=dict)
+    sanitizer: SanitizerRun | None = None  # --sanitize: the tool, its command and its findings
     schema: str = CORRECTNESS_SCHEMA
 
     @property
@@ -115,7 +158,11 @@ class CorrectnessReport:
         return self.verdict == "pass"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
+        """The record; a run without --sanitize has no sanitizer section (its JSON stays as it was)."""
+        payload = {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
+        if self.sanitizer is None:
+            del payload["sanitizer"]
+        return payload
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = CORRECTNESS_FILE) -> CorrectnessReport:
@@ -125,7 +172,14 @@ class CorrectnessReport:
         verdict = payload.get("verdict")
         if verdict is None and "passed" in payload:  # a record that says only whether it passed
             verdict = "pass" if payload["passed"] is True else "fail"
-        return cls(**field_values(cls, payload, cases=cases, verdict=verdict, schema=CORRECTNESS_SCHEMA))
+        sanitizer = SanitizerRun.from_dict(payload["sanitizer"]) if payload.get("sanitizer") else None
+        return cls(**field_values(cls, payload, cases=cases, verdict=verdict, sanitizer=sanitizer,
+                                  schema=CORRECTNESS_SCHEMA))
+
+    @property
+    def file_stem(self) -> str:
+        """correctness, or correctness_<tool> for a --sanitize run: one case must never replace the full check."""
+        return "correctness" if self.sanitizer is None else f"correctness_{self.sanitizer.tool}"
 
     def build_kernels(self) -> list[dict[str, Any]]:
         """The kernels the CUDA build reported (name, registers, spills...); [] without a build record."""

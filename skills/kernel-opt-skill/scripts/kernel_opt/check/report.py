@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_opt.check.records import CORRECTNESS_FILE, CaseResult, CorrectnessReport, summarize_failures
+from kernel_opt.check.records import CaseResult, CorrectnessReport, summarize_failures
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
-from kernel_opt.core.render import format_number, markdown_table, render
+from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
 
 
 def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_code: int) -> None:
-    """DIR/correctness.json (the record) and DIR/correctness.md (its tables and evidence)."""
+    """DIR/correctness.json (the record) and DIR/correctness.md (its tables and evidence).
+
+    A --sanitize run writes DIR/correctness_<tool>.json and .md: its one case never replaces the full check.
+    """
     payload = report.to_dict()
     failures = summarize_failures(report.cases)
     markdown = render(
@@ -24,8 +27,8 @@ def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_
             if report.environment.get(key)
         ),
     )
-    write_json_atomic(output_dir / CORRECTNESS_FILE, payload)
-    write_text_atomic(output_dir / "correctness.md", markdown)
+    write_json_atomic(output_dir / f"{report.file_stem}.json", payload)
+    write_text_atomic(output_dir / f"{report.file_stem}.md", markdown)
 
 
 def _shape_text(dims: dict) -> str:
@@ -85,13 +88,28 @@ def _tables(report: CorrectnessReport) -> dict:
             ["kernel", "arch", "registers/thread", "static shared B/block", "stack B/thread", "spill stores B",
              "spill loads B"],
         )
-    return {"tolerances": tolerances, "cases": cases, "mismatches": mismatches, "kernels": kernels}
+    return {"tolerances": tolerances, "cases": cases, "mismatches": mismatches, "kernels": kernels,
+            "sanitizer": _sanitizer_table(report)}
+
+
+def _sanitizer_table(report: CorrectnessReport) -> str:
+    """compute-sanitizer's findings, one row per kind, kernel and place (formatting only)."""
+    if report.sanitizer is None or not report.sanitizer.findings:
+        return ""
+    return markdown_table(
+        [[markdown_cell(f.kind), f.severity, markdown_cell(f.kernel), f.location or f.pc_offset,
+          " / ".join(part for part in (f.thread, f.block) if part) or None, f.address, markdown_cell(f.detail), f.count]
+         for f in report.sanitizer.findings],
+        ["kind", "severity", "kernel", "where", "first thread / block", "address", "detail", "reports"],
+    )
 
 
 def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
     """What correctness_check.py prints: the verdict, the evidence in brief, and the next step."""
-    where = output_dir / "correctness.md"
+    where = output_dir / f"{report.file_stem}.md"
     mode = " (Triton interpreter on the CPU)" if report.interpreter else ""
+    if report.sanitizer is not None:
+        mode = f" under compute-sanitizer {report.sanitizer.tool}"
     if report.error is not None:
         error = report.error
         lines = [f"{report.verdict.upper().replace('_', ' ')} ({error['kind']}): {error['message']}"]
@@ -102,6 +120,12 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
     if report.passed and report.build and not report.cases:
         return f"COMPILED for {report.build['arch']}: correctness not run (--compile-only). report: {where}"
     total = len(report.cases)
+    if report.passed and report.sanitizer is not None:
+        sanitizer = report.sanitizer
+        shape = ", ".join(f"{key}={value}" for key, value in report.cases[0].dims.items()) or "default shape"
+        return (f"PASS{mode}: no errors, and the smallest case ({shape}, seed 0) matches the reference.\n"
+                f"report: {where} (the tool's output: {sanitizer.log_file})\n"
+                "next: this checked one case; the full check is the same command without --sanitize")
     if report.passed:
         shapes = len({str(case.dims) for case in report.cases})
         text = f"PASS{mode}: all {total} cases ({shapes} shapes x {len(report.seeds)} seeds) match the reference."

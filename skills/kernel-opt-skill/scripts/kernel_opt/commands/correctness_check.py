@@ -10,11 +10,19 @@ Usage:
   correctness_check.py kernel.cu --ref ref.py --output-dir out/v0 --N=4096 --D=4096
   correctness_check.py kernel.cu --ref ref.py --output-dir out/v0 --compile-only --arch sm_90a
   correctness_check.py kernel.py --ref ref.py --output-dir out/v0 --device cpu --seeds 5 --json
+  correctness_check.py kernel.cu --ref ref.py --output-dir out/v0 --N=4096 --D=4096 --sanitize memcheck
 
 Writes DIR/correctness.md and DIR/correctness.json ("passed": true|false, per shape and output).
+--sanitize TOOL runs one case (the smallest shape: the least product of its integer sizes
+among the command line's shape and SHAPES) with one seed in a child under compute-sanitizer
+(memcheck: out-of-bounds and misaligned accesses; racecheck: shared-memory races; initcheck:
+reads of memory nothing wrote; synccheck: barrier misuse) and writes DIR/correctness_TOOL.md,
+DIR/correctness_TOOL.json (its findings: kind, kernel, source line, thread, block, count) and
+DIR/sanitizer_TOOL.log; any finding is exit 3.
 Exit codes: 0 pass, 1 wrong results, 2 usage error (bad arguments, ref.py broken),
-3 the solution is at fault (compile error, bad signature, crash, illegal address, timeout),
-4 this machine cannot run the check (no GPU for CUDA, bf16 under the Triton interpreter).
+3 the solution is at fault (compile error, bad signature, crash, illegal address, timeout,
+a compute-sanitizer finding), 4 this machine cannot run the check (no GPU for CUDA, bf16 under
+the Triton interpreter, no compute-sanitizer for --sanitize).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from kernel_opt.check.correctness import (
     exit_code_of,
 )
 from kernel_opt.check.report import correctness_summary
+from kernel_opt.check.sanitizer import SANITIZER_TOOLS, SLOWDOWN_ALLOWANCE
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.solution.dims import check_dims
 
@@ -65,6 +74,10 @@ def build_parser():
     parser.add_argument("--nvcc-flags", default="",
                         help='extra nvcc flags, written with "=" since they start with "-": '
                              '--nvcc-flags="-lcublas --use_fast_math"')
+    parser.add_argument("--sanitize", choices=SANITIZER_TOOLS,
+                        help="run the smallest case once under compute-sanitizer with this tool (GPU only); "
+                             "the --timeout per step is multiplied by "
+                             f"{SLOWDOWN_ALLOWANCE} for the tool's slowdown")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
     return parser
 
@@ -74,7 +87,8 @@ def parse_request(argv: list[str]) -> tuple[CorrectnessRequest, bool]:
     args, dims = parse_args_with_dims(build_parser(), argv)
     request = CorrectnessRequest(
         solution=args.solution, reference=args.ref, output_dir=args.output_dir, dims=dims, backend=args.backend,
-        device=args.device, check=CheckOptions(args.seeds, args.atol, args.rtol, args.timeout, args.compile_only),
+        device=args.device,
+        check=CheckOptions(args.seeds, args.atol, args.rtol, args.timeout, args.compile_only, args.sanitize),
         build=BuildOptions(args.arch, args.nvcc_flags),
     )
     return request, args.json
@@ -86,8 +100,8 @@ def _main(argv: list[str]) -> int:
     report = check_solution(request, command=f"{PROG} {shlex.join(argv)}")
     exit_code = exit_code_of(report)
     if wants_json:
-        print_json({"ok": exit_code == 0, "exit_code": exit_code, "report": str(request.output_dir / "correctness.md"),
-                    **report.to_dict()})
+        print_json({"ok": exit_code == 0, "exit_code": exit_code,
+                    "report": str(request.output_dir / f"{report.file_stem}.md"), **report.to_dict()})
     else:
         print(correctness_summary(report, request.output_dir))
     return exit_code

@@ -5,13 +5,16 @@ Usage:
   workspace.py next out/softmax
   workspace.py evaluate out/softmax v0
   workspace.py evaluate out/softmax v2 --json
+  workspace.py evaluate out/softmax v3 --no-sanitize
   workspace.py status out/softmax
 
 init copies the kernel to OUT/v0/ and the reference to OUT/ref.py, and fixes the run's shapes,
 iteration budget and roofline target in OUT/run.json (refuses a folder that is not empty).
 next creates v<n+1>/ as a copy of the best version so far, with a hypothesis.txt template;
 it refuses once the budget is spent, the target is reached, or the newest version is not
-evaluated. evaluate runs, in order: correctness -> hypothesis check (v1 on) -> the GPU's
+evaluated. evaluate runs, in order: correctness -> hypothesis check (v1 on) -> compute-sanitizer
+memcheck on the smallest shape (and racecheck when the kernel's SASS uses shared memory; a
+finding fails the version like a wrong result; --no-sanitize skips both) -> the GPU's
 measured ceilings (read from the cache, measured once per machine) -> benchmark with
 --against the best version so far -> ncu profile with --baseline that version -> experience
 recommendations for the best version's bottleneck; it prints each step's wall time and writes
@@ -26,7 +29,7 @@ refusal: bad arguments, a ref.py without reference() or an unknown size at init,
 non-empty folder, evaluate on a timed version without --force, next refused by the run's
 state (budget spent, target reached, the newest version not evaluated; --json names the kind
 "refused"); 3 the solution is at fault (compile error, crash); 4 this machine could not run
-every step (no GPU, no ncu): what ran is recorded.
+every step (no GPU, no ncu, no compute-sanitizer): what ran is recorded.
 """
 
 from __future__ import annotations
@@ -100,9 +103,10 @@ def build_parser():
     following.add_argument("--json", action="store_true")
 
     evaluate = commands.add_parser("evaluate", allow_abbrev=False,
-                                   help="correctness, hypothesis, benchmark, profile, recommendation",
-                                   description="Evaluate one version: correctness -> hypothesis check -> benchmark "
-                                               "against the best so far -> profile -> recommendation.")
+                                   help="correctness, hypothesis, sanitizer, benchmark, profile, recommendation",
+                                   description="Evaluate one version: correctness -> hypothesis check -> "
+                                               "compute-sanitizer -> benchmark against the best so far -> profile "
+                                               "-> recommendation.")
     evaluate.add_argument("out", type=Path, help="the run folder")
     evaluate.add_argument("version", help="v0, v1, ...")
     evaluate.add_argument("--force", action="store_true", help="re-evaluate a version that was already timed")
@@ -115,6 +119,9 @@ def build_parser():
                                "the final benchmark times max-autotune too)")
     evaluate.add_argument("--static-analysis", action="store_true",
                           help="also run static_analysis.py on a GPU machine (it always runs without a GPU)")
+    evaluate.add_argument("--no-sanitize", dest="sanitize", action="store_false",
+                          help="skip compute-sanitizer (memcheck, and racecheck for kernels that use shared memory), "
+                               "which otherwise runs on the smallest shape before anything is timed")
     evaluate.add_argument("--json", action="store_true")
 
     status = commands.add_parser("status", allow_abbrev=False, help="versions, best so far, budget left, target",
@@ -173,7 +180,8 @@ def _next(args, dims) -> int:
 
 def _evaluate(args, dims) -> int:
     options = EvaluateOptions(force=args.force, baselines=comma_list(args.baseline),
-                              compile_modes=comma_list(args.compile_modes), static_analysis=args.static_analysis)
+                              compile_modes=comma_list(args.compile_modes), static_analysis=args.static_analysis,
+                              sanitize=args.sanitize)
     record = evaluate_version(args.out, version_number(args.version), options)
     status = run_status(args.out)
     if args.json:

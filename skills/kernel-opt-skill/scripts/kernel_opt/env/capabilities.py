@@ -1,7 +1,7 @@
 """What this machine can do for the optimization loop: one verdict per step, and for the machine.
 
 `assess_capabilities` asks each step of the loop (compile CUDA, CUDA and Triton correctness,
-benchmark, ncu profile, static SASS analysis) whether it can run here, why (not), and how to
+benchmark, ncu profile, compute-sanitizer, static SASS analysis) whether it can run here, why (not), and how to
 fix it; `overall_verdict` sums them up. All pure functions of the probe records (probes.py), so
 they are tested with records built by hand.
 """
@@ -289,6 +289,20 @@ def ncu_profile_capability(probes: Probes, gpu: GpuAccess) -> Capability:
     return Capability("ncu_profile", label, needs, False,
                       f"ncu {ncu.version} found, but no way to read its reports: {compatibility.message}, "
                       "and ncu_report is not available", fix)
+
+
+@capability_step
+def sanitizer_capability(probes: Probes, gpu: GpuAccess) -> Capability:
+    """compute-sanitizer runs a kernel on the GPU (correctness_check.py --sanitize, evaluate's memcheck step)."""
+    label, needs, tool = "compute-sanitizer (memcheck, racecheck)", "GPU + compute-sanitizer", probes.compute_sanitizer
+    if not gpu.usable:
+        reasons = [gpu.why_not] + ([] if tool.found else ["compute-sanitizer is missing"])
+        return Capability("sanitizer", label, needs, False, "; ".join(reasons),
+                          gpu.fix if tool.found else f"{gpu.fix}; {INSTALL_CUDA_TOOLKIT}")
+    if not tool.found:
+        return Capability("sanitizer", label, needs, False, tool.error or "compute-sanitizer is missing",
+                          f"{INSTALL_CUDA_TOOLKIT}, or pass --no-sanitize to workspace.py evaluate")
+    return Capability("sanitizer", label, needs, True, f"compute-sanitizer {tool.version or ''} at {tool.path}".strip())
 
 
 @capability_step

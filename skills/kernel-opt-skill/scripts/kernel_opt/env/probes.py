@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -406,8 +407,17 @@ def probe_ncu() -> ToolProbe:
     return _probe_nsight_tool("ncu", NCU_SEARCH_GLOBS)
 
 
-def probe_compute_sanitizer() -> ToolProbe:
-    return _probe_nsight_tool("compute-sanitizer", COMPUTE_SANITIZER_SEARCH_GLOBS)
+def compute_sanitizer_search_globs(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """Where compute-sanitizer may be besides PATH: $CUDA_HOME/bin first, then the default toolkit."""
+    cuda_home = environ.get("CUDA_HOME")
+    return ([str(Path(cuda_home) / "bin")] if cuda_home else []) + COMPUTE_SANITIZER_SEARCH_GLOBS
+
+
+def probe_compute_sanitizer(environ: Mapping[str, str] = os.environ) -> ToolProbe:
+    probe = _probe_nsight_tool("compute-sanitizer", compute_sanitizer_search_globs(environ))
+    if not probe.found and not environ.get("CUDA_HOME"):
+        probe.error = f"{probe.error} (CUDA_HOME is not set)"
+    return probe
 
 
 def _triton_cuobjdump() -> str | None:

@@ -1,9 +1,10 @@
 """`workspace.py evaluate`: one version through the loop's steps, each a library call that returns its record.
 
-correctness -> hypothesis check (v1 on) -> the GPU's measured ceilings -> benchmark against the best
-version so far -> ncu profile against that version -> experience recommendations for the best
-version's bottleneck. Without a GPU it runs what can run (Triton correctness under the interpreter,
-a CUDA compile check, static analysis) and lists what needs one.
+correctness -> hypothesis check (v1 on) -> compute-sanitizer (memcheck; racecheck too when a kernel
+uses shared memory) -> the GPU's measured ceilings -> benchmark against the best version so far ->
+ncu profile against that version -> experience recommendations for the best version's bottleneck.
+Without a GPU it runs what can run (Triton correctness under the interpreter, a CUDA compile check,
+static analysis) and lists what needs one.
 
 Each step calls the tool's library function (check_solution, benchmark_solution, profile_solution,
 ...), which writes the tool's files and returns its record; the step's status comes from the
@@ -25,6 +26,7 @@ from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
 from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport
 from kernel_opt.check.report import correctness_summary
+from kernel_opt.check.sanitizer import log_name, racecheck_reason
 from kernel_opt.core.errors import ExitCode, KernelOptError
 from kernel_opt.core.files import write_text_atomic
 from kernel_opt.core.records import now_iso
@@ -91,6 +93,7 @@ class EvaluateOptions:
     baselines: list[str] = field(default_factory=lambda: list(EVALUATE_BASELINES))
     compile_modes: list[str] = field(default_factory=lambda: list(EVALUATE_COMPILE_MODES))
     static_analysis: bool = False  # also on a GPU machine (it always runs without one)
+    sanitize: bool = True  # memcheck (and racecheck where a kernel uses shared memory); --no-sanitize turns it off
 
 
 @dataclass
@@ -124,6 +127,7 @@ class Evaluation:
         self.warnings: list[str] = []
         self.log: list[str] = []
         self.recommendations: dict[str, Any] = {}
+        self.static_report: StaticReport | None = None  # made once, for the racecheck decision or its own step
 
     @property
     def stopped(self) -> bool:
@@ -172,7 +176,7 @@ def evaluate_version(out: Path, number: int, options: EvaluateOptions) -> Evalua
     if has_gpu:
         _gpu_steps(evaluation, options)
     else:
-        _cpu_steps(evaluation)
+        _cpu_steps(evaluation, options)
     _recommend_step(evaluation)
     state, exit_code = conclude_evaluation(evaluation.steps)
     record = EvaluationRecord(
@@ -203,6 +207,8 @@ def _gpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
         build=evaluation.run.build_options()))
     if not evaluation.stopped:
         _hypothesis_step(evaluation)
+    if not evaluation.stopped:
+        _sanitize_steps(evaluation, options)
     if evaluation.stopped:
         for name in ("benchmark", "profile"):
             evaluation.skip(name, "an earlier check failed")
@@ -219,7 +225,7 @@ def _gpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
         _static_analysis_step(evaluation)
 
 
-def _cpu_steps(evaluation: Evaluation) -> None:
+def _cpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
     run, folder = evaluation.run, evaluation.folder
     backend = registry.get(run.backend)
     if backend.runs_on_cpu:
@@ -240,6 +246,8 @@ def _cpu_steps(evaluation: Evaluation) -> None:
     if evaluation.stopped:
         evaluation.skip("static_analysis", "an earlier check failed")
         return
+    if options.sanitize:
+        evaluation.cannot_run("memcheck", "compute-sanitizer checks kernels on an NVIDIA GPU (torch sees none here)")
     evaluation.cannot_run("benchmark", "timing needs an NVIDIA GPU (torch sees none here)")
     evaluation.cannot_run("profile", "Nsight Compute profiles only on an NVIDIA GPU")
     _static_analysis_step(evaluation)
@@ -253,6 +261,49 @@ def _check(request: CorrectnessRequest) -> StepOutcome:
 def _correctness_step(evaluation: Evaluation, request: CorrectnessRequest) -> None:
     evaluation.step("correctness", [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
                     _correctness_line, ["correctness.json", "correctness.md"])
+
+
+def _sanitize_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
+    """memcheck on every new version; racecheck too when a kernel uses shared memory (its SASS says so).
+
+    One case, the smallest, under compute-sanitizer (correctness_check.py --sanitize): a finding
+    fails the version as a wrong result does, before anything is timed.
+    """
+    if not options.sanitize:
+        evaluation.skip("memcheck", "--no-sanitize")
+        return
+    memcheck = _sanitizer_step(evaluation, "memcheck", "")
+    if evaluation.stopped:
+        return
+    if memcheck.status == "cannot_run_here":
+        evaluation.skip("racecheck", "compute-sanitizer cannot run here (the memcheck step says why)")
+        return
+    needed, why = racecheck_reason(_static_report(evaluation))
+    if needed:
+        _sanitizer_step(evaluation, "racecheck", f"; it ran because the kernel {why}")
+    else:
+        evaluation.skip("racecheck", why)
+
+
+def _sanitizer_step(evaluation: Evaluation, tool: str, why: str) -> StepResult:
+    request = CorrectnessRequest(evaluation.solution, evaluation.reference, evaluation.folder,
+                                 dims=dict(evaluation.run.dims), check=CheckOptions(sanitize=tool),
+                                 build=evaluation.run.build_options())
+    step, _ = evaluation.step(tool, [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
+                              lambda report: (_sanitizer_line(report) + why)[:SUMMARY_CHARS],
+                              [f"correctness_{tool}.json", f"correctness_{tool}.md", log_name(tool)])
+    return step
+
+
+def _static_report(evaluation: Evaluation) -> StaticReport | None:
+    """The version's static analysis (vN/static_analysis.json), made once; None when it cannot be made."""
+    if evaluation.static_report is None:
+        try:
+            evaluation.static_report = analyze_solution(_static_request(evaluation))
+        except KernelOptError as error:
+            evaluation.warnings.append(f"static analysis failed ({error.message}), so whether a kernel uses shared "
+                                       "memory is unknown: racecheck ran to be safe")
+    return evaluation.static_report
 
 
 def _hypothesis_step(evaluation: Evaluation) -> None:
@@ -326,16 +377,21 @@ def _profile_step(evaluation: Evaluation) -> None:
                     ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])
 
 
-def _static_analysis_step(evaluation: Evaluation) -> None:
+def _static_request(evaluation: Evaluation) -> StaticAnalysisRequest:
     run = evaluation.run
     # e.g. Triton kernels, specialised on the inputs ref.py's setup() makes
     needs_inputs = registry.get(run.backend).static_analysis_needs_inputs
-    request = StaticAnalysisRequest(evaluation.solution, evaluation.folder, build=run.build_options(),
-                                    reference=evaluation.reference if needs_inputs else None,
-                                    dims=dict(run.dims) if needs_inputs else {})
+    return StaticAnalysisRequest(evaluation.solution, evaluation.folder, build=run.build_options(),
+                                 reference=evaluation.reference if needs_inputs else None,
+                                 dims=dict(run.dims) if needs_inputs else {})
+
+
+def _static_analysis_step(evaluation: Evaluation) -> None:
+    request = _static_request(evaluation)
 
     def analyze() -> StepOutcome:
-        report = analyze_solution(request)
+        report = evaluation.static_report or analyze_solution(request)  # the racecheck decision may have made it
+        evaluation.static_report = report
         return StepOutcome(report, int(ExitCode.OK), static_analysis_summary(report, request.output_dir))
 
     evaluation.step("static_analysis", [STATIC_ANALYSIS_PROG, *request.argv()], analyze, _static_line,
@@ -391,6 +447,17 @@ def _correctness_line(report: CorrectnessReport) -> str:
     mode = " (Triton interpreter)" if report.interpreter else ""
     return (f"pass{mode}: {len(report.cases)} cases" if report.passed
             else f"FAIL: {failed} of {len(report.cases)} cases differ from the reference")
+
+
+def _sanitizer_line(report: CorrectnessReport) -> str:
+    if report.error:
+        return f"{report.verdict}: {report.error.get('message', '')}"
+    case = report.cases[0] if report.cases else None
+    shape = ", ".join(f"{key}={value}" for key, value in case.dims.items()) if case else "no case"
+    warnings = f", {report.sanitizer.warnings} warnings" if report.sanitizer and report.sanitizer.warnings else ""
+    if report.passed:
+        return f"no errors{warnings} (smallest case {shape}, seed 0)"
+    return f"FAIL: no sanitizer errors, but the smallest case ({shape}) differs from the reference"
 
 
 def _compile_line(report: CorrectnessReport) -> str:

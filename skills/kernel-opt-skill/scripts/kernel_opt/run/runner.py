@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,8 +120,13 @@ def phase_description(phase: PhaseEvent | CaseStartEvent | None) -> str:
     return text
 
 
-def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None) -> ChildOutcome:
-    """Start `python -m kernel_opt.child`, collect its events, kill it if it stalls."""
+def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None,
+               prefix: Sequence[str] = (), startup_allowance_s: float = STARTUP_ALLOWANCE_S) -> ChildOutcome:
+    """Start `python -m kernel_opt.child`, collect its events, kill it if it stalls.
+
+    `prefix` wraps the child in another program (compute-sanitizer: check/sanitizer.py), which
+    starts it and shares its process group, so a kill takes both.
+    """
     with tempfile.TemporaryDirectory(prefix="kernel-opt-") as scratch:
         events_path = Path(scratch) / "events.jsonl"
         events_path.touch()
@@ -135,7 +141,7 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
         outcome = ChildOutcome(timeout_s=timeout_s)
         with open(stderr_path, "wb") as stderr, open(events_path, "rb") as reader:
             process = subprocess.Popen(
-                [sys.executable, "-m", "kernel_opt.child", str(request_path)],
+                [*prefix, sys.executable, "-m", "kernel_opt.child", str(request_path)],
                 stdin=subprocess.DEVNULL,
                 stdout=stderr,
                 stderr=subprocess.STDOUT,
@@ -161,7 +167,7 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
                             outcome.events.append(parse_event(json.loads(line)))
                     outcome.returncode = returncode
                     break
-                allowed = timeout_s if outcome.events else max(timeout_s, STARTUP_ALLOWANCE_S)
+                allowed = timeout_s if outcome.events else max(timeout_s, startup_allowance_s)
                 if time.monotonic() - last_progress > allowed:
                     _kill_group(process)
                     outcome.timed_out = True
