@@ -155,8 +155,9 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
 
     events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
         n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
-    work = _emit_work(reference, values, outputs, dims, events)
-    _emit_ceilings(events)
+    work = problem_work(reference, values, outputs, dims)
+    events.emit(WorkEvent(work))
+    emit_ceilings(events)
 
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
@@ -275,8 +276,12 @@ def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events: EventL
     events.emit(CopySameBytesEvent(asdict(measure_copy_bandwidth(device, buffer_bytes=half, rep_ms=DEFAULT_REP_MS))))
 
 
-def _emit_work(reference, values, outputs, dims, events: EventLog) -> dict[str, Any]:
-    """FLOPs and minimum bytes per call: ref.py's flops()/bytes() first, counted otherwise."""
+def problem_work(reference, values: dict[str, Any], outputs: list[str], dims: dict[str, Any]) -> dict[str, Any]:
+    """FLOPs and minimum bytes per call: ref.py's flops()/bytes() first, counted otherwise.
+
+    Shared with the size sweep (profile/sweep), so its GB/s and % of ceiling rest on the very
+    counts the benchmark uses.
+    """
     from kernel_opt.measure import roofline
     from kernel_opt.solution.contract import call_with_accepted
 
@@ -297,11 +302,11 @@ def _emit_work(reference, values, outputs, dims, events: EventLog) -> dict[str, 
     from kernel_opt.check.compare import dtype_name
 
     work["dtype"] = dtype_name(values[outputs[0]].dtype)
-    events.emit(WorkEvent(work))
     return work
 
 
-def _emit_ceilings(events: EventLog) -> None:
+def emit_ceilings(events: EventLog) -> None:
+    """The measured ceilings cached for this GPU (never measured here), as a CeilingsEvent."""
     from kernel_opt.measure import ceilings
 
     try:

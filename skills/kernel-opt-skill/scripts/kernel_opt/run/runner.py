@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,7 @@ _PHASE_NAMES = {
     "solution": "in the solution's call",
     "compare": "while comparing outputs",
     "load_solution": "while loading the solution",
+    "sweep_size": "while profiling a size of the sweep",
 }
 
 
@@ -119,8 +121,13 @@ def phase_description(phase: PhaseEvent | CaseStartEvent | None) -> str:
     return text
 
 
-def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None) -> ChildOutcome:
-    """Start `python -m kernel_opt.child`, collect its events, kill it if it stalls."""
+def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None,
+               program: Sequence[str] | None = None) -> ChildOutcome:
+    """Start `python -m kernel_opt.child` (or `program`), collect its events, kill it if it stalls.
+
+    The request file's path is the program's last argument. `program` is for a child that must
+    run as a file (the size sweep's nsight-python side, profile/sweep/nsight_child.py).
+    """
     with tempfile.TemporaryDirectory(prefix="kernel-opt-") as scratch:
         events_path = Path(scratch) / "events.jsonl"
         events_path.touch()
@@ -135,7 +142,7 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
         outcome = ChildOutcome(timeout_s=timeout_s)
         with open(stderr_path, "wb") as stderr, open(events_path, "rb") as reader:
             process = subprocess.Popen(
-                [sys.executable, "-m", "kernel_opt.child", str(request_path)],
+                [*(program or (sys.executable, "-m", "kernel_opt.child")), str(request_path)],
                 stdin=subprocess.DEVNULL,
                 stdout=stderr,
                 stderr=subprocess.STDOUT,
