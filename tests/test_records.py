@@ -128,7 +128,7 @@ def test_worker_events_round_trip_through_their_json_lines():
               ErrorEvent("crash", "segfault", None, 3),
               CaseResultEvent(0, {"n": 8}, 0, True, [{"name": "out"}], []),
               SweepSizeEvent({"N": 1024, "D": 4096}, {"bytes": 3.3e7, "dtype": "float32", "allow_tf32": False}),
-              SweepOutcomeEvent(1024, True, frame="nsight/N=1024/frame.csv"),
+              SweepOutcomeEvent(1024, True, frame="nsight/N-1024/frame.csv"),
               SweepOutcomeEvent(2048, False, error="ncu failed")]
     for event in events:
         line = json.loads(json.dumps({**event.to_json(), "t": 12.5}))

@@ -23,7 +23,6 @@ from kernel_opt.profile.sweep import assemble, frame, plan, report
 from kernel_opt.profile.sweep.chart import draw_sweep_chart
 from kernel_opt.profile.sweep.records import SweepRecord, read_sweep
 from kernel_opt.run.events import (
-    CeilingsEvent,
     EnvironmentEvent,
     ErrorEvent,
     PhaseEvent,
@@ -56,9 +55,8 @@ def size_events(value: int, outcome: bool = True, extra=()) -> list:
     return events
 
 
-def child_events(values=SIZES, measured: MeasuredCeilings | None = None) -> list:
-    events = [EnvironmentEvent({"gpu": {"name": H100}}),
-              CeilingsEvent(measured=measured.to_dict() if measured else None)]
+def child_events(values=SIZES) -> list:
+    events = [EnvironmentEvent({"gpu": {"name": H100}})]
     for value in values:
         events += size_events(value)
     return events
@@ -84,10 +82,10 @@ def measured_ceilings(bandwidth_gbps=3000.0) -> MeasuredCeilings:
                             {"float32": MatmulCeiling("float32", 4096, 51.0)})
 
 
-def points_for(check=None, events=None, frames=None, child_failure=None, sweep=None):
+def points_for(check=None, events=None, frames=None, child_failure=None, sweep=None, measured=None):
     sweep = sweep or softmax_plan()
     events = child_events() if events is None else events
-    roofs, _ = assemble.Roofs.from_events(events)
+    roofs = assemble.Roofs.for_gpu(assemble.gpu_name(events), measured)
     frames = frame.read_frame(FIXTURE, "N") if frames is None else frames
     checks = assemble.checked_sizes(check or passing_check(), sweep)
     return assemble.build_points(sweep, checks, events, frames, roofs, child_failure)
@@ -100,7 +98,7 @@ def make_record(points, **fields) -> SweepRecord:
               "points": points, "gpu": H100, "runs": 3, "nsight_options": plan.nsight_options(3),
               "nsight_python": "0.9.6", "ncu": "2025.3.1.0", "rate": assemble.chart_rate(points),
               "correctness": {"verdict": "pass", "path": "check/correctness.md"}, "files": {"json": "sweep.json"},
-              "ceilings": assemble.Roofs.from_events(child_events())[0].described("float32", False)}
+              "ceilings": assemble.Roofs.for_gpu(H100, None).described("float32", False)}
     return SweepRecord(**{**values, **fields})
 
 
@@ -249,13 +247,13 @@ def test_every_size_is_placed_on_the_datasheet_without_measured_ceilings():
 
 
 def test_measured_ceilings_come_first_as_in_the_benchmark():
-    points = points_for(events=child_events(measured=measured_ceilings()))
+    points = points_for(measured=measured_ceilings())
     solution = points[3].solution
     floor_us = 2 * 8192 * 4096 * 4 / 3000e9 * 1e6
     assert solution.ceiling_basis == "measured" and solution.percent_of_ceiling == pytest.approx(100 * floor_us / 91.8)
-    roofs, gpu = assemble.Roofs.from_events(child_events(measured=measured_ceilings()))
-    described = roofs.described("float32", False)
-    assert gpu == H100 and [item["basis"] for item in described] == ["measured", "datasheet"]
+    described = assemble.Roofs.for_gpu(H100, measured_ceilings()).described("float32", False)
+    assert assemble.gpu_name(child_events()) == H100
+    assert [item["basis"] for item in described] == ["measured", "datasheet"]
     assert described[0]["memory_bandwidth_gbps"] == 3000.0 and described[1]["memory_bandwidth_gbps"] == 3350.0
 
 
@@ -313,6 +311,17 @@ def test_a_time_under_the_physical_floor_is_invalid_and_never_charted(tmp_path):
     assert (point.status, point.exit_code, point.charted) == ("invalid", 1, False)
     assert point.solution.below_floor and point.solution.percent_of_ceiling is None
     assert point.message.startswith("INVALID: 1.00 us is faster than the memory floor")
+
+
+def test_the_parent_reads_the_ceilings_cache_of_the_gpu_the_child_named(tmp_path, monkeypatch):
+    from kernel_opt.measure import ceilings
+
+    monkeypatch.setattr(ceilings, "probe_nvidia_smi", lambda: None)
+    monkeypatch.setattr(ceilings, "driver_version", lambda smi: "580.159.04")
+    cached = measured_ceilings()
+    ceilings.write_cache(ceilings.cache_path(cached.device, tmp_path), cached)
+    assert ceilings.load_cached_for(H100, tmp_path) == cached
+    assert ceilings.load_cached_for("NVIDIA H200", tmp_path) is None  # another GPU's cache is not this one's
 
 
 def test_a_compute_bound_sweep_charts_tflops():

@@ -91,7 +91,7 @@ def test_nsight_python_gets_the_projects_options_and_each_size_its_own_folder(tm
     assert [call["configs"] for call in calls] == [[[2]], [[4]]]
     for call, value in zip(calls, (2, 4), strict=True):
         options = call["options"]
-        assert options["output_prefix"] == f"{tmp_path / 'out' / 'nsight'}/N={value}/"
+        assert options["output_prefix"] == f"{tmp_path / 'out' / 'nsight'}/N-{value}/"
         assert (options["clock_control"], options["cache_control"], options["replay_mode"]) == ("none", "all", "kernel")
         assert options["metrics"] == ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"]
         assert call["combine"] == [2, 5.0]  # a two-argument combiner that sums

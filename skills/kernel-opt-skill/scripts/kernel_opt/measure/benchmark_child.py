@@ -157,7 +157,7 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
         n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
     work = problem_work(reference, values, outputs, dims)
     events.emit(WorkEvent(work))
-    emit_ceilings(events)
+    _emit_ceilings(events)
 
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
@@ -305,8 +305,7 @@ def problem_work(reference, values: dict[str, Any], outputs: list[str], dims: di
     return work
 
 
-def emit_ceilings(events: EventLog) -> None:
-    """The measured ceilings cached for this GPU (never measured here), as a CeilingsEvent."""
+def _emit_ceilings(events: EventLog) -> None:
     from kernel_opt.measure import ceilings
 
     try:

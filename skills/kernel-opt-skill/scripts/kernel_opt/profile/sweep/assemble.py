@@ -29,7 +29,6 @@ from kernel_opt.profile.sweep.plan import (
 )
 from kernel_opt.profile.sweep.records import Measurement, SweepPoint
 from kernel_opt.run.events import (
-    CeilingsEvent,
     EnvironmentEvent,
     ErrorEvent,
     Event,
@@ -108,6 +107,12 @@ def first_event(events: list[Event], kind: type[Event]) -> Any:
     return next((event for event in events if isinstance(event, kind)), None)
 
 
+def gpu_name(events: list[Event]) -> str | None:
+    """The GPU the profiled program ran on, as torch names it (the datasheet and the ceilings cache are keyed on it)."""
+    environment = first_event(events, EnvironmentEvent)
+    return ((environment.info if environment else {}).get("gpu") or {}).get("name")
+
+
 @dataclass(frozen=True)
 class Roofs:
     """The ceilings a sweep is placed under: the GPU's cached measured ones and its datasheet entry."""
@@ -116,14 +121,9 @@ class Roofs:
     sheet: GpuDatasheet | None
 
     @classmethod
-    def from_events(cls, events: list[Event], lookup: Callable[[str | None], GpuDatasheet | None] = lookup_gpu,
-                    ) -> tuple[Roofs, str | None]:
-        """The roofs, and the GPU's name as torch gave it (the datasheet is keyed on it)."""
-        environment = first_event(events, EnvironmentEvent)
-        gpu = ((environment.info if environment else {}).get("gpu") or {}).get("name")
-        cached = next((event.measured for event in events if isinstance(event, CeilingsEvent) and event.measured),
-                      None)
-        return cls(MeasuredCeilings.from_dict(cached) if cached else None, lookup(gpu)), gpu
+    def for_gpu(cls, gpu: str | None, measured: MeasuredCeilings | None,
+                lookup: Callable[[str | None], GpuDatasheet | None] = lookup_gpu) -> Roofs:
+        return cls(measured, lookup(gpu))
 
     def described(self, dtype: str, allow_tf32: bool) -> list[dict[str, Any]]:
         """The roofs for one dtype, as the record lists them."""

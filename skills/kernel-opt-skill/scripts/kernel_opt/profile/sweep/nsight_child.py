@@ -10,10 +10,10 @@ program is a file, never `python -m`, and all of it runs twice:
   writes each size's DataFrame as CSV and, at the end, all of them as one (sweep.csv).
 - the profiled process (under ncu) runs the decorated function for its one size, `runs` times.
   The first run loads the solution, makes the inputs with setup(seed=0) and reports the work per
-  call; every run calls the solution and the reference once outside any annotation (JIT,
-  autotuning and the caching allocator settle there), then the solution inside the annotation
-  "solution" and ref.py's reference inside "reference". ncu profiles only kernels inside
-  nsight-python's annotations.
+  call (the parent reads the cached ceilings: nothing here asks nvidia-smi under ncu). Every run
+  calls the solution and the reference once outside any annotation (JIT, autotuning and the
+  caching allocator settle there), then the solution inside the annotation "solution" and ref.py's
+  reference inside "reference". ncu profiles only kernels inside nsight-python's annotations.
 
 One ncu process per size: nsight-python matches kernels to sizes by counting them, so a size whose
 reference launches more kernels than another's would shift every later size's numbers if all
@@ -87,7 +87,7 @@ class ProfiledSize:
     def __init__(self, request: dict[str, Any], value: int, events: EventLog):
         import torch
 
-        from kernel_opt.measure.benchmark_child import emit_ceilings, problem_work
+        from kernel_opt.measure.benchmark_child import problem_work
         from kernel_opt.solution.contract import accepted_kwargs, load_reference, problem_cases, set_matmul_precision
         from kernel_opt.solution.inputs import cloned_arguments
         from kernel_opt.solution.loaded import instance_maker, solution_or_fault
@@ -108,8 +108,6 @@ class ProfiledSize:
         self.instance = make(dims, seed)
         work = problem_work(reference, self.instance.values, self.instance.outputs, self.instance.dims)
         events.emit(SweepSizeEvent(dims=self.instance.dims, work={**work, "allow_tf32": reference.allow_tf32}))
-        if device == "cuda":
-            emit_ceilings(events)
         arguments = accepted_kwargs(reference.reference, cloned_arguments(self.instance.dims, self.instance.values))
         self.call_reference = lambda: reference.reference(**arguments)
         self.synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -157,7 +155,7 @@ def profiled_function(request: dict[str, Any], events: EventLog, annotate: Calla
 
 def decorated(nsight, request: dict[str, Any], function: Callable[[int], None], value: int):
     """`function` under nsight-python for one size, its files in that size's own folder."""
-    prefix = Path(request["frames_dir"]) / f"{request['sweep']['name']}={value}"
+    prefix = Path(request["frames_dir"]) / f"{request['sweep']['name']}-{value}"  # N-1024: a plain file name
     options = {**request["nsight_options"], "output_prefix": f"{prefix}/"}
     return nsight.analyze.kernel(**options, combine_kernel_metrics=_summed)(function), prefix
 

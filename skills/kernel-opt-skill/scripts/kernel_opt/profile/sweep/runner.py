@@ -27,7 +27,7 @@ from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.core.files import write_json_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.env.capabilities import INSTALL_NSIGHT_PYTHON, NSIGHT_PYTHON_SWEEP_PIN, sweep_nsight_python
-from kernel_opt.profile.sweep.assemble import Roofs, build_points, chart_rate, checked_sizes, sweep_verdict
+from kernel_opt.profile.sweep.assemble import Roofs, build_points, chart_rate, checked_sizes, gpu_name, sweep_verdict
 from kernel_opt.profile.sweep.frame import read_frame
 from kernel_opt.profile.sweep.plan import (
     CHILD_SCRIPT,
@@ -124,7 +124,8 @@ def sweep_solution(request: SweepRequest) -> SweepRecord:
     passed = [value for value in request.plan.values if checks[value].passed]
     events, child_failure, notes = _profile(request, solution, reference, backend, passed, tools) if passed else (
         [], None, [])
-    roofs, gpu = Roofs.from_events(events)
+    gpu, warnings = gpu_name(events), []
+    roofs = Roofs.for_gpu(gpu, _cached_ceilings(gpu, warnings))
     points = build_points(request.plan, checks, events, read_frame(output_dir / SWEEP_CSV, request.plan.name), roofs,
                           child_failure)
     verdict, exit_code = sweep_verdict(points)
@@ -136,7 +137,7 @@ def sweep_solution(request: SweepRequest) -> SweepRecord:
         nsight_python=tools.nsight_python, ncu=tools.ncu_version, rate=chart_rate(points),
         ceilings=roofs.described(work.get("dtype") or "float32", bool(work.get("allow_tf32"))) if work else [],
         correctness={"verdict": correctness.verdict, "path": f"{CHECK_DIR}/correctness.md"},
-        notes=notes, error=child_failure or correctness.error, created_at=now_iso(),
+        notes=notes, warnings=warnings, error=child_failure or correctness.error, created_at=now_iso(),
     )
     write_sweep_reports(record, output_dir, events)
     return record
@@ -187,6 +188,23 @@ def _profile(request: SweepRequest, solution: Path, reference: Path, backend: st
     outcome = run_worker(child_request, timeout_s=request.timeout_s, env=environment, program=child_program())
     failure = outcome.failure() if outcome.timed_out or outcome.returncode not in (0, None) else None
     return outcome.events, failure, notes
+
+
+def _cached_ceilings(gpu: str | None, warnings: list[str]):
+    """The measured ceilings cached for this GPU, as the benchmark reads them; None (and why) without."""
+    from kernel_opt.measure.ceilings import load_cached_for
+
+    if gpu is None:
+        return None
+    try:
+        measured = load_cached_for(gpu)
+    except Exception as error:  # a broken cache must not lose the sweep; the report says so
+        warnings.append(f"the cached ceilings could not be read: {error}")
+        return None
+    if measured is None:
+        warnings.append("no measured ceilings are cached for this GPU (measure_ceilings.py): % of ceiling is "
+                        "against the datasheet")
+    return measured
 
 
 def _child_environment(tools: SweepTools) -> dict[str, str]:
