@@ -151,6 +151,17 @@ def test_a_dim_named_like_an_nsight_python_column_cannot_be_swept(tmp_path):
         plan.plan_sweep("Metric=1,2", {}, ref)
 
 
+@pytest.mark.parametrize("dims, suggested", [
+    ({"N": 4096, "D": 4096}, ["--sweep", "N=512,1024,2048,4096", "--D=4096"]),
+    ({"scale": 1.0, "n": 1000}, ["--sweep", "n=125,250,500,1000", "--scale=1.0"]),
+    ({"causal": True, "S": 4, "B": 8}, ["--sweep", "B=1,2,4,8", "--causal=True", "--S=4"]),
+    ({"N": 4, "dtype": "float16"}, None),
+    ({}, None),
+])
+def test_the_finish_step_suggests_the_runs_size_and_three_halvings(dims, suggested):
+    assert plan.suggested_sweep(dims) == suggested
+
+
 def test_nsight_python_is_asked_for_the_projects_method_exactly():
     assert plan.nsight_options(3) == {
         "runs": 3,

@@ -132,3 +132,137 @@ def test_an_nsight_python_that_cannot_import_makes_the_child_say_what_to_install
     assert "pip install nsight-python==0.9.6" in error.hint
     assert not any(isinstance(event, (SweepOutcomeEvent, SweepSizeEvent)) for event in outcome.events)
     assert outcome.failure()["exit_code"] == 4
+
+
+# --- nsight-python's own extraction and aggregation, fed by a stand-in for ncu_report --------------
+
+NSIGHT_FRAME_SCRIPT = '''
+import sys
+import types
+
+from kernel_opt.profile.sweep.nsight_child import _summed, profiled_function
+from kernel_opt.profile.sweep.plan import SWEEP_METRICS
+from kernel_opt.run.events import EventLog
+
+RUNS = 2
+# per run: one solution kernel, two reference kernels (as PyTorch often launches)
+LAUNCHES = [("solution", "softmax_kernel", 10000.0, 4e6, 4e6),
+            ("reference", "exp_kernel", 7000.0, 4e6, 8e6), ("reference", "sum_kernel", 5000.0, 8e6, 4e6)]
+
+
+class Value:
+    def __init__(self, value):
+        self._value = value
+
+    def value(self):
+        return self._value
+
+
+class Action:
+    def __init__(self, annotation, kernel, time_ns, read, written, run):
+        self.annotation, self.kernel = annotation, kernel
+        self.values = {"gpu__time_duration.sum": time_ns + 100.0 * run, "dram__bytes_read.sum": read,
+                       "dram__bytes_write.sum": written, "device__attribute_clock_rate": 1980000,
+                       "device__attribute_memory_clock_rate": 2619000,
+                       "device__attribute_display_name": "NVIDIA H100 80GB HBM3"}
+
+    def name(self):
+        return self.kernel
+
+    def metric_names(self):
+        return list(self.values)
+
+    def __getitem__(self, name):
+        return Value(self.values[name])
+
+    def nvtx_state(self):
+        annotation = self.annotation
+        domain = types.SimpleNamespace(name=lambda: "nsight-python", push_pop_ranges=lambda: [annotation])
+        return types.SimpleNamespace(domains=lambda: [0], domain_by_id=lambda index: domain)
+
+
+actions = [Action(*launch, run) for run in range(RUNS) for launch in LAUNCHES]
+report_range = types.SimpleNamespace(num_actions=lambda: len(actions), action_by_idx=lambda i: actions[i])
+sys.modules["ncu_report"] = types.SimpleNamespace(
+    load_report=lambda path: types.SimpleNamespace(num_ranges=lambda: 1, range_by_idx=lambda i: report_range),
+    IContext=object, IRange=object, IAction=object, INvtxState=object, INvtxDomainInfo=object)
+
+from nsight import extraction, transformation  # noqa: E402  (after the stand-in)
+
+function = profiled_function({"sweep": {"name": "N"}}, EventLog(sys.argv[2]), annotate=None)
+raw = extraction.extract_df_from_report("unused.ncu-rep", list(SWEEP_METRICS), [(1024,)], RUNS, function, None, None,
+                                        False, _summed)
+transformation.aggregate_data(raw, function, None, False).to_csv(sys.argv[1], index=False)
+'''
+
+
+def _installed(distribution: str) -> str | None:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+@pytest.mark.skipif(_installed("nsight-python") != "0.9.6" or _installed("pandas") is None,
+                    reason="needs nsight-python 0.9.6 and pandas (tools/sweep_gpu.sh has them)")
+def test_the_frame_reader_reads_what_nsight_python_0_9_6_writes(tmp_path):
+    """Its extraction and aggregation run for real on stand-in ncu_report actions; the CSV reads back as expected."""
+    import subprocess
+    import sys
+
+    from conftest import SCRIPTS_DIR
+
+    script, csv_path = tmp_path / "frame.py", tmp_path / "frame.csv"
+    script.write_text(NSIGHT_FRAME_SCRIPT)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPTS_DIR), os.environ.get("PYTHONPATH", "")])}
+    completed = subprocess.run([sys.executable, str(script), str(csv_path), str(tmp_path / "events.jsonl")],
+                               capture_output=True, text=True, env=environment, timeout=120)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    fixture = (REPO_ROOT / "tests" / "fixtures" / "sweep" / "softmax_h100_synthetic.csv").read_text()
+    assert csv_path.read_text().splitlines()[0] == fixture.splitlines()[0]  # the synthetic fixture's layout is real
+    frames = read_frame(csv_path, "N")
+    assert sorted(frames) == [("reference", 1024), ("solution", 1024)]
+    solution, reference = frames[("solution", 1024)], frames[("reference", 1024)]
+    time = solution.metrics["gpu__time_duration.sum"]
+    assert (time.mean, time.minimum, time.maximum, time.runs) == (10050.0, 10000.0, 10100.0, 2)
+    assert reference.metrics["gpu__time_duration.sum"].mean == 12100.0  # both kernels summed: (12000 + 12200) / 2
+    assert reference.kernels == ["exp_kernel", "sum_kernel"] and solution.kernels == ["softmax_kernel"]
+    assert reference.metrics["dram__bytes_read.sum"].mean == 12e6 and solution.gpu == "NVIDIA H100 80GB HBM3"
+
+
+FAKE_NCU = '''#!/usr/bin/env bash
+# answers --version like ncu 2025.3.1; otherwise logs its command line and runs the program after the options
+if [ "$1" = "--version" ]; then echo "NVIDIA (R) Nsight Compute Command Line Profiler Version 2025.3.1.0"; exit 0; fi
+echo "$@" >> "$(dirname "$0")/commands.log"
+while [ $# -gt 0 ] && [ "$1" != "$NCU_PROGRAM" ]; do shift; done
+"$@"
+'''
+
+
+@pytest.mark.skipif(_installed("nsight-python") != "0.9.6" or _installed("pandas") is None,
+                    reason="needs nsight-python 0.9.6 and pandas (tools/sweep_gpu.sh has them)")
+def test_the_real_nsight_python_runs_the_child_under_its_ncu_command(tmp_path, monkeypatch):
+    """nsight-python 0.9.6 itself, with an ncu that only runs the program: its command line is the one the project
+    asks for, and the re-run child finds the call to profile (NSPY_NCU_PROFILE matches), runs the size and exits 0;
+    without a report, each size ends as nsight-python's error, exit 4."""
+    import sys
+
+    ncu = tmp_path / "fake_ncu" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(FAKE_NCU)
+    ncu.chmod(0o755)
+    monkeypatch.setenv("NCU_PROGRAM", sys.executable)
+    monkeypatch.setattr(runner, "sweep_tools", lambda: runner.SweepTools(str(ncu), "2025.3.1.0", "0.9.6", None))
+    record = sweep(tmp_path, SOFTMAX / "good" / "softmax.py", "N=2,4")
+    commands = (ncu.parent / "commands.log").read_text().splitlines()
+    out = tmp_path / "out"
+    assert len(commands) == 2 and commands[0].startswith(
+        f"--log-file {out}/nsight/N-2/ncu-output-sweep-0.log --cache-control all --clock-control none "
+        "--replay-mode kernel --nvtx --nvtx-include regex:nsight-python@.+/ "
+        "--metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum "
+        f"-f -o {out}/nsight/N-2/ncu-output-sweep-0.ncu-rep {sys.executable} {child_program()[1]} ")
+    assert [point.work["bytes"] for point in record.points] == [256.0, 512.0]  # the profiled runs reported their sizes
+    assert [(point.status, point.exit_code) for point in record.points] == [("profile_failed", 4)] * 2
+    assert all("No NVIDIA Nsight Compute report found" in point.message for point in record.points)

@@ -22,14 +22,11 @@ from kernel_opt.loop.records import RunRecord, read_benchmark, read_correctness,
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState, best_measured, list_versions, run_status
 from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.profile.records import NcuSummary
-from kernel_opt.profile.sweep.records import SweepRecord, read_sweep
+from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
 
 NOT_MEASURED = "not measured"
 # Roof sets a benchmark records, in the order the chart draws them (benchmark._place_on_roofline).
 ROOF_SOURCES = ("measured", "same-size copy", "datasheet")
-# Where SKILL.md's Finish step puts a run's size sweep (ncu_profile.py --sweep): OUT/sweep, else
-# the best version's folder holds one.
-SWEEP_FOLDER = "sweep"
 FINDINGS_SHOWN = 6
 READ_NEXT_SHOWN = 6
 
@@ -437,7 +434,7 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
 
 
 def _sweep(out: Path, best: VersionState | None) -> tuple[SweepSection | None, str | None]:
-    """The run's size sweep (OUT/sweep, else the best version's sweep/), or why there is none."""
+    """The run's size sweep (OUT/sweep, where SKILL.md's Finish step puts it, else the best version's sweep/)."""
     folders = [SWEEP_FOLDER] + ([f"{best.name}/{SWEEP_FOLDER}"] if best is not None else [])
     for folder in folders:
         record = read_sweep(out / folder)

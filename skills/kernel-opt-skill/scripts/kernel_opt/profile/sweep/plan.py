@@ -108,6 +108,25 @@ def plan_sweep(text: str, dims: dict[str, Any], reference: Path, solution: Path 
     return SweepPlan(name, values, {key: value for key, value in checked.items() if key != name})
 
 
+# The sizes `workspace.py status` suggests at Finish: the run's own size and three below it, each
+# half the next, so every size fits where the run's did.
+SUGGESTED_FRACTIONS = (8, 4, 2, 1)
+
+
+def suggested_sweep(dims: dict[str, Any]) -> list[str] | None:
+    """`--sweep` over the run's first integer size (its value and three halvings) plus the other dims, or None.
+
+    {"N": 4096, "D": 4096} -> ["--sweep", "N=512,1024,2048,4096", "--D=4096"]; None when no size is an
+    integer of at least 8 (nothing to halve three times).
+    """
+    name = next((key for key, value in dims.items()
+                 if isinstance(value, int) and not isinstance(value, bool) and value >= SUGGESTED_FRACTIONS[0]), None)
+    if name is None:
+        return None
+    values = ",".join(str(dims[name] // fraction) for fraction in SUGGESTED_FRACTIONS)
+    return ["--sweep", f"{name}={values}", *(f"--{key}={value}" for key, value in dims.items() if key != name)]
+
+
 def nsight_options(runs: int) -> dict[str, Any]:
     """The keyword arguments of `nsight.analyze.kernel` (JSON; the child adds each size's folder and the combiner).
 

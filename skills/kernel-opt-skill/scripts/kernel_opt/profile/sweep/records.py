@@ -16,6 +16,7 @@ from kernel_opt.core.files import read_json
 from kernel_opt.core.records import Record, check_schema, field_values
 
 SWEEP_SCHEMA = "kernel_opt.sweep/1"
+SWEEP_FOLDER = "sweep"  # a run's sweep: OUT/sweep (SKILL.md's Finish step; final_report.py embeds it)
 SWEEP_JSON = "sweep.json"
 SWEEP_MD = "sweep.md"
 SWEEP_CSV = "sweep.csv"  # nsight-python's DataFrame of every size, as it wrote it
