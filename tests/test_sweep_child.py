@@ -118,6 +118,22 @@ def test_wrong_sizes_are_never_profiled_and_a_failing_profiled_process_is_the_so
     assert [point.value for point in record.charted()] == [2]
 
 
+def test_when_no_size_is_correct_nothing_is_profiled_and_no_earlier_sweeps_files_remain(tmp_path, fake_nsight):
+    solution = tmp_path / "zeros.py"
+    solution.write_text("import triton  # noqa: F401\n\n\ndef run_kernel(out, **_):\n    out.zero_()\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("sweep.csv", "sweep.png", "sweep_events.jsonl"):
+        (out / name).write_text("from an earlier sweep")
+    record = sweep(tmp_path, solution, "N=2,4")
+    assert (record.verdict, record.exit_code) == ("failed", 1)
+    assert [point.status for point in record.points] == ["incorrect", "incorrect"]
+    assert not fake_nsight.exists()  # nsight-python was never asked
+    assert not any((out / name).exists() for name in ("sweep.csv", "sweep.png", "sweep_events.jsonl"))
+    assert set(record.files) == {"json", "md", "check", "nsight"}
+    assert "![" not in (out / "sweep.md").read_text()  # no chart linked
+
+
 def test_an_nsight_python_that_cannot_import_makes_the_child_say_what_to_install(tmp_path):
     broken = tmp_path / "shim" / "nsight"  # installed without a dependency, as pip --no-deps leaves it
     broken.mkdir(parents=True)

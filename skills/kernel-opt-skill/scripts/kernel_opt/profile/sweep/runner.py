@@ -119,6 +119,8 @@ def sweep_solution(request: SweepRequest) -> SweepRecord:
     tools = sweep_tools()
     output_dir = request.output_dir
     output_dir.mkdir(parents=True, exist_ok=True)
+    for stale in (SWEEP_CSV, SWEEP_PNG, SWEEP_EVENTS):  # an earlier sweep's files must never pass for this one's
+        (output_dir / stale).unlink(missing_ok=True)
     correctness = _check_sizes(request, solution, reference, backend)
     checks = checked_sizes(correctness, request.plan)
     passed = [value for value in request.plan.values if checks[value].passed]
@@ -181,7 +183,6 @@ def _profile(request: SweepRequest, solution: Path, reference: Path, backend: st
         "sweep": {"name": plan.name, "values": values}, "nsight_options": nsight_options(request.runs),
         "frames_dir": str(output_dir / NSIGHT_DIR), "csv": str(output_dir / SWEEP_CSV),
     }
-    (output_dir / SWEEP_CSV).unlink(missing_ok=True)  # a stale frame must never be read as this run's
     (output_dir / NSIGHT_DIR).mkdir(exist_ok=True)
     interpreter = registry.get(backend).cpu_interpreter if request.device == "cpu" else None
     environment = {**_child_environment(tools), **(interpreter.environment if interpreter else {})}
