@@ -247,6 +247,14 @@ def test_ncu_profile_blocked_by_nsight_python_1x_unless_ncu_report_can_read_the_
     assert any("refuses ncu" in warning for warning in report.warnings)
 
 
+def test_a_package_that_prints_on_import_leaves_stdout_alone(tmp_path, monkeypatch, capsys):
+    (tmp_path / "chatty_package.py").write_text("print('Warning: Cannot import pynvml')\n__version__ = '1.0'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = environment.probe_package("chatty-package", "chatty_package")
+    assert probe.installed and probe.version == "1.0"
+    assert capsys.readouterr().out == ""  # env_check --json prints one JSON object, nothing else
+
+
 @pytest.mark.parametrize("version, ncu, usable, says", [
     ("0.9.6", "2025.3.1.0", True, "nsight-python 0.9.6 (the pinned version) with ncu 2025.3.1.0"),
     (None, "2025.3.1.0", False, "nsight-python is not installed"),
