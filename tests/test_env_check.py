@@ -165,7 +165,7 @@ def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile(
     report = assessment.check_environment(make_probes(gpu=False))
     steps = by_step(report.capabilities)
     assert [item.step for item in report.capabilities] == [
-        "compile_cuda", "cuda_correctness", "triton_correctness", "benchmark", "ncu_profile", "sanitizer",
+        "compile_cuda", "cuda_correctness", "triton_correctness", "benchmark", "ncu_profile", "sanitizer", "size_sweep",
         "sass_analysis",
     ]
     assert steps["compile_cuda"].can_run and "13.0.88" in steps["compile_cuda"].reason
@@ -175,6 +175,7 @@ def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile(
     assert not steps["benchmark"].can_run
     assert not steps["ncu_profile"].can_run and "ncu is missing" in steps["ncu_profile"].reason
     assert not steps["sanitizer"].can_run and "compute-sanitizer is missing" in steps["sanitizer"].reason
+    assert not steps["size_sweep"].can_run and steps["size_sweep"].reason == steps["ncu_profile"].reason
     assert steps["sass_analysis"].can_run and "CUDA kernels" in steps["sass_analysis"].reason
     assert report.verdict == "cpu_only"
     assert report.headline.startswith("No usable GPU")
@@ -188,7 +189,7 @@ def test_each_capability_step_called_alone_gives_its_own_row(gpu):
     assert access.usable is gpu and bool(access.why_not) is not gpu
     rows = [step(probes, access) for step in assessment.CAPABILITY_STEPS]
     assert [row.step for row in rows] == ["compile_cuda", "cuda_correctness", "triton_correctness", "benchmark",
-                                          "ncu_profile", "sanitizer", "sass_analysis"]
+                                          "ncu_profile", "sanitizer", "size_sweep", "sass_analysis"]
     assert [step.__name__ for step in assessment.CAPABILITY_STEPS] == [f"{row.step}_capability" for row in rows]
     assert rows == assessment.assess_capabilities(probes)
     benchmark = assessment.benchmark_capability(probes, access)
@@ -216,6 +217,7 @@ def test_faked_h100_environment_runs_every_step():
     assert all(item.can_run for item in report.capabilities), [item for item in report.capabilities if not item.can_run]
     steps = by_step(report.capabilities)
     assert "nsight-python 0.9.6" in steps["ncu_profile"].reason
+    assert steps["size_sweep"].reason == "nsight-python 0.9.6 (the pinned version) with ncu 2025.3.1.0"
     assert "CUDA and Triton kernels" in steps["sass_analysis"].reason
     assert steps["sanitizer"].reason == "compute-sanitizer 2025.3.1.0 at /usr/local/cuda/bin/compute-sanitizer"
     assert report.warnings == []
@@ -261,10 +263,49 @@ def test_ncu_profile_blocked_by_nsight_python_1x_unless_ncu_report_can_read_the_
     assert any("refuses ncu" in warning for warning in report.warnings)
 
 
+def test_a_package_that_prints_on_import_leaves_stdout_alone(tmp_path, monkeypatch, capsys):
+    (tmp_path / "chatty_package.py").write_text("print('Warning: Cannot import pynvml')\n__version__ = '1.0'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = environment.probe_package("chatty-package", "chatty_package")
+    assert probe.installed and probe.version == "1.0"
+    assert capsys.readouterr().out == ""  # env_check --json prints one JSON object, nothing else
+
+
+@pytest.mark.parametrize("version, ncu, usable, says", [
+    ("0.9.6", "2025.3.1.0", True, "nsight-python 0.9.6 (the pinned version) with ncu 2025.3.1.0"),
+    (None, "2025.3.1.0", False, "nsight-python is not installed"),
+    ("1.1.0", "2025.3.1.0", False, "nsight-python 1.1.0 refuses ncu 2025.3.1.0"),
+    ("1.1.0", "2026.2.1.0", False, "the size sweep is written against nsight-python 0.9.6"),
+    ("0.9.5", "2025.3.1.0", False, "nsight-python 0.9.5 is installed, but the size sweep is written against"),
+])
+def test_the_size_sweep_asks_for_the_pinned_nsight_python_that_takes_this_ncu(version, ncu, usable, says):
+    rule = assessment.sweep_nsight_python(version, ncu)
+    assert rule.usable is usable and says in rule.message
+
+
+def test_size_sweep_capability_names_the_install_line_when_nsight_python_is_missing_unsuitable_or_broken():
+    missing = PackageProbe("nsight-python", "nsight", installed=False, error="`import nsight` finds no module")
+    one_x = PackageProbe("nsight-python", "nsight", installed=True, version="1.1.0")
+    broken = PackageProbe("nsight-python", "nsight", installed=False, version="0.9.6",
+                          error="ModuleNotFoundError: No module named 'cachebox'")
+    rows = {name: by_step(assessment.assess_capabilities(make_probes(gpu=True, nsight_python=probe)))["size_sweep"]
+            for name, probe in (("missing", missing), ("1.x", one_x), ("broken", broken))}
+    assert not any(row.can_run for row in rows.values())
+    assert all(row.how_to_fix == assessment.INSTALL_NSIGHT_PYTHON for row in rows.values())
+    assert "pip install nsight-python==0.9.6" in assessment.INSTALL_NSIGHT_PYTHON
+    assert rows["missing"].reason == "nsight-python is not installed"
+    assert "refuses ncu 2025.3.1.0" in rows["1.x"].reason
+    assert rows["broken"].reason == ("nsight-python 0.9.6 is installed but does not import: "
+                                     "ModuleNotFoundError: No module named 'cachebox'")
+    # the environment's verdict does not hang on the sweep: the GPU path still works
+    assert assessment.check_environment(make_probes(gpu=True, nsight_python=missing)).verdict == "ok"
+
+
 def test_ncu_profile_needs_counter_permission_when_the_driver_restricts_it():
     probes = make_probes(gpu=True, profiling_admin_only=True, is_root=False)
     capability = by_step(assessment.assess_capabilities(probes))["ncu_profile"]
     assert not capability.can_run and "ERR_NVGPUCTRPERM" in capability.reason
+    assert "ERR_NVGPUCTRPERM" in by_step(assessment.assess_capabilities(probes))["size_sweep"].reason
     as_root = make_probes(gpu=True, profiling_admin_only=True, is_root=True)
     assert by_step(assessment.assess_capabilities(as_root))["ncu_profile"].can_run
 

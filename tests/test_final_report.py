@@ -149,6 +149,49 @@ def test_a_run_with_nothing_timed_says_so(tmp_path, capsys):
     assert not (out / "time_per_version.png").exists()
 
 
+def write_sweep(folder: Path, solution: str, failing=(2048,)) -> None:
+    """A sweep record (test_sweep's synthetic H100 frame) and its chart, as ncu_profile.py --sweep writes them."""
+    import test_sweep
+
+    from kernel_opt.profile.sweep.chart import draw_sweep_chart
+
+    record = test_sweep.make_record(test_sweep.points_for(check=test_sweep.passing_check(failing=failing)),
+                                    solution=solution, files={"json": "sweep.json", "png": "sweep.png"})
+    folder.mkdir(parents=True, exist_ok=True)
+    draw_sweep_chart(record, folder / "sweep.png")
+    (folder / "sweep.json").write_text(json.dumps(record.to_dict()))
+
+
+def test_the_runs_size_sweep_is_embedded_with_its_table_and_chart(run, capsys):
+    pytest.importorskip("matplotlib")
+    write_sweep(run / "sweep", solution=str(run / "v1" / "v1.cu"))
+    text = generate(run, capsys)
+    section = text.split("## Across sizes")[1].split("\n## ")[0]
+    assert "From sweep/sweep.json (`ncu_profile.py --sweep N=1024,2048,4096,8192`, NVIDIA H100 80GB HBM3): partial." \
+        in section
+    assert re.search(r"^\| 1024 +\| 14\.20 +\| 16\.90 \(unstable\) +\| 1\.19x", section, flags=re.MULTILINE)
+    assert re.search(r"^\| 2048 +\| WRONG: not profiled", section, flags=re.MULTILINE)
+    assert "- N=2048: WRONG: not profiled: wrong results" in section
+    assert "![time, achieved rate and % of ceiling against N](sweep/sweep.png)" in section
+    assert "[sweep/sweep.md](sweep/sweep.md)" in section and "It profiled" not in section
+    assert str(run) not in text  # the record's absolute solution path is not printed
+
+
+def test_a_sweep_of_another_file_in_the_best_versions_folder_says_so(run, capsys):
+    pytest.importorskip("matplotlib")
+    write_sweep(run / "v1" / "sweep", solution="elsewhere/softmax.py", failing=())
+    section = generate(run, capsys).split("## Across sizes")[1]
+    assert "From v1/sweep/sweep.json" in section and ": profiled." in section
+    assert "It profiled softmax.py, not the best version's file." in section
+    assert "](v1/sweep/sweep.png)" in section
+
+
+def test_without_a_sweep_the_report_says_how_to_make_one(run, capsys):
+    section = generate(run, capsys).split("## Across sizes")[1]
+    assert section.strip().startswith("not measured: no sweep/sweep.json: SKILL.md's Finish step makes one with "
+                                      "ncu_profile.py --sweep NAME=V1,V2,... --output-dir OUT/sweep")
+
+
 # --- a real run: tests/fixtures/runs/softmax_cuda_h100 (H100, see its README) --------------------
 
 REAL_RUN = Path(__file__).parent / "fixtures" / "runs" / "softmax_cuda_h100"

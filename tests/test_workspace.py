@@ -243,6 +243,19 @@ def test_next_refuses_beyond_the_budget(tmp_path, capsys):
     assert run_status(out).stop_reason == "budget_spent"
 
 
+def test_status_at_finish_names_the_final_benchmark_the_size_sweep_and_the_report(tmp_path, capsys):
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=2)
+    capsys.readouterr()
+    assert workspace_command.main(["status", str(out)]) == 0
+    lines = capsys.readouterr().out.split("finish (budget spent):\n")[1].splitlines()
+    assert "benchmark.py" in lines[0] and f"--against {out / 'v0' / 'v0.cu'}" in lines[0]
+    assert lines[1].split("ncu_profile.py ")[1] == (
+        f"{out / 'v1' / 'v1.cu'} --ref {out / 'ref.py'} --output-dir {out / 'sweep'} --sweep N=512,1024,2048,4096 "
+        "--D=4096   # size sweep (nsight-python 0.9.6)")
+    assert lines[2].endswith(f"final_report.py {out}")
+
+
 def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     out = tmp_path / "run"
     make_run(out, iterations=3, target_percent=50.0)

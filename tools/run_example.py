@@ -3,10 +3,11 @@
 
 For a Triton softmax and a CUDA softmax (reference/softmax): an environment check, then for
 each a run folder (`workspace.py init`), one evaluation of v0 (correctness, benchmark against
-PyTorch, Nsight Compute profile and bottleneck, static analysis, experience recommendation) and
-the generated final report. On a machine without a GPU every step that can run does (Triton
-correctness under the interpreter, the CUDA compile check, static analysis, the report) and
-each step that needs a GPU is listed.
+PyTorch, Nsight Compute profile and bottleneck, static analysis, experience recommendation), on
+a GPU a size sweep of v0 beside PyTorch (`ncu_profile.py --sweep`, into OUT/sweep: needs
+nsight-python 0.9.6), and the generated final report, which embeds the sweep. On a machine
+without a GPU every step that can run does (Triton correctness under the interpreter, the CUDA
+compile check, static analysis, the report) and each step that needs a GPU is listed.
 
 Each run writes into a fresh folder OUT/run-N (N one more than the highest there), so the
 command can be run again as it is; OUT/latest links to the newest run, and the summary names
@@ -38,8 +39,12 @@ EXAMPLES = [
      ["--N=4096", "--D=4096"], ["--N=4096", "--D=4096"]),
 ]
 REFERENCE = "reference/softmax/ref.py"
+# The size sweep on a GPU: rows from 1024 to 8192 at the examples' row length (16 MiB to 128 MiB of float32 input).
+SWEEP = ["--sweep", "N=1024,2048,4096,8192", "--D=4096"]
 RUN_FOLDER = re.compile(r"run-(\d+)")
 OUTCOMES = {0: "evaluated", 1: "FAILED", 2: "usage error", 3: "solution error", 4: "partial: needs a GPU"}
+SWEEP_OUTCOMES = {0: "profiled", 1: "FAILED (a size)", 2: "usage error", 3: "solution error",
+                  4: "not run (see its error)"}
 
 
 def run(*arguments: str) -> int:
@@ -83,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     out = fresh_run_folder(args.output_dir)
     point_latest_at(out)
     has_gpu = run(str(SCRIPTS / "env_check.py"), "--output-dir", str(out)) == 0
-    rows, worst, missing = [], 0, set()
+    rows, sweeps, worst, missing = [], [], 0, set()
     for label, folder, kernel, gpu_dims, cpu_dims in EXAMPLES:
         target = out / folder
         code = run(str(SCRIPTS / "workspace.py"), "init", str(target), "--kernel", str(REPO / kernel), "--ref",
@@ -91,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
                    *(gpu_dims if has_gpu else cpu_dims))
         if code == 0:
             code = run(str(SCRIPTS / "workspace.py"), "evaluate", str(target), "v0")
+            if has_gpu and code == 0:
+                sweep_code = run(str(SCRIPTS / "ncu_profile.py"), str(target / "v0" / f"v0{Path(kernel).suffix}"),
+                                 "--ref", str(target / "ref.py"), "--output-dir", str(target / "sweep"), *SWEEP)
+                sweeps.append((label, SWEEP_OUTCOMES.get(sweep_code, f"exit {sweep_code}"),
+                               target / "sweep" / "sweep.md"))
+                if sweep_code not in (0, 4):  # 4: no nsight-python here; the example itself still ran
+                    worst = max(worst, sweep_code)
             report_code = run(str(SCRIPTS / "final_report.py"), str(target))
             if report_code != 0:
                 code = max(code, report_code)
@@ -103,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"summary (this run: {out}; {out.parent / 'latest'} links to it):")
     for label, outcome, report in rows:
         print(f"  {label:<16} {outcome:<22} {report}")
+    for label, outcome, report in sweeps:
+        print(f"  {label:<16} {'sweep ' + outcome:<22} {report}")
+    if not has_gpu:
+        missing.add("size sweep")
     if missing:
         print(f"needs a GPU (not run here): {', '.join(sorted(missing))}; see {out / 'env_check.md'}")
     return worst

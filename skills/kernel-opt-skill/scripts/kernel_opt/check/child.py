@@ -42,13 +42,14 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     events.emit(PhaseEvent("load_solution"))
     solution = solution_or_fault(request)
     make = instance_maker(reference, solution, device, events)
-    cases = problem_cases(request["cli_dims"], reference.shapes, reference.setup or solution.setup)
+    shapes = reference.shapes if request.get("shapes") is None else request["shapes"]  # a sweep's sizes replace SHAPES
+    cases = problem_cases(request["cli_dims"], shapes, reference.setup or solution.setup)
     if request.get("case_selection") == "smallest":  # under compute-sanitizer (check/sanitizer.py)
         from kernel_opt.check.sanitizer import smallest_case, smallest_case_note
 
         cases = [smallest_case(cases)]
         events.emit(NoteEvent(smallest_case_note(cases[0])))
-    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes)))
+    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(shapes)))
     runner = _CaseRunner(request, reference, solution, make, events)
     for case_index, dims in enumerate(cases):
         fingerprints = {seed: runner.run(case_index, dims, seed) for seed in request["seeds"]}

@@ -57,6 +57,9 @@ class CheckOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     compile_only: bool = False
     sanitize: str | None = None  # memcheck, racecheck, initcheck, synccheck: one case under compute-sanitizer
+    # The shapes to check after the command-line one, in place of ref.py's SHAPES: a size sweep
+    # checks exactly the sizes it profiles (profile/sweep). None: ref.py's SHAPES.
+    shapes: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -207,6 +210,7 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
         "seeds": report.seeds,
         "atol": options.atol,
         "rtol": options.rtol,
+        "shapes": options.shapes,
     }
     interpreter = definition.cpu_interpreter if device == "cpu" else None
     environment = dict(interpreter.environment) if interpreter is not None else {}

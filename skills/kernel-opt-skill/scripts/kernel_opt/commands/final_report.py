@@ -1,13 +1,14 @@
 """Write OUT/final_report.md and its charts from what the run recorded, never from memory.
 
 Reads run.json, env_check.json, every vN/ (correctness.json, benchmark.json, ncu_summary.json,
-static_analysis.json, hypothesis.txt, evaluation.json) and OUT/benchmark.json when SKILL.md's
-Finish step wrote it. The report holds the environment; a table of every version (time,
-speedup vs v0 and vs the best version before it, % of the roofline ceiling, bottleneck,
-occupancy, registers, top stall); each version's hypothesis and whether its expectation held
-(the benchmark's comparison verdict); the best version and why the run stopped; what the best
-version's profile says is left; the best version against PyTorch eager and torch.compile.
-Charts: OUT/time_per_version.png and OUT/roofline.png (matplotlib). A number the records do
+static_analysis.json, hypothesis.txt, evaluation.json), OUT/benchmark.json when SKILL.md's
+Finish step wrote it, and OUT/sweep/sweep.json (ncu_profile.py --sweep) when there is one. The
+report holds the environment; a table of every version (time, speedup vs v0 and vs the best
+version before it, % of the roofline ceiling, bottleneck, occupancy, registers, top stall);
+each version's hypothesis and whether its expectation held (the benchmark's comparison
+verdict); the best version and why the run stopped; what the best version's profile says is
+left; the best version against PyTorch eager and torch.compile; the size sweep's table and
+chart. Charts: OUT/time_per_version.png and OUT/roofline.png (matplotlib). A number the records do
 not hold is written "not measured: <why>".
 
 Usage:
@@ -38,6 +39,7 @@ from kernel_opt.loop.report_charts import (
     draw_roofline_chart,
     draw_time_chart,
 )
+from kernel_opt.profile.sweep.report import size_notes, sweep_table
 
 REPORT_FILE = "final_report.md"
 
@@ -188,4 +190,6 @@ def render_report(report: FinalReport, charts: dict, generated_at: str) -> str:
         moved={row.name: [_moved_text(change) for change in row.metrics_moved] for row in report.versions},
         comparison_text={row.name: _comparison_text(row) for row in report.versions},
         shape=" ".join(f"{k}={v}" for k, v in report.dims.items()) or "ref.py's defaults",
+        sweep_table=sweep_table(report.sweep.record) if report.sweep else "",
+        sweep_notes=size_notes(report.sweep.record) if report.sweep else [],
     )

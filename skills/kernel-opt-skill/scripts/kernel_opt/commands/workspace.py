@@ -58,6 +58,8 @@ from kernel_opt.loop.workspace import (
     version_number,
 )
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
+from kernel_opt.profile.sweep.plan import suggested_sweep
+from kernel_opt.profile.sweep.records import SWEEP_FOLDER
 from kernel_opt.solution.dims import check_dims
 
 PROG = "workspace.py"
@@ -274,6 +276,10 @@ def _continue_lines(status: RunStatus, out: Path) -> list[str]:
         against = f"--against {status.run.solution_path(out, 0)} " if best.number != 0 else ""
         finish.append(f"  {_script('benchmark.py')} {best.solution} --ref {out / status.run.reference_file} "
                       f"--output-dir {out} {against}{' '.join(status.run.dim_arguments())}".rstrip())
+        sweep = suggested_sweep(status.run.dims)
+        if sweep is not None:  # optional: a GPU with nsight-python 0.9.6 (env_check's size sweep row)
+            finish.append(f"  {_script('ncu_profile.py')} {best.solution} --ref {out / status.run.reference_file} "
+                          f"--output-dir {out / SWEEP_FOLDER} {' '.join(sweep)}   # size sweep (nsight-python 0.9.6)")
     finish.append(f"  {_script('final_report.py')} {out}")
     return finish
 

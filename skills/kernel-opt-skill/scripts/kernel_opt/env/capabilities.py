@@ -20,6 +20,13 @@ from kernel_opt.env.probes import Probes, collect_probes, driver_version, versio
 # ncu 2025.3.1 (both observed by this project on a Hopper machine with ncu 2025.3.1).
 NSIGHT_PYTHON_1X_MIN_NCU = (2026, 2, 1)
 NSIGHT_PYTHON_PIN_FOR_OLD_NCU = "0.9.6"
+# The size sweep (ncu_profile.py --sweep, profile/sweep/) calls nsight-python's API as 0.9.6 has it
+# and was run with it against ncu 2025.3.1 on an H100: it asks for exactly this version.
+NSIGHT_PYTHON_SWEEP_PIN = NSIGHT_PYTHON_PIN_FOR_OLD_NCU
+INSTALL_NSIGHT_PYTHON = (
+    f"python3 -m pip install nsight-python=={NSIGHT_PYTHON_SWEEP_PIN} "
+    "(it brings pandas, deepdiff, nvtx and ncu-report; or pip install -e '.[profile]')"
+)
 
 # Minimum Linux driver for each CUDA major release under minor-version compatibility, from
 # NVIDIA's CUDA Toolkit release notes ("CUDA Toolkit and Minimum Required Driver Version for
@@ -115,6 +122,27 @@ def nsight_python_compatibility(nsight_version: str | None, ncu_version: str | N
         f"nsight-python {nsight_version} is older than any version this skill was tested with; "
         f"install `pip install nsight-python=={NSIGHT_PYTHON_PIN_FOR_OLD_NCU}`",
     )
+
+
+def sweep_nsight_python(nsight_version: str | None, ncu_version: str | None) -> NsightPythonCompatibility:
+    """Can the size sweep use this nsight-python with this ncu? Only the pinned version, where it takes this ncu.
+
+    The sweep calls nsight-python's decorator, annotations and DataFrame as 0.9.6 has them; a
+    1.x refuses ncu older than 2026.2.1 outright.
+    """
+    if nsight_version is None:
+        return NsightPythonCompatibility(False, "nsight-python is not installed")
+    compatibility = nsight_python_compatibility(nsight_version, ncu_version)
+    if not compatibility.usable:
+        return compatibility
+    if version_tuple(nsight_version)[:3] != version_tuple(NSIGHT_PYTHON_SWEEP_PIN):
+        return NsightPythonCompatibility(
+            False,
+            f"nsight-python {nsight_version} is installed, but the size sweep is written against nsight-python "
+            f"{NSIGHT_PYTHON_SWEEP_PIN} (the version that works with ncu 2025.3.1)",
+        )
+    return NsightPythonCompatibility(
+        True, f"nsight-python {nsight_version} (the pinned version) with ncu {ncu_version or '(none)'}")
 
 
 def _gpu_usable(probes: Probes) -> bool:
@@ -253,25 +281,31 @@ def benchmark_capability(probes: Probes, gpu: GpuAccess) -> Capability:
     return Capability("benchmark", "benchmark", "GPU", False, gpu.why_not, gpu.fix)
 
 
-@capability_step
-def ncu_profile_capability(probes: Probes, gpu: GpuAccess) -> Capability:
-    """ncu needs the GPU, the ncu binary, a way to read its reports, and permission to read counters."""
-    label, needs = "ncu profile", "GPU + ncu + (nsight-python 0.9.x, or ncu_report)"
+def _ncu_blocker(probes: Probes, gpu: GpuAccess) -> tuple[str, str] | None:
+    """(why, fix) when ncu cannot profile here at all: no GPU, no ncu, or counters readable by root only."""
     ncu = probes.ncu
     if not gpu.usable:
         reasons = [gpu.why_not] + ([] if ncu.found else ["ncu is missing"])
-        return Capability("ncu_profile", label, needs, False, "; ".join(reasons),
-                          gpu.fix if ncu.found else f"{gpu.fix}; {INSTALL_NCU}")
+        return "; ".join(reasons), gpu.fix if ncu.found else f"{gpu.fix}; {INSTALL_NCU}"
     if not ncu.found:
-        return Capability("ncu_profile", label, needs, False, ncu.error or "ncu is missing", INSTALL_NCU)
+        return ncu.error or "ncu is missing", INSTALL_NCU
     if probes.profiling_admin_only and not probes.is_root:
-        return Capability(
-            "ncu_profile", label, needs, False,
+        return (
             "the driver lets only root read GPU performance counters (RmProfilingAdminOnly=1) and this is not "
             "root, so ncu would fail with ERR_NVGPUCTRPERM",
             "run the profiling step as root, or have an admin set the nvidia module option "
             "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)",
         )
+    return None
+
+
+@capability_step
+def ncu_profile_capability(probes: Probes, gpu: GpuAccess) -> Capability:
+    """ncu needs the GPU, the ncu binary, a way to read its reports, and permission to read counters."""
+    label, needs = "ncu profile", "GPU + ncu + (nsight-python 0.9.x, or ncu_report)"
+    ncu = probes.ncu
+    if blocker := _ncu_blocker(probes, gpu):
+        return Capability("ncu_profile", label, needs, False, *blocker)
     nsight = probes.nsight_python
     compatibility = nsight_python_compatibility(nsight.version if nsight.installed else None, ncu.version)
     reader = probes.ncu_report
@@ -303,6 +337,24 @@ def sanitizer_capability(probes: Probes, gpu: GpuAccess) -> Capability:
         return Capability("sanitizer", label, needs, False, tool.error or "compute-sanitizer is missing",
                           f"{INSTALL_CUDA_TOOLKIT}, or pass --no-sanitize to workspace.py evaluate")
     return Capability("sanitizer", label, needs, True, f"compute-sanitizer {tool.version or ''} at {tool.path}".strip())
+
+
+@capability_step
+def size_sweep_capability(probes: Probes, gpu: GpuAccess) -> Capability:
+    """ncu_profile.py --sweep: what the profile needs, and nsight-python at its pinned version, importable."""
+    label = "size sweep (ncu_profile.py --sweep)"
+    needs = f"GPU + ncu + nsight-python {NSIGHT_PYTHON_SWEEP_PIN} with its dependencies"
+    if blocker := _ncu_blocker(probes, gpu):
+        return Capability("size_sweep", label, needs, False, *blocker)
+    nsight = probes.nsight_python
+    rule = sweep_nsight_python(nsight.version, probes.ncu.version)
+    if not rule.usable:
+        return Capability("size_sweep", label, needs, False, rule.message, INSTALL_NSIGHT_PYTHON)
+    if not nsight.installed:  # the distribution is there, `import nsight` fails (a dependency is missing)
+        return Capability("size_sweep", label, needs, False,
+                          f"nsight-python {nsight.version} is installed but does not import: {nsight.error}",
+                          INSTALL_NSIGHT_PYTHON)
+    return Capability("size_sweep", label, needs, True, rule.message)
 
 
 @capability_step

@@ -13,6 +13,7 @@ root (clock locking, an explicit opt-in, is in clocks.py).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import importlib
@@ -351,7 +352,10 @@ def probe_package(distribution: str, module: str) -> PackageProbe:
         return PackageProbe(distribution, module, installed=False, version=version,
                             error=f"`import {module}` finds no module")
     try:
-        imported = importlib.import_module(module)
+        # A package may print on import (nsight-python warns when nvidia-ml-py is missing): never onto
+        # env_check's stdout, where --json promises one JSON object.
+        with contextlib.redirect_stdout(io.StringIO()):
+            imported = importlib.import_module(module)
     except Exception as error:
         return PackageProbe(distribution, module, installed=False, version=version, error=_error_text(error))
     location = str(Path(imported.__file__).parent) if getattr(imported, "__file__", None) else None

@@ -2,7 +2,7 @@
 
 An agent that writes its own summary remembers the numbers it liked. This module reads only
 the records (run.json, env_check.json, vN/correctness.json, benchmark.json, ncu_summary.json,
-static_analysis.json, hypothesis.txt, evaluation.json, OUT/benchmark.json) into one
+static_analysis.json, hypothesis.txt, evaluation.json, OUT/benchmark.json, OUT/sweep/sweep.json) into one
 `FinalReport`; a value a record does not hold stays None with the reason in `missing`, and the
 report prints it as "not measured: <reason>". Nothing is estimated, and no verdict is made
 here that a tool did not make: "did the expectation hold" is the benchmark's comparison
@@ -22,6 +22,7 @@ from kernel_opt.loop.records import RunRecord, read_benchmark, read_correctness,
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState, best_measured, list_versions, run_status
 from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.profile.records import NcuSummary
+from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
 
 NOT_MEASURED = "not measured"
 # Roof sets a benchmark records, in the order the chart draws them (benchmark._place_on_roofline).
@@ -105,6 +106,16 @@ class RooflineCeilings:
 
 
 @dataclass
+class SweepSection:
+    """The run's size sweep, as its record holds it; paths relative to OUT."""
+
+    folder: str
+    record: SweepRecord
+    chart: str | None  # sweep.png when it was drawn
+    other_solution: str | None = None  # the file it profiled, when that is not the best version's
+
+
+@dataclass
 class FinalReport:
     out: str
     kernel_name: str | None
@@ -134,6 +145,8 @@ class FinalReport:
     ceilings: list[RooflineCeilings]
     not_on_roofline: list[str]
     notes: list[str] = field(default_factory=list)
+    sweep: SweepSection | None = None
+    sweep_missing: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -157,6 +170,7 @@ def build_report(out: Path) -> FinalReport:
     remaining = _remaining(out, best, states)
     final = _final_comparison(out, best)
     ceilings, unplaced = _ceilings(out, states, best)
+    sweep, sweep_missing = _sweep(out, best)
     return FinalReport(
         out=str(out),
         kernel_name=run.kernel_name if run else None,
@@ -186,6 +200,8 @@ def build_report(out: Path) -> FinalReport:
         ceilings=ceilings,
         not_on_roofline=unplaced,
         notes=notes,
+        sweep=sweep,
+        sweep_missing=sweep_missing,
     )
 
 
@@ -415,6 +431,22 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     if not baselines:
         result["missing"] = f"{source} timed no PyTorch baseline (the benchmark ran with --baseline none)"
     return result
+
+
+def _sweep(out: Path, best: VersionState | None) -> tuple[SweepSection | None, str | None]:
+    """The run's size sweep (OUT/sweep, where SKILL.md's Finish step puts it, else the best version's sweep/)."""
+    folders = [SWEEP_FOLDER] + ([f"{best.name}/{SWEEP_FOLDER}"] if best is not None else [])
+    for folder in folders:
+        record = read_sweep(out / folder)
+        if record is None:
+            continue
+        png = record.files.get("png")
+        chart = f"{folder}/{png}" if png and (out / folder / png).is_file() else None
+        profiled = Path(record.solution).name
+        other = profiled if best is not None and profiled != Path(best.solution).name else None
+        return SweepSection(folder, record, chart, other), None
+    return None, (f"no {SWEEP_FOLDER}/sweep.json: SKILL.md's Finish step makes one with ncu_profile.py "
+                  f"--sweep NAME=V1,V2,... --output-dir OUT/{SWEEP_FOLDER} (GPU and nsight-python)")
 
 
 def _environment(out: Path, best: VersionState | None) -> list[tuple[str, str]]:

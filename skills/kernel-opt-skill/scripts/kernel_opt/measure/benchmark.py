@@ -373,7 +373,7 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     (datasheet and best measured), the best measured roofs for the % of ceiling (the datasheet
     where the solution beat them all); roofline["basis"] records the one used.
     """
-    from kernel_opt.measure import placement, roofline
+    from kernel_opt.measure import placement
     from kernel_opt.measure.ceilings import MeasuredCeilings
     from kernel_opt.measure.datasheet import lookup_gpu
 
@@ -391,10 +391,7 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
             "what this GPU really achieves (the datasheet's peaks are higher than any kernel reaches)"
         )
     sheet = lookup_gpu(report.gpu.get("name"))
-    sheet_roofs = None
-    if sheet is not None and sheet.memory_bandwidth_gbps and sheet.peak_tflops(dtype, allow_tf32):
-        sheet_roofs = roofline.Ceilings(sheet.memory_bandwidth_gbps, sheet.peak_tflops(dtype, allow_tf32),
-                                        source=f"datasheet: {sheet.display_name}", dtype=dtype)
+    sheet_roofs = placement.datasheet_roofs(sheet, dtype, allow_tf32)
     copy_bandwidth = (report.copy_same_bytes or {}).get("bandwidth_gbps")
     points = placement.roofline_points(flops, traffic, time_us, measured_roofs, sheet_roofs, copy_bandwidth)
     report.roofline["points"] = points

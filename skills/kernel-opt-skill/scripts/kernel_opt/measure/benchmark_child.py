@@ -156,7 +156,8 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
         n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
     events.emit(PhaseEvent("work count"))
-    work = _emit_work(reference, values, outputs, dims, events, request.get("work"))
+    work = request.get("work") or problem_work(reference, values, outputs, dims)  # the run's cache first
+    events.emit(WorkEvent(work))
     _emit_ceilings(events)
 
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
@@ -278,14 +279,15 @@ def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events: EventL
     events.emit(CopySameBytesEvent(asdict(measure_copy_bandwidth(device, buffer_bytes=half, rep_ms=DEFAULT_REP_MS))))
 
 
-def _emit_work(reference, values, outputs, dims, events: EventLog, cached: dict[str, Any] | None) -> dict[str, Any]:
-    """FLOPs and minimum bytes per call: from the run's reference cache, else ref.py's flops()/bytes(), else counted."""
+def problem_work(reference, values: dict[str, Any], outputs: list[str], dims: dict[str, Any]) -> dict[str, Any]:
+    """FLOPs and minimum bytes per call: ref.py's flops()/bytes() first, counted otherwise.
+
+    Shared with the size sweep (profile/sweep), so its GB/s and % of ceiling rest on the very
+    counts the benchmark uses.
+    """
     from kernel_opt.measure import roofline
     from kernel_opt.solution.contract import call_with_accepted
 
-    if cached:
-        events.emit(WorkEvent(dict(cached)))
-        return dict(cached)
     work: dict[str, Any] = {}
     if reference.flops is not None:
         work.update(flops=float(call_with_accepted(reference.flops, dims)), flops_source="ref.py flops()")
@@ -303,7 +305,6 @@ def _emit_work(reference, values, outputs, dims, events: EventLog, cached: dict[
     from kernel_opt.check.compare import dtype_name
 
     work["dtype"] = dtype_name(values[outputs[0]].dtype)
-    events.emit(WorkEvent(work))
     return work
 
 

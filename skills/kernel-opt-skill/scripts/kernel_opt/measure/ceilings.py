@@ -389,3 +389,13 @@ def load_cached(device: Any = None, directory: Path | None = None) -> MeasuredCe
     identity = current_device_identity(device)
     return read_cache(cache_path(identity, directory), identity)
 
+
+def load_cached_for(gpu_name: str, directory: Path | None = None) -> MeasuredCeilings | None:
+    """The cached ceilings of a GPU named as torch names it, on this machine's driver, without torch or a GPU context.
+
+    The size sweep reads them in its parent, which never starts CUDA (its profiled process runs under ncu).
+    """
+    driver = driver_version(probe_nvidia_smi()) or "unknown"
+    identity = DeviceIdentity(name=gpu_name, driver_version=driver, torch_version="", cuda_version=None)
+    return read_cache(cache_path(identity, directory), identity)
+

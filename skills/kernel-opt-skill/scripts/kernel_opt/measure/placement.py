@@ -159,6 +159,14 @@ def basis_record(name: str, point: dict[str, Any], reason: str, measured_at: str
             "reason": reason}
 
 
+def datasheet_roofs(sheet: GpuDatasheet | None, dtype: str, allow_tf32: bool) -> roofline.Ceilings | None:
+    """The datasheet's roofs for a dtype (its dense peak and memory bandwidth); None where the sheet lacks either."""
+    if sheet is None or not sheet.memory_bandwidth_gbps or not sheet.peak_tflops(dtype, allow_tf32):
+        return None
+    return roofline.Ceilings(sheet.memory_bandwidth_gbps, sheet.peak_tflops(dtype, allow_tf32),
+                             source=f"datasheet: {sheet.display_name}", dtype=dtype)
+
+
 def roofline_points(flops: float | None, traffic: float, time_us: float, measured_roofs: roofline.Ceilings | None,
                     sheet_roofs: roofline.Ceilings | None, copy_bandwidth_gbps: float | None) -> dict[str, Any]:
     """The solution on every set of roofs known for this run: measured, same-size copy, datasheet."""

@@ -150,8 +150,11 @@ def _gpu_problem() -> str | None:
     return None
 
 
-def _probe_profiler():
-    """ncu's probe, or EnvironmentFault saying why this machine cannot profile."""
+def probe_profiler():
+    """ncu's probe, or EnvironmentFault saying why this machine cannot profile (no GPU, no ncu): exit 4.
+
+    The size sweep (profile/sweep) asks the same before anything starts.
+    """
     from kernel_opt.env.probes import probe_ncu
 
     gpu_problem = _gpu_problem()
@@ -171,7 +174,7 @@ def _probe_profiler():
 
 def _profile(request: ProfileRequest, backend: str, solution: Path, reference: Path):
     """Build, run the solution under ncu, and return (report path, ncu path, collection info)."""
-    ncu_probe = _probe_profiler()
+    ncu_probe = probe_profiler()
     try:
         location, reader_error = reading.locate_report_reader(ncu_probe.path), None
     except EnvironmentFault as error:  # profile anyway: the kept .ncu-rep can be read elsewhere

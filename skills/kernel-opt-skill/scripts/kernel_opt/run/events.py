@@ -243,6 +243,26 @@ class CopySameBytesEvent(Event):
 
 
 @dataclass
+class SweepSizeEvent(Event):
+    """A size sweep's profiled program set up one size: its dims and the work per call (profile/sweep)."""
+
+    tag: ClassVar[str] = "sweep_size"
+    dims: dict[str, Any]
+    work: dict[str, Any]  # measure.benchmark_child.problem_work, plus allow_tf32
+
+
+@dataclass
+class SweepOutcomeEvent(Event):
+    """nsight-python's call for one size of a sweep: profiled (its DataFrame in `frame`), or the error it raised."""
+
+    tag: ClassVar[str] = "sweep_outcome"
+    value: Any  # the swept dim's value
+    profiled: bool
+    frame: str | None = None  # the CSV file of this size's DataFrame
+    error: str | None = None
+
+
+@dataclass
 class InterleavedEvent(Event):
     tag: ClassVar[str] = "interleaved"
     this: dict[str, Any]  # TimingSamples.to_dict() of this solution
@@ -254,7 +274,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for event_type in (
         EnvironmentEvent, PhaseEvent, CaseStartEvent, PlanEvent, NoteEvent, WarningEvent, ToleranceEvent,
         CaseResultEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent, WorkEvent, CeilingsEvent, TimedEvent,
-        PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent, InterleavedEvent,
+        PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent, InterleavedEvent, SweepSizeEvent,
+        SweepOutcomeEvent,
     )
 }
 

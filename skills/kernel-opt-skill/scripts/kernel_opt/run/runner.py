@@ -106,6 +106,7 @@ _PHASE_NAMES = {
     "solution": "in the solution's call",
     "compare": "while comparing outputs",
     "load_solution": "while loading the solution",
+    "sweep_size": "while profiling a size of the sweep",
 }
 
 
@@ -121,11 +122,14 @@ def phase_description(phase: PhaseEvent | CaseStartEvent | None) -> str:
 
 
 def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None,
-               prefix: Sequence[str] = (), startup_allowance_s: float = STARTUP_ALLOWANCE_S) -> ChildOutcome:
-    """Start `python -m kernel_opt.child`, collect its events, kill it if it stalls.
+               prefix: Sequence[str] = (), startup_allowance_s: float = STARTUP_ALLOWANCE_S,
+               program: Sequence[str] | None = None) -> ChildOutcome:
+    """Start `python -m kernel_opt.child` (or `program`), collect its events, kill it if it stalls.
 
     `prefix` wraps the child in another program (compute-sanitizer: check/sanitizer.py), which
-    starts it and shares its process group, so a kill takes both.
+    starts it and shares its process group, so a kill takes both. The request file's path is the
+    program's last argument. `program` is for a child that must run as a file (the size sweep's
+    nsight-python side, profile/sweep/nsight_child.py).
     """
     with tempfile.TemporaryDirectory(prefix="kernel-opt-") as scratch:
         events_path = Path(scratch) / "events.jsonl"
@@ -141,7 +145,7 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
         outcome = ChildOutcome(timeout_s=timeout_s)
         with open(stderr_path, "wb") as stderr, open(events_path, "rb") as reader:
             process = subprocess.Popen(
-                [*prefix, sys.executable, "-m", "kernel_opt.child", str(request_path)],
+                [*prefix, *(program or (sys.executable, "-m", "kernel_opt.child")), str(request_path)],
                 stdin=subprocess.DEVNULL,
                 stdout=stderr,
                 stderr=subprocess.STDOUT,
