@@ -115,7 +115,8 @@ def judge(job: Job, exit_code: int | None, record: dict | None) -> tuple[bool, s
         text += f"; {sanitizer.get('errors')} errors, {sanitizer.get('warnings')} warnings"
     location_ok = True
     if job.expected_at is not None:
-        where = (findings[0].get("location") or "") if findings else ""
+        first = next((finding for finding in findings if finding.get("kernel")), findings[0]) if findings else {}
+        where = first.get("location") or ""  # the finding the verdict names first (check/sanitizer.first_finding)
         location_ok = job.expected_at in where
         text += f"; first at {where or 'no line'}"
     return exit_code == job.expected_exit and location_ok, text
@@ -123,7 +124,8 @@ def judge(job: Job, exit_code: int | None, record: dict | None) -> tuple[bool, s
 
 def run_job(job: Job, logs: Path) -> tuple[int | None, float]:
     started = time.perf_counter()
-    job.folder.mkdir(parents=True, exist_ok=True)
+    # evaluate's run folder is made by `workspace.py init`, which refuses one that is not empty
+    (job.folder.parent.parent if job.step == "evaluate" else job.folder).mkdir(parents=True, exist_ok=True)
     log = logs / f"{job.name.replace('/', '_')}.{job.step}.log"
     with open(log, "w") as handle:
         handle.write("$ " + _quote(job.command) + "\n")

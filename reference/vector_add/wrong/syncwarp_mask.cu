@@ -1,9 +1,9 @@
 // WRONG (warp barrier mask): lanes 0..16 of each warp call __syncwarp(0x0000ffff), whose mask
 // names lanes 0..15 only, so lane 16 waits on a barrier it is not part of (the pattern of
-// NVIDIA's compute-sanitizer-samples Synccheck/illegal_syncwarp.cu). The sums are right and the
-// plain check passes; compute-sanitizer synccheck must report "Barrier error detected. Invalid
-// arguments" at syncwarp_mask.cu:15 (exit 3 with --sanitize synccheck). Not yet seen on an
-// H100 (probe_data/synccheck.txt: a __shfl_sync with a bad mask was not reported there).
+// NVIDIA's compute-sanitizer-samples Synccheck/illegal_syncwarp.cu). On an H100 (2026-11-25) the
+// plain check already fails it: the barrier traps, "an illegal instruction was encountered"
+// (exit 3, illegal_instruction); compute-sanitizer synccheck reports "Barrier error detected.
+// Invalid arguments in __syncwarp" at the inlined intrinsic, sm_30_intrinsics.hpp:110 (exit 3).
 #include <cuda_runtime.h>
 
 __global__ void vector_add_kernel(const float* __restrict__ x, const float* __restrict__ y,
