@@ -177,6 +177,8 @@ def test_sanitizer_command_is_exact_and_uses_only_options_this_version_has():
     ]
     racecheck = sanitizer_command("cs", "racecheck", Path("/l"))
     assert racecheck[-2:] == ["--racecheck-report", "analysis"]
+    # initcheck tracks writes only in the kernels it checks: PyTorch's must stay checked (H100 corpus, 2026-11-25)
+    assert "--kernel-name-exclude" not in sanitizer_command("cs", "initcheck", Path("/l"))
     help_text = (FIXTURES / "sanitizer_help.txt").read_text()
     for option in (item for item in racecheck if item.startswith("--")):
         assert f"{option} " in help_text, option
@@ -432,3 +434,15 @@ def test_without_compute_sanitizer_the_check_exits_4_and_keeps_the_full_record(t
     assert (tmp_path / "correctness.json").read_text() == "{}"
     markdown = (tmp_path / "correctness_initcheck.md").read_text()
     assert "compute-sanitizer did not run" in markdown and report.cases == []
+
+
+def test_the_verdict_names_a_kernels_finding_before_a_cuda_api_one():
+    from kernel_opt.check.records import SanitizerFinding
+    from kernel_opt.check.sanitizer import first_finding
+
+    host = SanitizerFinding("Host API memory access error", "error", None, None, None, None, None, "0x7f", None, 7)
+    device = SanitizerFinding("Uninitialized __global__ memory read of size 4 bytes", "error",
+                              "add_into_scratch(const float *, const float *, float *, int)", "uninit_scratch.cu:14",
+                              "+0xd0", "(0,0,0)", "(0,0,0)", "0x7f9e28800000", None, 93)
+    assert first_finding([host, device]) is device
+    assert first_finding([host]) is host
