@@ -14,9 +14,8 @@ import pytest
 
 from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.commands.benchmark import main
-from kernel_opt.core.render import render
 from kernel_opt.measure.benchmark import assemble_report, exit_code_for, phase_durations
-from kernel_opt.measure.benchmark_report import _tables, benchmark_summary
+from kernel_opt.measure.benchmark_report import benchmark_markdown, benchmark_summary
 from kernel_opt.measure.ceilings import CopyCeiling
 from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
 from kernel_opt.measure.records import BenchmarkReport, TimedEntry
@@ -99,7 +98,7 @@ def test_measured_report_derives_speedups_and_roofline():
 
 
 def render_markdown(report):
-    return render("benchmark.md.j2", report=report, tables=_tables(report), exit_code=exit_code_for(report))
+    return benchmark_markdown(report, exit_code_for(report))
 
 
 def with_same_size_copy(event_list, copy_us):

@@ -30,7 +30,15 @@ from kernel_opt.loop.records import (
 from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
 from kernel_opt.profile.records import NcuSummary
-from kernel_opt.run.events import EVENT_TYPES, CaseResultEvent, ErrorEvent, PhaseEvent, WorkEvent, parse_event
+from kernel_opt.run.events import (
+    EVENT_TYPES,
+    CaseResultEvent,
+    ErrorEvent,
+    LaunchCheckEvent,
+    PhaseEvent,
+    WorkEvent,
+    parse_event,
+)
 
 RUN_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "runs" / "softmax_cuda_h100"
 DEMO_SOFTMAX = REPO_ROOT / "demo" / "cuda" / "softmax"
@@ -117,7 +125,8 @@ def test_worker_events_round_trip_through_their_json_lines():
     events = [PhaseEvent("setup", case=1, dims={"n": 127}, seed=2), PhaseEvent("profile", calls=1, nvtx_range="r"),
               WorkEvent({"flops": 1.0, "flops_source": "ref.py flops()", "bytes": 8.0, "dtype": "float32"}),
               ErrorEvent("crash", "segfault", None, 3),
-              CaseResultEvent(0, {"n": 8}, 0, True, [{"name": "out"}], [])]
+              CaseResultEvent(0, {"n": 8}, 0, True, [{"name": "out"}], []),
+              LaunchCheckEvent({"profiled": False, "note": "not profiled: the CPU"})]
     for event in events:
         line = json.loads(json.dumps({**event.to_json(), "t": 12.5}))
         assert parse_event(line) == event and parse_event(line).t == 12.5
@@ -125,7 +134,7 @@ def test_worker_events_round_trip_through_their_json_lines():
     assert PhaseEvent("load_solution").to_json() == {"event": "phase", "phase": "load_solution"}
     assert PhaseEvent("profile", nvtx_range="r").to_json()["range"] == "r"
     assert WorkEvent({"flops": 1.0}).to_json() == {"event": "work", "flops": 1.0}
-    assert len(EVENT_TYPES) == 20
+    assert len(EVENT_TYPES) == 21
     with pytest.raises(ValueError, match="unknown worker event 'teleport'"):
         parse_event({"event": "teleport"})
 

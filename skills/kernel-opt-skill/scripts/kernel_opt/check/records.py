@@ -104,6 +104,8 @@ class CorrectnessReport:
     notes: list[str] = field(default_factory=list)
     tolerances: list[dict[str, Any]] = field(default_factory=list)  # output, dtype, atol, rtol, source
     build: dict[str, Any] | None = None  # CUDA: arch, command, kernels (registers, spills...), signature
+    # check.launches.LaunchCheck.to_dict(): the profiled call's kernels, streams and outputs (None: none ran)
+    launches: dict[str, Any] | None = None
     error: dict[str, Any] | None = None  # kind, message, hint, exit_code
     environment: dict[str, Any] = field(default_factory=dict)
     schema: str = CORRECTNESS_SCHEMA
@@ -113,7 +115,10 @@ class CorrectnessReport:
         return self.verdict == "pass"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
+        payload = {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
+        if payload["launches"] is None:  # no launch check ran: the record reads as it did before the check existed
+            del payload["launches"]
+        return payload
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = CORRECTNESS_FILE) -> CorrectnessReport:
