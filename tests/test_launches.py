@@ -12,6 +12,13 @@ from pathlib import Path
 import pytest
 
 from kernel_opt.check.correctness import report_from_events
+from kernel_opt.check.launch_profile import (
+    CYCLES_PER_US_BOUND,
+    FENCE_MAX_US,
+    FENCE_MIN_US,
+    activity_of,
+    fence_cycles,
+)
 from kernel_opt.check.launches import (
     STREAM_SLACK_NS,
     GpuActivity,
@@ -358,3 +365,49 @@ def test_every_case_of_the_h100_probe_gets_its_verdict(label):
         assert len(verdict.problems) == 1 and expected in verdict.problems[0]
     if label == "torch_matmul":
         assert (verdict.own_kernels, verdict.library_kernels) == (0, 1)
+
+
+# --- the profiler layer's pure parts (check/launch_profile.py) ------------------------------------------------
+
+
+class KinetoEvent:
+    """The methods of torch's _KinetoEvent that activity_of reads; activity_type only where torch has it."""
+
+    def __init__(self, name, device="DeviceType.CUDA", stream=7, start=100, duration=50, activity_type=None):
+        self._values = (name, device, stream, start, duration)
+        if activity_type is not None:
+            self.activity_type = lambda: activity_type
+
+    def name(self):
+        return self._values[0]
+
+    def device_type(self):
+        return self._values[1]
+
+    def device_resource_id(self):
+        return self._values[2]
+
+    def start_ns(self):
+        return self._values[3]
+
+    def duration_ns(self):
+        return self._values[4]
+
+
+def test_activity_of_keeps_gpu_work_and_drops_waits_overheads_and_host_events():
+    assert activity_of(KinetoEvent(ADD)) == GpuActivity(ADD, 7, 100, 50)
+    assert activity_of(KinetoEvent("Memcpy DtoD (Device -> Device)", activity_type="gpu_memcpy")).kind == "memcpy"
+    assert activity_of(KinetoEvent("Memset (Device)")).kind == "memset"
+    dropped = [KinetoEvent("aten::add", device="DeviceType.CPU"), KinetoEvent("Stream Wait Event"),
+               KinetoEvent("Activity Buffer Request"), KinetoEvent("whatever", activity_type="cuda_sync"),
+               KinetoEvent("cudaLaunchKernel", activity_type="cuda_runtime"),
+               KinetoEvent("my_range", activity_type="gpu_user_annotation")]
+    assert [activity_of(event) for event in dropped] == [None] * len(dropped)
+
+
+@pytest.mark.parametrize("host_s, fence_us", [(0.0, FENCE_MIN_US), (20e-6, FENCE_MIN_US), (1e-3, 4000.0),
+                                              (100.0, FENCE_MAX_US)])
+def test_the_fence_outlasts_the_call_s_host_side(host_s, fence_us):
+    assert fence_cycles(host_s) == pytest.approx(fence_us * CYCLES_PER_US_BOUND)
+    # On the probe's H100 (2e6 cycles in 1011 us) the minimum fence lasts about 1.5 ms.
+    assert fence_cycles(0.0) * 1011.0 / 2e6 == pytest.approx(1516.5)

@@ -26,9 +26,12 @@ FENCE_HOST_MULTIPLE = 4.0
 FENCE_MAX_US = 5_000_000.0  # a call whose host side takes seconds gets a 5 s fence, no more
 CYCLES_PER_US_BOUND = 3000.0
 MARKER_CYCLES = 1_000  # the marker: about 0.5 us of spinning, enough to be a kernel of its own
-# CUPTI activities that are neither kernels nor copies (Kineto records them only when asked):
-# a wait enqueued on a stream is not work on it.
-_NOT_WORK = ("event sync", "stream sync", "stream wait event", "context sync")
+# GPU-side records that are no work of the solution's: waits enqueued on a stream (Kineto records
+# them only when asked), CUPTI's own overhead (seen as "Activity Buffer Request" in the probe's
+# CPU+GPU table), ranges of user annotations. torch 2.13 tells them by activity type; torch 2.11,
+# which has no activity_type(), by name.
+_NOT_WORK = ("event sync", "stream sync", "stream wait event", "context sync", "activity buffer request")
+_NOT_WORK_TYPES = ("sync", "runtime", "driver", "overhead", "annotation")
 
 
 def fence_cycles(call_host_s: float) -> int:
@@ -44,7 +47,7 @@ def activity_of(event: Any) -> GpuActivity | None:
     name = event.name()
     kind = getattr(event, "activity_type", None)  # torch 2.13 has it, 2.11 does not
     kind_text = str(kind()).lower() if callable(kind) else ""
-    if name.lower() in _NOT_WORK or "sync" in kind_text or "runtime" in kind_text or "driver" in kind_text:
+    if name.lower() in _NOT_WORK or any(word in kind_text for word in _NOT_WORK_TYPES):
         return None
     return GpuActivity(name=name, stream=int(event.device_resource_id()), start_ns=int(event.start_ns()),
                        duration_ns=int(event.duration_ns()))
