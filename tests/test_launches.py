@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from kernel_opt.backends import registry
+from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.correctness import report_from_events
 from kernel_opt.check.launch_profile import (
     CYCLES_PER_US_BOUND,
@@ -411,3 +413,43 @@ def test_the_fence_outlasts_the_call_s_host_side(host_s, fence_us):
     assert fence_cycles(host_s) == pytest.approx(fence_us * CYCLES_PER_US_BOUND)
     # On the probe's H100 (2e6 cycles in 1011 us) the minimum fence lasts about 1.5 ms.
     assert fence_cycles(0.0) * 1011.0 / 2e6 == pytest.approx(1516.5)
+
+
+# --- the backends' hooks: whose kernels, which stream -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solution, own", [
+    ("vector_add/good/vector_add.py", {"vector_add_kernel"}),
+    ("vector_add/wrong/calls_torch.py", set()),  # no kernel of its own: library only
+    ("softmax/good/softmax.py", {"softmax_kernel"}),
+])
+def test_a_triton_solution_s_own_kernels_are_its_module_s_jit_functions(reference_dir, solution, own):
+    launcher = registry.get("triton").load({"solution": str(reference_dir / solution)})
+    assert launcher.own_kernel_names() == own and launcher.takes_caller_stream()
+
+
+def test_autotuned_and_heuristic_kernels_are_unwrapped_to_their_function_s_name(tmp_path):
+    source = tmp_path / "tuned.py"
+    source.write_text(
+        "import triton\nimport triton.language as tl\n\n"
+        "@triton.autotune(configs=[triton.Config({'BLOCK': 128})], key=['n'])\n"
+        "@triton.jit\ndef tuned_kernel(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n"
+        "@triton.heuristics({'EVEN': lambda args: True})\n"
+        "@triton.jit\ndef guessed_kernel(x_ptr, n, EVEN: tl.constexpr):\n    pass\n\n"
+        "def run_kernel(x, **_):\n    pass\n")
+    launcher = registry.get("triton").load({"solution": str(source)})
+    assert launcher.own_kernel_names() == {"tuned_kernel", "guessed_kernel"}
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("solution, own, takes_stream", [
+    ("good/vector_add.cu", {"vector_add_kernel"}, True),
+    ("good/legacy_default_stream.cu", {"vector_add_kernel"}, False),  # its caller's stream: the legacy default
+    ("wrong/host_compute.cu", None, True),  # ptxas listed no kernel: unknown, never "library only" on a guess
+])
+def test_a_cuda_solution_s_own_kernels_come_from_its_build(reference_dir, tmp_path, solution, own, takes_stream):
+    backend = registry.get("cuda")
+    prepared = backend.prepare((reference_dir / "vector_add" / solution).resolve(), "cpu", tmp_path, BuildOptions(),
+                               [])
+    launcher = backend.load(prepared.request)
+    assert launcher.own_kernel_names() == own and launcher.takes_caller_stream() is takes_stream

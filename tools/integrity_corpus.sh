@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The adversarial corpus of issue 14 on a GPU. Prints a table fixture -> step -> expected -> got;
-# full logs and every record under OUT_DIR. About 8 minutes on an H100 (torch 2.11, triton 3.6,
-# nvcc 13.0): the correctness rows run four at a time (the launch check's verdicts do not depend
-# on the GPU being idle), the benchmark and evaluate rows one at a time (they time).
+# full logs and every record under OUT_DIR. Estimated at 8-10 minutes on an H100 (torch 2.11,
+# triton 3.6, nvcc 13.0; the first version of this script took about 6): the correctness rows
+# run four at a time (the launch check's verdicts do not depend on the GPU being idle; each
+# process pays ~6.5 s to start CUPTI), the benchmark and evaluate rows one at a time (they time).
 #   item 5: the IEEE-fp32 GEMM at K=4096 and its TF32/bf16 twins (correctness_check);
 #   items 2, 1: memoized outputs against the rotating input pool, honest controls, and a ref.py
 #     that overstates its bytes (benchmark.py must call that invalid);
 #   items 3, 4: what a checked call launched and on which streams (side streams, joined or not,
-#     no kernel at all, library-only calls), and `workspace.py evaluate` failing the memoizing
-#     exploit whose ncu profile saw no kernel;
+#     no kernel at all, library-only calls; the demos' best versions as honest controls), and
+#     `workspace.py evaluate` failing the memoizing exploit whose ncu profile saw no kernel;
 #   item 8: timer tampering and lazy outputs (the tampering guard), precision downgrades.
 #
 # Usage (from the repository root):
@@ -154,6 +155,16 @@ for row in "good/side_stream_joined.cu 0" "good/side_stream_joined.py 0" "good/l
   set -- $row
   check_in_background "$(basename "$1" | tr . _)" correctness "$2" "$VECTOR_ADD/$1" "$VECTOR_ADD/ref.py"
 done
+# Honest kernels of every kind the demos hold must pass the launch check: each demo case's best version
+# (CUDA with TMA/wgmma on sm_90a, Triton), at the run's own shapes.
+check_in_background demo_cuda_gemm_v10 correctness 0 demo/cuda/gemm/v10/v10.cu demo/cuda/gemm/ref.py \
+  --arch sm_90a --M=4096 --N=4096 --K=4096
+check_in_background demo_cuda_attention_v8 correctness 0 demo/cuda/attention/v8/v8.cu demo/cuda/attention/ref.py \
+  --arch sm_90a --B=8 --H=16 --S=2048 --D=64
+check_in_background demo_triton_attention_v2 correctness 0 demo/triton/attention/v2/v2.py \
+  demo/triton/attention/ref.py --B=8 --H=16 --S=2048 --D=64
+check_in_background demo_triton_gemm_v2 correctness 0 demo/triton/gemm/v2/v2.py demo/triton/gemm/ref.py \
+  --M=4096 --N=4096 --K=4096
 # Items 2 and 1: the memoizing fixtures pass correctness_check by design (new tensors every case).
 for fixture in good/vector_add.py good/vector_add.cu wrong/memoized_by_pointer.py wrong/memoized_by_version.py \
                wrong/memoized_by_contents.cu wrong/stale_after_warmup.py; do

@@ -61,10 +61,14 @@ class CudaLauncher(Launcher):
         return message
 
     def own_kernel_names(self) -> frozenset[str] | None:
-        """The __global__ functions ptxas compiled into the library."""
+        """The __global__ functions ptxas compiled into the library; None when its log listed none.
+
+        An empty list more likely means a log without entries (other flags, another toolkit) than a
+        solution without kernels, and "library code only" must never be claimed on a guess.
+        """
         from kernel_opt.check.launches import own_base_names
 
-        return None if self.kernels is None else own_base_names(self.kernels)
+        return own_base_names(self.kernels) if self.kernels else None
 
     def takes_caller_stream(self) -> bool:
         """solve(..., cudaStream_t) launches on the stream it is given; without one, on the legacy default stream."""
