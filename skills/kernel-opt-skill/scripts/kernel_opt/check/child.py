@@ -74,7 +74,6 @@ class _CaseRunner:
         self.request, self.reference, self.solution, self.make, self.events = request, reference, solution, make, events
         self.guard = guard
         self.device = request["device"]
-        self.call_host_s: dict[str, float] = {}  # the longest host-side call time per shape (str(dims))
         self._warned: set[str] = set()
         self._tolerances_seen: set[str] = set()
         from kernel_opt.check.tolerance import TolerancePolicy  # imports torch: the worker's business only
@@ -112,8 +111,6 @@ class _CaseRunner:
         self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
         call_solution(self.solution, values, instance.dims, outputs)
         self.guard.verify("the solution's call")
-        shape = str(dims)
-        self.call_host_s[shape] = max(self.call_host_s.get(shape, 0.0), self.solution.last_call_host_s)
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
         comparisons = [self.compare(name, values[name], expectation) for name in outputs]
         modified = inputs_modified(pristine, values)

@@ -1,11 +1,14 @@
 """The correctness child's launch check: one more real case, profiled, on a stream of the harness's choosing.
 
-After the shapes and seeds, the check makes fresh inputs for the first shape from a new seed,
-poisons the outputs, and calls the solution once more under the profiler
-(check/launch_profile.py), on a fresh stream when the solution takes the stream it is called on
-and on the legacy default stream when it cannot (a CUDA solve without a cudaStream_t). The
-call's outputs are compared like any case's, and its trace is judged by check/launches.py: no
-kernel, or work on another stream that is not ordered with the caller's, fails the check.
+After the shapes and seeds, the check picks the caller's stream: a fresh one when the solution
+takes the stream it is called on, the legacy default stream when it cannot (a CUDA solve without
+a cudaStream_t). One unprofiled call on other fresh inputs warms that stream up (a library's
+per-stream set-up, a JIT compile the shapes did not cover) and measures the call's host-side
+time, which sizes the fence. Then fresh inputs for the first shape from a new seed, outputs
+poisoned, and the call under the profiler (check/launch_profile.py). Its outputs are compared
+like any case's, and its trace is judged by check/launches.py: no kernel, or work on another
+stream that is not ordered with the caller's, fails the check. The warm-up's inputs stay alive
+until the end, so the profiled call never sees its buffers again.
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ def check_launches(runner: Any, dims: dict[str, Any], seed: int) -> LaunchCheck:
 
     solution = runner.solution
     runner.events.emit(PhaseEvent("launch_check", dims=dims, seed=seed))
+    takes_stream = solution.launcher.takes_caller_stream()
+    caller = torch.cuda.Stream() if takes_stream else torch.cuda.default_stream()
+    warm_up = runner.instance(dims, seed + 1)
+    with torch.cuda.stream(caller):
+        call_solution(solution, warm_up.values, warm_up.dims, warm_up.outputs)
+    runner.guard.verify("the solution's warm-up call on the caller's stream")
+    warm_host_s = solution.last_call_host_s
     instance = runner.instance(dims, seed)
     values, outputs = instance.values, instance.outputs
     pristine = {name: value.clone() for name, value in values.items()
@@ -46,14 +56,12 @@ def check_launches(runner: Any, dims: dict[str, Any], seed: int) -> LaunchCheck:
     expectation = runner.expect(instance.dims, values, outputs)
     for name in outputs:
         poison_(values[name])
-    takes_stream = solution.launcher.takes_caller_stream()
-    caller = torch.cuda.Stream() if takes_stream else torch.cuda.default_stream()
     check = LaunchCheck(profiled=True, dims=instance.dims, seed=seed, caller=FRESH_STREAM if takes_stream
                         else LEGACY_STREAM)
     try:
         activities, call_host_s = profile_fenced_call(
             lambda marker: call_solution(solution, values, instance.dims, outputs, after_return=marker),
-            caller, runner.call_host_s.get(str(dims), 0.0))
+            caller, warm_host_s)
     except KernelOptError:
         raise
     except Exception as error:  # the profiler itself (CUPTI busy or missing): say so, judge nothing
