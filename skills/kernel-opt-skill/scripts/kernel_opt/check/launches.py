@@ -16,7 +16,7 @@ marker (a tiny spin kernel launched as soon as the call returns), and hands the 
 
 `profiled_kernels_problem` applies the same listing to what ncu profiled (loop/evaluate.py).
 Plain data and no torch, so the records read anywhere and the rules are tested with synthetic
-traces (tests/test_launches.py, from the probe recorded on an H100 in /work/probe_data).
+traces and with the probe recorded on an H100 (tests/test_launches.py, tests/fixtures/launches/).
 """
 
 from __future__ import annotations
