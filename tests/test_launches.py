@@ -453,3 +453,13 @@ def test_a_cuda_solution_s_own_kernels_come_from_its_build(reference_dir, tmp_pa
                                [])
     launcher = backend.load(prepared.request)
     assert launcher.own_kernel_names() == own and launcher.takes_caller_stream() is takes_stream
+
+
+def test_a_passing_check_prints_what_it_launched(tmp_path):
+    verdict = judge_trace(trace(17, [("void add<128>(float const*, int)", 17, 1012.0, 10.0), (FILL, 17, 1023.0, 1.0)],
+                                marker_us=1025.0), OWN_ADD)
+    check = LaunchCheck(profiled=True, dims={"n": 1024}, seed=3, caller="a fresh stream", fence_us=1516.0,
+                        call_host_us=20.0, work=verdict.work, own_kernels=verdict.own_kernels,
+                        library_kernels=verdict.library_kernels, values_passed=True)
+    report = report_from_events(empty_report(), outcome_with(check))
+    assert "launched: 1 kernel(s) of its own (add), 1 library kernel(s)" in correctness_summary(report, tmp_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_opt.check.launches import OWN, LaunchCheck, correctness_failures, launch_check_of
+from kernel_opt.check.launches import OWN, LaunchCheck, correctness_failures, kernel_base_name, launch_check_of
 from kernel_opt.check.records import CORRECTNESS_FILE, CaseResult, CorrectnessReport
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
@@ -53,7 +53,7 @@ def launch_summary_line(check: LaunchCheck | None) -> str | None:
     """One console line on what the profiled call ran; None when nothing was profiled."""
     if check is None or not check.profiled:
         return None
-    own = sorted({row.name.split("(")[0] for row in check.work if row.origin == OWN})
+    own = sorted({kernel_base_name(row.name) for row in check.work if row.origin == OWN})
     if check.library_only:
         return ("NOTE: no kernel of the solution's own ran: every kernel it launched is library code, so the timed "
                 "work is library code")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_opt.check.launches import LaunchCheck
+from kernel_opt.check.launches import LaunchCheck, kernel_base_name
 
 ROTATED, GRAPH, INTERLEAVED, AGAINST = "solution", "solution (kernel time)", "solution (interleaved)", "against"
 
@@ -61,4 +61,4 @@ def _other_streams(launches: LaunchCheck | None) -> str:
     if launches is None:
         return ""
     rows = [row for row in launches.work if not row.on_caller_stream]
-    return ", ".join(f"{row.name.split('(')[0]} on stream {row.stream}" for row in rows)
+    return ", ".join(f"{kernel_base_name(row.name)} on stream {row.stream}" for row in rows)
