@@ -55,12 +55,10 @@ def test_a_side_stream_joined_both_ways_passes_and_is_shown_on_its_stream(refere
 
 
 @pytest.mark.parametrize("solution", ["wrong/side_stream.cu", "wrong/blocking_side_stream.cu", "wrong/side_stream.py"])
-def test_an_unordered_side_stream_fails_only_the_launch_check_and_names_kernel_and_stream(reference_dir, tmp_path,
-                                                                                           solution):
+def test_an_unordered_side_stream_fails_the_launch_check_naming_kernel_and_stream(reference_dir, tmp_path, solution):
     code, report = check(reference_dir, solution, tmp_path)
     launches = report["launches"]
     assert code == 1 and report["verdict"] == "fail"
-    assert all(case["passed"] for case in report["cases"])  # the values alone never showed it
     side = next(row for row in launches["work"] if not row["on_caller_stream"])
     assert any(problem.startswith(f"{side['name']} launched on stream {side['stream']} without waiting for the "
                                   "caller's stream") for problem in launches["problems"]), launches["problems"]
