@@ -23,6 +23,14 @@ def check(reference_dir, solution, output_dir, *extra, problem="vector_add"):
     return code, json.loads((output_dir / "correctness.json").read_text())
 
 
+def bench(reference_dir, solution, output_dir):
+    """benchmark.py on a vector_add fixture, no baselines; its exit code and benchmark.json."""
+    code = benchmark_main([str(reference_dir / "vector_add" / solution), "--ref",
+                           str(reference_dir / "vector_add" / "ref.py"), "--output-dir", str(output_dir),
+                           "--baseline", "none"])
+    return code, json.loads((output_dir / "benchmark.json").read_text())
+
+
 @pytest.mark.parametrize("solution", ["good/vector_add.cu", "good/vector_add.py"])
 def test_an_honest_kernel_is_listed_as_its_own_on_the_fresh_caller_stream(reference_dir, tmp_path, solution):
     code, report = check(reference_dir, solution, tmp_path)
@@ -87,10 +95,7 @@ def test_a_library_only_solution_passes_and_says_so(reference_dir, tmp_path, sol
 
 @pytest.mark.timing
 def test_the_benchmark_lists_what_its_correctness_gate_saw_launched(reference_dir, tmp_path):
-    code = benchmark_main([str(reference_dir / "vector_add" / "wrong" / "calls_torch.py"), "--ref",
-                           str(reference_dir / "vector_add" / "ref.py"), "--output-dir", str(tmp_path),
-                           "--baseline", "none"])
-    report = json.loads((tmp_path / "benchmark.json").read_text())
+    code, report = bench(reference_dir, "wrong/calls_torch.py", tmp_path)
     assert code == 0 and report["verdict"] == "measured"
     assert report["correctness"]["launches"]["own_kernels"] == 0
     markdown = (tmp_path / "benchmark.md").read_text()
@@ -99,10 +104,7 @@ def test_the_benchmark_lists_what_its_correctness_gate_saw_launched(reference_di
 
 @pytest.mark.timing
 def test_tampering_after_a_warm_up_is_caught_by_the_benchmark_child(reference_dir, tmp_path):
-    code = benchmark_main([str(reference_dir / "vector_add" / "wrong" / "tamper_after_warmup.py"), "--ref",
-                           str(reference_dir / "vector_add" / "ref.py"), "--output-dir", str(tmp_path),
-                           "--baseline", "none"])
-    report = json.loads((tmp_path / "benchmark.json").read_text())
+    code, report = bench(reference_dir, "wrong/tamper_after_warmup.py", tmp_path)
     assert report["correctness"]["passed"]  # at most 20 calls there: it had not tampered yet
     assert code == 3 and report["verdict"] == "solution_error" and report["error"]["kind"] == "tampering"
     assert "replaced torch.cuda.Event.elapsed_time" in report["error"]["message"]
@@ -113,10 +115,7 @@ def test_tampering_after_a_warm_up_is_caught_by_the_benchmark_child(reference_di
 @pytest.mark.parametrize("solution, cause", [("wrong/stale_after_warmup.py", "earlier calls"),
                                              ("wrong/memoized_by_pointer.py", "earlier calls")])
 def test_the_wrong_timed_output_message_names_the_cause(reference_dir, tmp_path, solution, cause):
-    code = benchmark_main([str(reference_dir / "vector_add" / solution), "--ref",
-                           str(reference_dir / "vector_add" / "ref.py"), "--output-dir", str(tmp_path),
-                           "--baseline", "none"])
-    report = json.loads((tmp_path / "benchmark.json").read_text())
+    code, report = bench(reference_dir, solution, tmp_path)
     assert code == 1 and report["verdict"] == "incorrect"
     [message] = [w for w in report["warnings"] if w.startswith("the outputs of the timed calls are wrong")]
     assert cause in message and message.endswith("its timing is not valid")
