@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from kernel_opt.backends.cuda.backend import source_synchronizes
+from kernel_opt.check.launches import LaunchCheck, LaunchedWork
 from kernel_opt.commands.benchmark import main
-from kernel_opt.core.render import render
 from kernel_opt.measure.benchmark import assemble_report, exit_code_for, phase_durations
-from kernel_opt.measure.benchmark_report import _tables, benchmark_summary
+from kernel_opt.measure.benchmark_report import benchmark_markdown, benchmark_summary
 from kernel_opt.measure.ceilings import CopyCeiling
 from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
 from kernel_opt.measure.records import BenchmarkReport, TimedEntry
@@ -24,6 +24,7 @@ from kernel_opt.run.events import DoneEvent, EnvironmentEvent, PhaseEvent, Timed
 from kernel_opt.run.runner import ChildOutcome
 
 N = 1 << 28
+TORCH_ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >(int)"
 BYTES = 3 * N * 4  # vector add, fp32
 
 
@@ -99,7 +100,7 @@ def test_measured_report_derives_speedups_and_roofline():
 
 
 def render_markdown(report):
-    return render("benchmark.md.j2", report=report, tables=_tables(report), exit_code=exit_code_for(report))
+    return benchmark_markdown(report, exit_code_for(report))
 
 
 def with_same_size_copy(event_list, copy_us):
@@ -243,6 +244,31 @@ def test_wrong_outputs_after_timing_invalidate_the_timing():
     assert report.verdict == "incorrect"
     assert report.percent_of_ceiling is None and report.best_baseline is None
     assert any("outputs of the timed calls are wrong" in w for w in report.warnings)
+
+
+def test_the_correctness_gate_s_listing_reaches_benchmark_md_and_a_library_only_call_says_so(tmp_path):
+    report = assemble(events())
+    report.correctness = {"passed": True, "verdict": "pass", "cases": 18, "failures": [], "error": None,
+                          "launches": LaunchCheck(profiled=True, dims={"n": N}, seed=3, caller="a fresh stream",
+                                                  fence_us=1516.0, call_host_us=30.0, own_kernels=0,
+                                                  library_kernels=1, values_passed=True,
+                                                  work=[LaunchedWork(TORCH_ADD, "kernel", 17, True, 1, 300.0,
+                                                                     "torch")]).to_dict()}
+    markdown = benchmark_markdown(report, 0)
+    assert "## What ran on the GPU (the correctness check's profiled call)" in markdown
+    assert "| library (torch)" in markdown and "No kernel of the solution's own ran" in markdown
+    assert "NOTE: no kernel of the solution's own ran" in benchmark_summary(report, tmp_path)
+    assert "What ran on the GPU" not in render_markdown(assemble(events()))  # older records: no section
+
+
+def test_wrong_timed_outputs_name_the_cause_the_checks_point_at():
+    sequence = events(post_timing_passed=False)
+    sequence.insert(-1, {"event": "post_timing_check", "name": "solution (kernel time)", "passed": True,
+                         "outputs": []})
+    report = assemble(sequence)
+    [message] = [w for w in report.warnings if w.startswith("the outputs of the timed calls are wrong (solution)")]
+    assert "reuses results from earlier calls" in message
+    assert report.failure_reason() == ""  # nothing else: the summary falls back to this warning
 
 
 def test_interleaved_comparison_gets_a_verdict():

@@ -44,7 +44,15 @@ def test_fixture_gets_its_expected_verdict(problem, entry, tmp_path):
         arguments += ["--seeds", "2"]  # the interpreter is slow; two seeds still exercise reuse across calls
     code = main(arguments)
     report = json.loads((tmp_path / "correctness.json").read_text())
-    assert code == expected_exit, report.get("error") or report["warnings"]
+    launches = report.get("launches") or {}
+    assert code == expected_exit, report.get("error") or launches.get("problems") or report["warnings"]
     if expected_exit in (3, 4):
         assert report["error"]["kind"] == expected_kind
     assert report["passed"] is (expected_exit == 0)
+    if "reason" in entry and expected_exit == entry["exit"]:
+        found = " ".join([*(launches.get("problems") or []), (report.get("error") or {}).get("message", "")])
+        assert entry["reason"] in found
+    if HAS_GPU and "own_kernels" in entry:
+        assert launches["profiled"] and launches["own_kernels"] == entry["own_kernels"], launches
+    if not HAS_GPU and report.get("error") is None:  # nothing runs on a GPU here, and the record says so
+        assert launches["profiled"] is False and "not profiled" in launches["note"]

@@ -11,7 +11,9 @@ import torch
 from conftest import REFERENCE_DIR
 
 from kernel_opt.check.compare import poison_
+from kernel_opt.core.errors import SolutionError
 from kernel_opt.measure.input_pool import POOL_BUFFER_SETS, POOL_MEMORY_FRACTION, InputRotation, plan_pool
+from kernel_opt.run.tampering import PrimitiveGuard
 
 N = 64
 
@@ -209,8 +211,9 @@ def child_pool(monkeypatch, solution, free_bytes=10**9, other=None):
 
     instance = make({"n": 4097}, 0)
     events = Events()
+    guard = PrimitiveGuard()  # after the patches above: they are this test's, not a solution's
     timed = benchmark_child._build_pool(make, {}, reference, instance, 0, Launcher(solution),
-                                        Launcher(other) if other else None, events)
+                                        Launcher(other) if other else None, events, guard)
     return timed, instance, events
 
 
@@ -244,6 +247,15 @@ def test_the_childs_check_fails_an_output_cached_by_pointer(monkeypatch):
     assert not solution_check.passed and against_check.passed
     assert all(output["mismatches"] > 4000 for output in solution_check.outputs)
     assert not set(map(id, timed.other.buffers)) & set(map(id, timed.rotation.buffers))  # its own buffer sets
+
+
+def test_the_childs_check_refuses_outputs_timed_with_a_replaced_timer(monkeypatch):
+    timed, _, events = child_pool(monkeypatch, Counting())
+    fake_timer(timed.rotation, reps=3)
+    monkeypatch.setattr(torch.cuda.Event, "elapsed_time", lambda self, end: 0.001)  # as a solution's call might
+    with pytest.raises(SolutionError, match="replaced torch.cuda.Event.elapsed_time"):
+        timed.check_rotation("solution", timed.rotation)
+    assert not any(getattr(event, "name", None) == "solution" for event in events.emitted)  # nothing recorded
 
 
 def test_without_room_for_a_pool_every_call_sees_the_same_inputs_and_the_report_says_so(monkeypatch):

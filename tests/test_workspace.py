@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
 
+from kernel_opt.check.launches import LaunchCheck, LaunchedWork
 from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, hypothesis_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
-from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.core.errors import EnvironmentFault, SolutionError
 from kernel_opt.experience.ranking import Match, Query, Recommendation, RecommendationResult
 from kernel_opt.experience.records import ExperienceRecord
 from kernel_opt.experience.store import Entry
@@ -544,6 +545,73 @@ def test_evaluate_records_a_tool_that_raised_as_its_exit_code(tmp_path, monkeypa
     assert record["needs_gpu"] == [f"profile: {profile['summary']}"]
     assert "error: this machine cannot profile" in (out / "v0" / "evaluate.log").read_text()
     assert [name for name, _ in tools.calls][-1] == "experience_log"
+
+
+def test_a_profile_of_no_kernel_fails_a_timed_version_and_it_is_never_best(tmp_path, monkeypatch):
+    """The memoizing exploit of issue 14: timed at its true cost, but ncu saw its calls launch nothing."""
+    out = tmp_path / "run"
+    make_run(out)
+    FakeTools(out, median_us=50.0).install(monkeypatch)
+
+    def nothing_profiled(request):
+        raise SolutionError("ncu profiled no kernel inside the NVTX range `kernel_opt_solution`", kind="no_kernels")
+
+    monkeypatch.setattr(evaluate, "profile_solution", nothing_profiled)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 1
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    steps = {s["name"]: s for s in record["steps"]}
+    assert (record["state"], record["exit_code"]) == ("failed", 1)
+    assert (steps["benchmark"]["status"], steps["profile"]["status"], steps["profile"]["exit_code"]) == ("ok", "failed",
+                                                                                                          1)
+    assert steps["profile"]["summary"].startswith("FAIL: ncu profiled no kernel in the solution's calls")
+    status = run_status(out)
+    assert status.best is None or not status.best.measured
+    assert "FAIL: ncu profiled no kernel" in (out / "v0" / "evaluate.log").read_text()
+
+
+def with_launches(tools: "FakeTools", own_kernel: str) -> None:
+    """Make the fake tools leave a correctness record whose launch check saw the solution run `own_kernel`."""
+    check_solution, benchmark_solution = tools.check_solution, tools.benchmark_solution
+    launches = LaunchCheck(profiled=True, work=[LaunchedWork(own_kernel, "kernel", 7, True, 1, 10.0, "own")],
+                           own_kernels=1, values_passed=True).to_dict()
+
+    def add_launches(folder: Path) -> CorrectnessReport:
+        report = CorrectnessReport.from_dict(json.loads((folder / "correctness.json").read_text()))
+        report.launches = launches
+        (folder / "correctness.json").write_text(json.dumps(report.to_dict()))
+        return report
+
+    def checked(request):
+        check_solution(request)
+        return add_launches(request.output_dir)
+
+    def benchmarked(request):  # the fake rewrites the version's records
+        report = benchmark_solution(request)
+        add_launches(request.output_dir)
+        return report
+
+    tools.check_solution, tools.benchmark_solution = checked, benchmarked
+
+
+@pytest.mark.parametrize("own_kernel, state", [("softmax_kernel(float const*, float*, int)", "failed"),
+                                               ("stream_add_kernel(float4 const*, float4 const*, float4*, int)",
+                                                "measured")])
+def test_a_profile_without_the_solution_s_own_kernel_fails_the_version(tmp_path, monkeypatch, own_kernel, state):
+    """ncu profiled stream_add_kernel; the correctness check saw the solution launch `own_kernel`."""
+    out = tmp_path / "run"
+    make_run(out)
+    tools = FakeTools(out, median_us=50.0)
+    with_launches(tools, own_kernel)
+    tools.install(monkeypatch)
+    workspace_command.main(["evaluate", str(out), "v0"])
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    profile = next(s for s in record["steps"] if s["name"] == "profile")
+    assert record["state"] == state
+    if state == "failed":
+        assert profile["summary"].startswith("FAIL: ncu profiled only stream_add_kernel, none of the solution's own "
+                                             "kernels (softmax_kernel)")
+    else:
+        assert profile["status"] == "ok" and run_status(out).best.name == "v0"
 
 
 def test_evaluate_benchmarks_against_the_datasheet_only_with_a_warning(tmp_path, monkeypatch):

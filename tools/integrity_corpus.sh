@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The adversarial corpus of issue 14 on a GPU: each new fixture through correctness_check.py
-# and benchmark.py, the IEEE-fp32 GEMM at K=4096 and its TF32/bf16 twins through
-# correctness_check.py, and an honest kernel whose ref.py overstates its bytes (the benchmark
-# must call that invalid). Prints a table fixture -> expected -> got; full logs and every
-# record under OUT_DIR. About 6 minutes on an H100 (torch 2.11, triton 3.6, nvcc 13.0).
+# The adversarial corpus of issue 14 on a GPU. Prints a table fixture -> step -> expected -> got;
+# full logs and every record under OUT_DIR. Estimated at 8-10 minutes on an H100 (torch 2.11,
+# triton 3.6, nvcc 13.0; the first version of this script took about 6): the correctness rows
+# run four at a time (the launch check's verdicts do not depend on the GPU being idle; each
+# process pays ~6.5 s to start CUPTI), the benchmark and evaluate rows one at a time (they time).
+#   item 5: the IEEE-fp32 GEMM at K=4096 and its TF32/bf16 twins (correctness_check);
+#   items 2, 1: memoized outputs against the rotating input pool, honest controls, and a ref.py
+#     that overstates its bytes (benchmark.py must call that invalid);
+#   items 3, 4: what a checked call launched and on which streams (side streams, joined or not,
+#     no kernel at all, library-only calls; the demos' best versions as honest controls), and
+#     `workspace.py evaluate` failing the memoizing exploit whose ncu profile saw no kernel;
+#   item 8: timer tampering and lazy outputs (the tampering guard), precision downgrades.
 #
 # Usage (from the repository root):
 #   bash tools/integrity_corpus.sh OUT_DIR
@@ -14,20 +21,33 @@ OUT=${1:?usage: bash tools/integrity_corpus.sh OUT_DIR}
 SCRIPTS=skills/kernel-opt-skill/scripts
 VECTOR_ADD=reference/vector_add
 MATMUL=reference/matmul
+SOFTMAX=reference/softmax
+PARALLEL_CHECKS=4
 mkdir -p "$OUT/logs" "$OUT/runs" "$OUT/refs"
 export KERNEL_OPT_CACHE_DIR="$OUT/cache"  # no measured ceilings: the floor check uses the datasheet
 ROWS="$OUT/table.tsv"
 : > "$ROWS"
+ROW=0
 
-detail() {  # the verdict and the evidence from a record: detail correctness|benchmark DIR
+detail() {  # the verdict and the evidence from a record: detail correctness|benchmark|evaluate DIR
   python3 - "$1" "$2" <<'PY'
 import json, sys
 from pathlib import Path
 kind, folder = sys.argv[1], Path(sys.argv[2])
-path = folder / f"{kind}.json"
+path = folder / {"evaluate": "v0/evaluation.json"}.get(kind, f"{kind}.json")
 if not path.is_file():
     print("no record"); sys.exit()
 record = json.loads(path.read_text())
+
+def launches_text(launches):
+    if not launches:
+        return ""
+    if not launches.get("profiled"):
+        return "; launches not profiled"
+    text = f"; own kernels {launches.get('own_kernels')}, library {launches.get('library_kernels')}"
+    problems = launches.get("problems") or []
+    return text + (f"; {problems[0][:90]}" if problems else "")
+
 if kind == "correctness":
     outputs = [o for case in record.get("cases") or [] for o in case["outputs"]]
     worst = max(outputs, key=lambda o: o.get("solution_error") or 0, default={})
@@ -36,9 +56,9 @@ if kind == "correctness":
         text += (f"; worst error {worst['solution_error']:.3g} vs allowed {worst['allowed_error']:.3g} "
                  f"(reference {worst['reference_error']:.3g}), {worst['mismatches']} elements off")
     if record.get("error"):
-        text += f"; {record['error'].get('kind')}: {record['error'].get('message', '')[:80]}"
-    print(text)
-else:
+        text += f"; {record['error'].get('kind')}: {record['error'].get('message', '')[:90]}"
+    print(text + launches_text(record.get("launches")))
+elif kind == "benchmark":
     median = (record.get("solution") or {}).get("median_us")
     checks = record.get("post_timing_check") or {}
     floor = (record.get("roofline") or {}).get("physical_floor") or {}
@@ -47,29 +67,57 @@ else:
         text += f"; floor {floor['floor_us']:.2f} us ({floor['bound']}){' BEATEN' if floor.get('beaten') else ''}"
     failed = [name for name, check in checks.items() if not check.get("passed")]
     text += f"; timed outputs wrong in: {', '.join(failed)}" if failed else ""
-    pool = next((n for n in record.get("notes") or [] if "timed calls" in n), "")
-    text += f"; {pool[:60]}" if pool else ""
-    print(text)
+    cause = next((w for w in record.get("warnings") or [] if w.startswith("the outputs of the timed calls")), "")
+    text += f"; {cause.split(': ', 1)[-1][:90]}" if cause else ""
+    if record.get("error"):
+        text += f"; {record['error'].get('kind')}: {record['error'].get('message', '')[:90]}"
+    print(text + launches_text((record.get("correctness") or {}).get("launches")))
+else:
+    steps = {step["name"]: step for step in record.get("steps") or []}
+    profile = steps.get("profile") or {}
+    print(f"state {record.get('state')}; benchmark {(steps.get('benchmark') or {}).get('status')}; "
+          f"profile {profile.get('status')}: {profile.get('summary', '')[:110]}")
 PY
 }
 
-run_step() {  # run_step NAME STEP EXPECTED_EXIT SOLUTION REF [ARGS...]
+record_row() {  # record_row INDEX NAME STEP EXPECTED CODE DIR
+  local verdict="ok"
+  [ "$5" = "$4" ] || verdict="MISMATCH"
+  printf '%03d\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "exit $4" "exit $5: $(detail "$3" "$6")" "$verdict" >> "$ROWS"
+  echo "[$verdict] $2 $3: exit $5 (expected $4)"
+}
+
+run_step() {  # run_step NAME STEP EXPECTED_EXIT SOLUTION REF [ARGS...]: one row, in the foreground
   local name=$1 step=$2 expected=$3 solution=$4 ref=$5
   shift 5
+  ROW=$((ROW + 1))
   local dir="$OUT/runs/$name/$step" script=correctness_check.py limit=240
   if [ "$step" = benchmark ]; then
     script=benchmark.py
     limit=300
-    set -- --baseline eager --seeds 1 "$@"
+    set -- --baseline none --seeds 1 "$@"
   fi
   timeout "$limit" python3 "$SCRIPTS/$script" "$solution" --ref "$ref" --output-dir "$dir" "$@" \
     > "$OUT/logs/$name.$step.log" 2>&1
-  local code=$?
-  local verdict="ok"
-  [ "$code" = "$expected" ] || verdict="MISMATCH"
-  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$step" "exit $expected" "exit $code: $(detail "$step" "$dir")" "$verdict" \
-    >> "$ROWS"
-  echo "[$verdict] $name $step: exit $code (expected $expected)"
+  record_row "$ROW" "$name" "$step" "$expected" "$?" "$dir"
+}
+
+check_in_background() {  # the same as run_step NAME correctness ..., at most PARALLEL_CHECKS at a time
+  while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL_CHECKS" ]; do sleep 1; done
+  run_step "$@" &
+  ROW=$((ROW + 1))  # the subshell's increment is lost: keep the numbering here
+}
+
+evaluate_step() {  # evaluate_step NAME EXPECTED_EXIT SOLUTION REF [DIMS...]: workspace init + evaluate v0
+  local name=$1 expected=$2 solution=$3 ref=$4
+  shift 4
+  ROW=$((ROW + 1))
+  local dir="$OUT/runs/$name/evaluate"
+  rm -rf "$dir"
+  python3 "$SCRIPTS/workspace.py" init "$dir" --kernel "$solution" --ref "$ref" --iterations 0 "$@" \
+    > "$OUT/logs/$name.evaluate.log" 2>&1
+  timeout 400 python3 "$SCRIPTS/workspace.py" evaluate "$dir" v0 --baseline none >> "$OUT/logs/$name.evaluate.log" 2>&1
+  record_row "$ROW" "$name" evaluate "$expected" "$?" "$dir"
 }
 
 # Refs varied for the run: TF32 allowed; a bytes() ten times the real traffic.
@@ -79,57 +127,74 @@ mkdir -p "$OUT/refs/vector_add_overstated"
 sed 's/return 3 \* n \* torch.empty/return 30 * n * torch.empty/' "$VECTOR_ADD/ref.py" \
   > "$OUT/refs/vector_add_overstated/ref.py"
 
+# --- correctness_check rows, four at a time -------------------------------------------------------
 # Item 5: tolerances that follow the reference's own rounding (256 x 256 outputs, K = 4096).
-run_step matmul_ieee correctness 0 "$MATMUL/good/matmul_ieee.py" "$MATMUL/ref.py"
-run_step matmul_tf32_inputs correctness 1 "$MATMUL/wrong/matmul_tf32_inputs.py" "$MATMUL/ref.py"
-run_step matmul_bf16_inputs correctness 1 "$MATMUL/wrong/matmul_bf16_inputs.py" "$MATMUL/ref.py"
-run_step matmul_tf32_dot correctness 1 "$MATMUL/wrong/matmul_tf32.py" "$MATMUL/ref.py"
-run_step matmul_one_element correctness 1 "$MATMUL/wrong/one_element.py" "$MATMUL/ref.py"
-run_step matmul_tf32_inputs_allowed correctness 0 "$MATMUL/wrong/matmul_tf32_inputs.py" \
+check_in_background matmul_ieee correctness 0 "$MATMUL/good/matmul_ieee.py" "$MATMUL/ref.py"
+check_in_background matmul_tf32_inputs correctness 1 "$MATMUL/wrong/matmul_tf32_inputs.py" "$MATMUL/ref.py"
+check_in_background matmul_bf16_inputs correctness 1 "$MATMUL/wrong/matmul_bf16_inputs.py" "$MATMUL/ref.py"
+check_in_background matmul_tf32_dot correctness 1 "$MATMUL/wrong/matmul_tf32.py" "$MATMUL/ref.py"
+check_in_background matmul_one_element correctness 1 "$MATMUL/wrong/one_element.py" "$MATMUL/ref.py"
+check_in_background matmul_tf32_inputs_allowed correctness 0 "$MATMUL/wrong/matmul_tf32_inputs.py" \
   "$OUT/refs/matmul_allow_tf32.py"
-run_step matmul_tf32_dot_allowed correctness 0 "$MATMUL/wrong/matmul_tf32.py" "$OUT/refs/matmul_allow_tf32.py"
-run_step matmul_bf16_inputs_allowed correctness 1 "$MATMUL/wrong/matmul_bf16_inputs.py" \
+check_in_background matmul_tf32_dot_allowed correctness 0 "$MATMUL/wrong/matmul_tf32.py" \
   "$OUT/refs/matmul_allow_tf32.py"
-
-# Items 2 and 1: memoized outputs against the rotating input pool; honest controls.
+check_in_background matmul_bf16_inputs_allowed correctness 1 "$MATMUL/wrong/matmul_bf16_inputs.py" \
+  "$OUT/refs/matmul_allow_tf32.py"
+# Item 8: precision downgrades of other kinds, and TF32 switched on by the solution (tampering, 3).
+check_in_background matmul_fp16_accumulator correctness 1 "$MATMUL/wrong/matmul_fp16_accumulator.py" "$MATMUL/ref.py"
+check_in_background torch_bf16_matmul correctness 1 "$MATMUL/wrong/torch_bf16_matmul.py" "$MATMUL/ref.py"
+check_in_background softmax_half_intermediate correctness 1 "$SOFTMAX/wrong/half_intermediate.py" "$SOFTMAX/ref.py"
+check_in_background enables_tf32 correctness 3 "$MATMUL/wrong/enables_tf32.py" "$MATMUL/ref.py"
+check_in_background calls_torch_matmul correctness 0 "$MATMUL/wrong/calls_torch_matmul.py" "$MATMUL/ref.py"
+# Items 3 and 4: kernels and streams (a passing row's record lists its kernels; see the own/library counts).
+for row in "good/side_stream_joined.cu 0" "good/side_stream_joined.py 0" "good/legacy_default_stream.cu 0" \
+           "wrong/side_stream.cu 1" "wrong/blocking_side_stream.cu 1" "wrong/side_stream.py 1" \
+           "wrong/host_compute.py 1" "wrong/host_compute.cu 1" "wrong/calls_torch.py 0" \
+           "wrong/tamper_elapsed_time.py 3" "wrong/tamper_perf_counter.py 3" "wrong/lazy_synchronize.py 3" \
+           "wrong/lazy_torch_function_mode.py 3" "wrong/tamper_after_warmup.py 0"; do
+  set -- $row
+  check_in_background "$(basename "$1" | tr . _)" correctness "$2" "$VECTOR_ADD/$1" "$VECTOR_ADD/ref.py"
+done
+# Honest kernels of every kind the demos hold must pass the launch check: each demo case's best version
+# (CUDA with TMA/wgmma on sm_90a, Triton), at the run's own shapes.
+check_in_background demo_cuda_gemm_v10 correctness 0 demo/cuda/gemm/v10/v10.cu demo/cuda/gemm/ref.py \
+  --arch sm_90a --M=4096 --N=4096 --K=4096
+check_in_background demo_cuda_attention_v8 correctness 0 demo/cuda/attention/v8/v8.cu demo/cuda/attention/ref.py \
+  --arch sm_90a --B=8 --H=16 --S=2048 --D=64
+check_in_background demo_triton_attention_v2 correctness 0 demo/triton/attention/v2/v2.py \
+  demo/triton/attention/ref.py --B=8 --H=16 --S=2048 --D=64
+check_in_background demo_triton_gemm_v2 correctness 0 demo/triton/gemm/v2/v2.py demo/triton/gemm/ref.py \
+  --M=4096 --N=4096 --K=4096
+# Items 2 and 1: the memoizing fixtures pass correctness_check by design (new tensors every case).
 for fixture in good/vector_add.py good/vector_add.cu wrong/memoized_by_pointer.py wrong/memoized_by_version.py \
                wrong/memoized_by_contents.cu wrong/stale_after_warmup.py; do
-  name=$(basename "$fixture" | tr . _)
-  bench_expected=0
+  check_in_background "$(basename "$fixture" | tr . _)" correctness 0 "$VECTOR_ADD/$fixture" "$VECTOR_ADD/ref.py"
+done
+wait
+
+# --- benchmark rows, one at a time --------------------------------------------------------------------
+for fixture in good/vector_add.py good/vector_add.cu wrong/memoized_by_pointer.py wrong/memoized_by_version.py \
+               wrong/memoized_by_contents.cu wrong/stale_after_warmup.py wrong/calls_torch.py \
+               wrong/tamper_after_warmup.py wrong/side_stream.cu; do
   case "$fixture" in
-    wrong/memoized_by_pointer.py|wrong/stale_after_warmup.py) bench_expected=1 ;;
+    wrong/memoized_by_pointer.py|wrong/stale_after_warmup.py|wrong/side_stream.cu) bench_expected=1 ;;  # incorrect
+    wrong/tamper_after_warmup.py) bench_expected=3 ;;  # tampering, found by the benchmark child
+    *) bench_expected=0 ;;
   esac
-  run_step "$name" correctness 0 "$VECTOR_ADD/$fixture" "$VECTOR_ADD/ref.py"
-  run_step "$name" benchmark "$bench_expected" "$VECTOR_ADD/$fixture" "$VECTOR_ADD/ref.py"
+  run_step "$(basename "$fixture" | tr . _)" benchmark "$bench_expected" "$VECTOR_ADD/$fixture" "$VECTOR_ADD/ref.py"
 done
 run_step vector_add_bytes_overstated benchmark 1 "$VECTOR_ADD/good/vector_add.cu" \
   "$OUT/refs/vector_add_overstated/ref.py" --n=67108864
 
-# Item 4 (streams) is not built yet: evidence for it. A solve that launches on its own stream and
-# never joins the caller's: correctness_check is expected to pass it today (the known gap); the
-# benchmark's events see no work on the caller's stream, so it must not count (invalid or incorrect).
-mkdir -p "$OUT/fixtures"
-cat > "$OUT/fixtures/side_stream.cu" <<'CU'
-// WRONG (side stream): launches on a stream of its own and returns without joining the caller's.
-#include <cuda_runtime.h>
-__global__ void vector_add_kernel(const float* x, const float* y, float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = x[i] + y[i];
-}
-extern "C" void solve(const float* x, const float* y, float* out, int n, cudaStream_t stream) {
-    static cudaStream_t side = nullptr;
-    if (side == nullptr) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
-    vector_add_kernel<<<(n + 255) / 256, 256, 0, side>>>(x, y, out, n);  // the bug: `stream` never waits for it
-}
-CU
-run_step side_stream_known_gap correctness 0 "$OUT/fixtures/side_stream.cu" "$VECTOR_ADD/ref.py"
-run_step side_stream benchmark 1 "$OUT/fixtures/side_stream.cu" "$VECTOR_ADD/ref.py" --n=67108864
+# --- workspace.py evaluate: ncu profiles the memoizer's calls on repeated inputs, which launch nothing -------
+evaluate_step memoized_by_version_py 1 "$VECTOR_ADD/wrong/memoized_by_version.py" "$VECTOR_ADD/ref.py"
 
 echo
 python3 - "$ROWS" <<'PY'
 import sys
 from tabulate import tabulate
-rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
+rows = sorted(line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip())
+rows = [row[1:] for row in rows]  # ordered by the script's row numbers, not by finishing time
 print(tabulate(rows, headers=["fixture", "step", "expected", "got", "result"], tablefmt="github"))
 mismatches = sum(row[-1] != "ok" for row in rows)
 print(f"\n{len(rows) - mismatches} of {len(rows)} rows as expected")

@@ -94,6 +94,22 @@ class Launcher(ABC):
         """Why a CUDA graph capture of this solution failed, for the benchmark report."""
         return message
 
+    def own_kernel_names(self) -> frozenset[str] | None:
+        """Base names (check.launches.kernel_base_name) of the GPU kernels the solution itself defines.
+
+        The launch check lists every other kernel that runs during a call as library code
+        (torch, cuBLAS, ...); None when the backend cannot tell, and the listing says so.
+        """
+        return None
+
+    def takes_caller_stream(self) -> bool:
+        """Whether the solution launches on the stream it is called on (torch's current stream, or a stream argument).
+
+        The launch check calls it on a fresh stream when it does; otherwise it can only use the
+        legacy default stream, which is then the caller's stream it must keep to.
+        """
+        return True
+
     def input_maker(self) -> Callable[[dict[str, Any], int, str], ProblemInstance] | None:
         """(dims, seed, device) -> inputs made from the solution itself (CUDA: from solve's signature), or None.
 
@@ -121,6 +137,10 @@ class Backend(ABC):
     # static_analysis.py needs ref.py and the problem sizes (the kernel is specialised on its inputs)
     static_analysis_needs_inputs: ClassVar[bool] = False
     gpu_only_reason: ClassVar[str] = "this kind of solution runs only on an NVIDIA GPU"
+    # Packages that loading a solution imports (e.g. triton): the child imports them before it
+    # snapshots the primitives a solution must not replace (run/tampering.py), so their own
+    # import-time effects are never blamed on the solution.
+    runtime_modules: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def claims(self, solution: Path, source: str | None) -> bool:

@@ -13,6 +13,7 @@ from kernel_opt.run.events import (
     DoneEvent,
     EnvironmentEvent,
     EventLog,
+    LaunchCheckEvent,
     NoteEvent,
     PhaseEvent,
     PlanEvent,
@@ -21,7 +22,14 @@ from kernel_opt.run.events import (
     environment_info,
     one_line,
 )
-from kernel_opt.solution.loaded import LoadedSolution, call_solution, instance_maker, solution_or_fault
+from kernel_opt.run.tampering import PrimitiveGuard
+from kernel_opt.solution.loaded import (
+    LoadedSolution,
+    call_solution,
+    instance_maker,
+    runtime_modules,
+    solution_or_fault,
+)
 
 SAME_INPUTS_WARNING = "setup() returned the same inputs for every seed: each seed should draw fresh random inputs"
 
@@ -40,7 +48,9 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     if device == "cuda":
         events.emit(NoteEvent(set_matmul_precision(reference.allow_tf32)["note"]))
     events.emit(PhaseEvent("load_solution"))
+    guard = PrimitiveGuard(runtime_modules(request))
     solution = solution_or_fault(request)
+    guard.verify("loading the solution")
     make = instance_maker(reference, solution, device, events)
     shapes = reference.shapes if request.get("shapes") is None else request["shapes"]  # a sweep's sizes replace SHAPES
     cases = problem_cases(request["cli_dims"], shapes, reference.setup or solution.setup)
@@ -50,19 +60,25 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
         cases = [smallest_case(cases)]
         events.emit(NoteEvent(smallest_case_note(cases[0])))
     events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(shapes)))
-    runner = _CaseRunner(request, reference, solution, make, events)
+    runner = _CaseRunner(request, reference, solution, make, events, guard)
     for case_index, dims in enumerate(cases):
         fingerprints = {seed: runner.run(case_index, dims, seed) for seed in request["seeds"]}
         if len(request["seeds"]) > 1 and len(set(fingerprints.values())) == 1:
             runner.warn(SAME_INPUTS_WARNING)
+    if request.get("check_launches", True):
+        from kernel_opt.check.launch_check import check_launches
+
+        events.emit(LaunchCheckEvent(check_launches(runner, cases[0], max(request["seeds"]) + 1).to_dict()))
     events.emit(DoneEvent())
 
 
 class _CaseRunner:
     """One case (a shape and a seed) at a time; warnings and tolerances are reported once per run."""
 
-    def __init__(self, request: dict[str, Any], reference, solution: LoadedSolution, make: Callable, events: EventLog):
+    def __init__(self, request: dict[str, Any], reference, solution: LoadedSolution, make: Callable, events: EventLog,
+                 guard: PrimitiveGuard):
         self.request, self.reference, self.solution, self.make, self.events = request, reference, solution, make, events
+        self.guard = guard
         self.device = request["device"]
         self._warned: set[str] = set()
         self._tolerances_seen: set[str] = set()
@@ -89,7 +105,7 @@ class _CaseRunner:
 
         self.events.emit(CaseStartEvent(case=case, dims=dims, seed=seed))
         self.events.emit(PhaseEvent("setup", case=case, dims=dims, seed=seed))
-        instance = self._instance(dims, seed)
+        instance = self.instance(dims, seed)
         if self.request.get("initialize_outputs"):  # under compute-sanitizer: see check/sanitizer.py
             for name in instance.outputs:
                 poison_(instance.values[name])
@@ -98,13 +114,14 @@ class _CaseRunner:
         pristine = {name: value.clone() for name, value in values.items()
                     if isinstance(value, torch.Tensor) and name not in outputs}
         self.events.emit(PhaseEvent("reference", case=case, dims=dims, seed=seed))
-        expectation = self._expect(instance.dims, values, outputs)
+        expectation = self.expect(instance.dims, values, outputs)
         for name in outputs:
             poison_(values[name])
         self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
         call_solution(self.solution, values, instance.dims, outputs)
+        self.guard.verify("the solution's call")
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
-        comparisons = [self._compare(name, values[name], expectation) for name in outputs]
+        comparisons = [self.compare(name, values[name], expectation) for name in outputs]
         modified = inputs_modified(pristine, values)
         self.events.emit(CaseResultEvent(
             case=case, dims=instance.dims, seed=seed, passed=case_verdict(comparisons, modified),
@@ -112,7 +129,7 @@ class _CaseRunner:
         ))
         return inputs_fingerprint
 
-    def _instance(self, dims: dict[str, Any], seed: int):
+    def instance(self, dims: dict[str, Any], seed: int):
         """The case's inputs, with their warnings; bfloat16 cannot run under the Triton interpreter."""
         import torch
 
@@ -131,7 +148,7 @@ class _CaseRunner:
             )
         return instance
 
-    def _expect(self, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]):
+    def expect(self, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]):
         """The reference's outputs (and their float64 truth); the reference's failure is ref.py's fault (exit 2)."""
         import torch
 
@@ -147,7 +164,7 @@ class _CaseRunner:
             raise UsageError(f"the reference raised {one_line(error)}", kind="reference_error") from error
         return expectation
 
-    def _compare(self, name: str, actual, expectation):
+    def compare(self, name: str, actual, expectation):
         from kernel_opt.check.tolerance import judge
 
         comparison, rule = judge(name, actual, expectation, self.policy)

@@ -15,6 +15,7 @@ from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.backends.base import BuildOptions
+from kernel_opt.check.launches import LaunchCheck
 from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
 from kernel_opt.check.report import write_correctness_reports
 from kernel_opt.check.reuse import check_subject
@@ -33,6 +34,7 @@ from kernel_opt.run.events import (
     CaseResultEvent,
     EnvironmentEvent,
     Event,
+    LaunchCheckEvent,
     NoteEvent,
     PlanEvent,
     ToleranceEvent,
@@ -264,6 +266,7 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
     NoteEvent: lambda report, event: report.notes.append(event.text),
     ToleranceEvent: lambda report, event: report.tolerances.append(event.tolerance()),
     CaseResultEvent: _case_result,
+    LaunchCheckEvent: lambda report, event: setattr(report, "launches", event.check),
 }
 
 
@@ -273,7 +276,8 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     report.error = outcome.failure()
     if report.error is not None:
         report.verdict = failure_verdict(report.error["exit_code"])
-    elif report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases:
+    elif (report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases
+          and (report.launches is None or LaunchCheck.from_dict(report.launches).passed)):
         report.verdict = "pass"
     else:
         report.verdict = "fail"

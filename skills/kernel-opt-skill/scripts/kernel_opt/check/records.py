@@ -146,6 +146,8 @@ class CorrectnessReport:
     notes: list[str] = field(default_factory=list)
     tolerances: list[dict[str, Any]] = field(default_factory=list)  # output, dtype, atol, rtol, source
     build: dict[str, Any] | None = None  # CUDA: arch, command, kernels (registers, spills...), signature
+    # check.launches.LaunchCheck.to_dict(): the profiled call's kernels, streams and outputs (None: none ran)
+    launches: dict[str, Any] | None = None
     error: dict[str, Any] | None = None  # kind, message, hint, exit_code
     environment: dict[str, Any] = field(default_factory=dict)
     # What this verdict is about (check/reuse.py): solution_sha256, reference_sha256, arch, nvcc_flags.
@@ -158,10 +160,13 @@ class CorrectnessReport:
         return self.verdict == "pass"
 
     def to_dict(self) -> dict[str, Any]:
-        """The record; a run without --sanitize has no sanitizer section (its JSON stays as it was)."""
+        """The record; a run without --sanitize has no sanitizer section, one without a launch check no launches
+        (its JSON reads as it did before those existed)."""
         payload = {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
         if self.sanitizer is None:
             del payload["sanitizer"]
+        if payload["launches"] is None:
+            del payload["launches"]
         return payload
 
     @classmethod

@@ -24,10 +24,11 @@ from typing import Any
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
+from kernel_opt.check.launches import launch_check_of, profiled_kernels_problem
 from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport
 from kernel_opt.check.report import correctness_summary
 from kernel_opt.check.sanitizer import log_name, racecheck_reason
-from kernel_opt.core.errors import ExitCode, KernelOptError
+from kernel_opt.core.errors import ExitCode, KernelOptError, SolutionError
 from kernel_opt.core.files import write_text_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.core.render import render
@@ -38,6 +39,7 @@ from kernel_opt.loop.records import (
     EvaluationRecord,
     RunRecord,
     StepResult,
+    read_correctness,
     read_profile,
 )
 from kernel_opt.loop.workspace import (
@@ -59,6 +61,7 @@ from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
 from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
+from kernel_opt.profile.ncu.collection import NO_KERNELS_PROFILED
 from kernel_opt.profile.ncu_summary import profile_summary
 from kernel_opt.profile.profiler import PROG as PROFILE_PROG
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
@@ -369,11 +372,28 @@ def _profile_step(evaluation: Evaluation) -> None:
     request = ProfileRequest(evaluation.folder, solution=evaluation.solution, reference=evaluation.reference,
                              dims=dict(evaluation.run.dims), baseline=baseline, build=evaluation.run.build_options())
 
-    def profile() -> StepOutcome:
-        summary = profile_solution(request)
-        return StepOutcome(summary, int(ExitCode.OK), profile_summary(summary, request.output_dir))
+    skipped_work: list[str] = []  # why the profile shows the calls skipped the work, when it does
 
-    evaluation.step("profile", [PROFILE_PROG, *request.argv()], profile, _profile_line,
+    def profile() -> StepOutcome:
+        try:
+            summary = profile_solution(request)
+        except SolutionError as error:
+            if error.kind != NO_KERNELS_PROFILED:
+                raise
+            summary, text = None, f"error: {error.message}"
+        else:
+            text = profile_summary(summary, request.output_dir)
+        names = [kernel.demangled_name or kernel.name for kernel in summary.kernels] if summary else []
+        problem = profiled_kernels_problem(names, launch_check_of(read_correctness(evaluation.folder)))
+        if problem is None:
+            return StepOutcome(summary, int(ExitCode.OK), text)
+        skipped_work.append(problem)
+        return StepOutcome(summary, int(ExitCode.CHECK_FAILED), f"{text}\nFAIL: {problem}")
+
+    def summarize(summary: NcuSummary | None) -> str:
+        return f"FAIL: {skipped_work[0]}"[:SUMMARY_CHARS] if skipped_work else _profile_line(summary)
+
+    evaluation.step("profile", [PROFILE_PROG, *request.argv()], profile, summarize,
                     ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])
 
 

@@ -53,6 +53,8 @@ _VERSION_DIR = re.compile(r"^v(\d+)$")
 #   needs_gpu           this machine ran what it could; timing and profiling need a GPU
 #   error               a tool was called wrongly (a bug or a broken ref.py): nothing to conclude
 EVALUATION_STATES = ("measured", "failed", "invalid_hypothesis", "needs_gpu", "error")
+# A step of these that fails (rather than cannot run) undoes the benchmark's measurement.
+MEASUREMENT_VOIDING_STEPS = frozenset({"profile"})
 # A version in one of these states has a verdict, so the loop may move past it.
 FINAL_STATES = frozenset({"measured", "failed"})
 # Numbers that were measured are never silently replaced by a re-run (cherry-picking the
@@ -156,9 +158,12 @@ class VersionState:
 
     @property
     def measured(self) -> bool:
-        """Timed by the benchmark and correct: the only versions that can be "best so far"."""
+        """Timed by the benchmark, correct, not failed by its evaluation: the only versions that can be best so far.
+
+        An evaluation fails a timed version when its profile shows the timed calls skipped the work.
+        """
         return (self.benchmark_verdict == "measured" and isinstance(self.median_us, (int, float))
-                and self.median_us > 0 and self.correct is not False)
+                and self.median_us > 0 and self.correct is not False and self.evaluation_state != "failed")
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, **asdict(self), "measured": self.measured}
@@ -433,13 +438,16 @@ def conclude_evaluation(steps: list[StepResult]) -> tuple[str, int]:
     A failed check outranks a step this machine could not run (a CUDA kernel that does not
     compile has failed, GPU or not). A timed version is "measured" whatever came after: a
     profile that could not run does not undo a measurement, but the exit code still says so.
+    The one exception is a profile that failed its check (status "failed": ncu profiled none
+    of the solution's kernels, loop/evaluate.py), which shows the timed calls skipped the work.
     """
     if any(step.status == "usage_error" for step in steps):
         return "error", int(ExitCode.USAGE)
     failure = next((step for step in steps if step.status in ("failed", "solution_error")), None)
     could_not_run = any(step.status == "cannot_run_here" for step in steps)
     benchmark = next((step for step in steps if step.name == "benchmark"), None)
-    if benchmark is not None and benchmark.status == "ok":
+    voided = any(step.name in MEASUREMENT_VOIDING_STEPS and step.status == "failed" for step in steps)
+    if benchmark is not None and benchmark.status == "ok" and not voided:
         if failure is not None:
             return "measured", int(failure.exit_code or ExitCode.CHECK_FAILED)
         return "measured", int(ExitCode.ENVIRONMENT_FAULT if could_not_run else ExitCode.OK)

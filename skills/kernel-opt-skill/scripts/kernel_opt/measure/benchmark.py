@@ -32,7 +32,7 @@ from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
-from kernel_opt.check.records import summarize_failures
+from kernel_opt.check.launches import correctness_failures
 from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError, failure_verdict
@@ -167,8 +167,9 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
         "passed": correctness.passed,
         "verdict": correctness.verdict,
         "cases": len(correctness.cases),
-        "failures": summarize_failures(correctness.cases)[:5],
+        "failures": correctness_failures(correctness)[:5],
         "error": correctness.error,
+        "launches": correctness.launches,  # what the checked call ran on the GPU: listed in benchmark.md
     }
     report.warnings += correctness.warnings
     report.phases_s["correctness check"] = round(time.time() - started, 2)
@@ -317,12 +318,10 @@ def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
         report.verdict = failure_verdict(report.error["exit_code"])
         return report
     if not all(check["passed"] for check in report.post_timing_check.values()):
+        from kernel_opt.measure.timed_outputs import wrong_timed_outputs_text
+
         report.verdict = "incorrect"
-        failed = [name for name, check in report.post_timing_check.items() if not check["passed"]]
-        report.warnings.append(
-            f"the outputs of the timed calls are wrong ({', '.join(failed)}): the kernel is right on its first call "
-            "only, or returns results cached from earlier inputs; its timing is not valid"
-        )
+        report.warnings.append(wrong_timed_outputs_text(report.post_timing_check, report.launch_check()))
         return report
     report.verdict = "measured"
     _place_on_roofline(report)

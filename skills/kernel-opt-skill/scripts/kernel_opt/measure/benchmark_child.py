@@ -29,6 +29,7 @@ from kernel_opt.run.events import (
     WorkEvent,
     one_line,
 )
+from kernel_opt.run.tampering import PrimitiveGuard
 from kernel_opt.solution.inputs import cloned_arguments
 
 
@@ -45,6 +46,7 @@ class _Timed:
     events: EventLog
     expectations: list[Any]  # check.tolerance.Expectation per value set
     rotation: InputRotation  # the solution's buffer sets; its buffer set 0 is the problem instance
+    guard: PrimitiveGuard  # checked before every comparison: nothing the timers and checks use was replaced
     other: InputRotation | None = None  # another version's own buffer sets, same value sets
 
     @property
@@ -69,6 +71,7 @@ class _Timed:
     def _emit(self, name: str, checked: list[tuple[int, int, dict[str, Any]]]) -> None:
         from kernel_opt.check.tolerance import judge
 
+        self.guard.verify(f"the timed calls ({name})", who="the solution or the --against version")
         comparisons = []
         for buffer, value_set, buffers in checked:
             for output in self.outputs:
@@ -80,7 +83,7 @@ class _Timed:
 
 
 def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, solution, other,
-                events: EventLog) -> _Timed:
+                events: EventLog, guard: PrimitiveGuard) -> _Timed:
     """Value sets (fresh draws, seeds seed+1...), their expected outputs, and the buffer sets to rotate.
 
     Sized by input_pool.plan_pool from the problem's bytes and the free GPU memory.
@@ -119,7 +122,7 @@ def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, s
     if other is not None:
         other_rotation = rotation_of(other, [fresh_buffers() for _ in range(plan.buffer_sets)])
     events.emit(NoteEvent(plan.note()))
-    return _Timed(outputs, policy, events, expectations, rotation, other_rotation)
+    return _Timed(outputs, policy, events, expectations, rotation, guard, other_rotation)
 
 
 def _copy_unless_same(destination, source) -> None:
@@ -133,7 +136,7 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
 
     from kernel_opt.run.events import environment_info
     from kernel_opt.solution.contract import accepted_kwargs, load_reference, problem_cases, set_matmul_precision
-    from kernel_opt.solution.loaded import call_solution, instance_maker, solution_or_fault
+    from kernel_opt.solution.loaded import call_solution, instance_maker, runtime_modules, solution_or_fault
 
     if not torch.cuda.is_available():
         from kernel_opt.core.errors import EnvironmentFault
@@ -143,8 +146,11 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     reference = load_reference(Path(request["reference"]))
     events.emit(PrecisionEvent(**set_matmul_precision(reference.allow_tf32)))  # same policy as the correctness check
     events.emit(PhaseEvent("load_solution"))
+    guard = PrimitiveGuard(runtime_modules(request))
     solution = solution_or_fault(request)
+    guard.verify("loading the solution")
     other = solution_or_fault(request["against"]) if request.get("against") else None
+    guard.verify("loading the --against version", who="the --against version")
     make = instance_maker(reference, solution, "cuda", events)
     dims = problem_cases(request["cli_dims"], [], reference.setup or solution.setup)[0]
     seed = int(request.get("seed", 0))
@@ -163,16 +169,18 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
+    guard.verify("the solution's first call")
     events.emit(PhaseEvent("input pool"))
-    timed = _build_pool(make, request, reference, instance, seed, solution, other, events)
+    timed = _build_pool(make, request, reference, instance, seed, solution, other, events, guard)
     if other is not None:
         call_solution(other, timed.other.buffers[0], dims, outputs)
+        guard.verify("the --against version's first call", who="the --against version")
     events.emit(PhaseEvent("timing"))
     median_us = _time_solution(solution, timed)
     _time_copy_of_same_bytes(work.get("bytes"), values[outputs[0]].device, events)
     fixed = timed.rotation.calls[0]  # graph timings replay buffer set 0: a graph fixes its pointers
     _time_kernel_only(solution, fixed, timed)
-    _time_cuda_graph(solution, fixed, median_us, events)
+    _time_cuda_graph(solution, fixed, median_us, timed)
     if other is not None:
         _time_interleaved(timed)
     _time_baselines(reference, values, dims, request, events, accepted_kwargs)
@@ -197,6 +205,7 @@ def _time_solution(solution, timed: _Timed) -> float:
 
         raise SolutionError(f"the solution raised {one_line(error)} while being timed",
                             kind=classify_exception_message(str(error))) from error
+    timed.guard.verify("the timed calls")  # before a time measured with replaced timers is recorded
     timed.events.emit(TimedEvent(TimedEntry.from_samples("solution", samples).to_dict()))
     timed.check_rotation("solution", timed.rotation)
     return samples.median_us
@@ -209,6 +218,7 @@ def _time_kernel_only(solution, run: Callable[[], None], timed: _Timed) -> None:
     events = timed.events
     events.emit(PhaseEvent("kernel_time"))
     kernel_only = timing.time_kernel_only(run, before_each=timed.poison_outputs)
+    timed.guard.verify("the kernel-time graphs")
     solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
     if isinstance(kernel_only, timing.GraphCaptureFailure):
         events.emit(KernelTimeEvent(error=solution.launcher.capture_failure_reason(kernel_only.message)))
@@ -224,14 +234,16 @@ def _time_kernel_only(solution, run: Callable[[], None], timed: _Timed) -> None:
     timed.check_fixed("solution (kernel time)")
 
 
-def _time_cuda_graph(solution, run: Callable[[], None], median_us: float, events: EventLog) -> None:
+def _time_cuda_graph(solution, run: Callable[[], None], median_us: float, timed: _Timed) -> None:
     """A CUDA-graph timing beside the plain one, for calls short enough that launch overhead shows."""
     from kernel_opt.measure import timing
 
     if not timing.should_report_cuda_graph(median_us):
         return
+    events = timed.events
     events.emit(PhaseEvent("cuda_graph"))
     graph = timing.time_callable_cudagraph(run)
+    timed.guard.verify("the CUDA-graph timing")
     solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
     if isinstance(graph, timing.GraphCaptureFailure):
         events.emit(CudaGraphEvent(error=solution.launcher.capture_failure_reason(graph.message)))
@@ -250,6 +262,7 @@ def _time_interleaved(timed: _Timed) -> None:
     samples_this, samples_other = timing.time_interleaved(this.call, other.call, before_a=this.before_call,
                                                           before_b=other.before_call)
     torch.cuda.synchronize()
+    timed.guard.verify("the interleaved timing", who="the solution or the --against version")
     timed.check_rotation("solution (interleaved)", this)
     timed.check_rotation("against", other)
     timed.events.emit(InterleavedEvent(this=samples_this.to_dict(), other=samples_other.to_dict()))

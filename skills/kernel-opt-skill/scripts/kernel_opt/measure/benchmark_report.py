@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernel_opt.check.report import launch_summary_line, launch_table
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_table, render
 from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport
@@ -12,8 +13,14 @@ from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport
 def write_benchmark_reports(report: BenchmarkReport, output_dir: Path) -> None:
     """DIR/benchmark.json (the record, its exit code first) and DIR/benchmark.md."""
     write_json_atomic(output_dir / BENCHMARK_FILE, report.to_dict())
-    write_text_atomic(output_dir / "benchmark.md",
-                      render("benchmark.md.j2", report=report, tables=_tables(report), exit_code=report.exit_code))
+    write_text_atomic(output_dir / "benchmark.md", benchmark_markdown(report, report.exit_code))
+
+
+def benchmark_markdown(report: BenchmarkReport, exit_code: int | None) -> str:
+    """benchmark.md's text."""
+    launches = report.launch_check()
+    return render("benchmark.md.j2", report=report, tables=_tables(report), exit_code=exit_code,
+                  launches=launches, launch_table=launch_table(launches) if launches else "")
 
 
 def _us(value) -> str:
@@ -95,6 +102,9 @@ def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
     if report.comparison:
         c = report.comparison
         lines.append(f"  vs {c.against}: {c.speedup:.3f}x [{c.ci_low:.3f}, {c.ci_high:.3f}] -> {c.verdict}")
+    launches = launch_summary_line(report.launch_check())
+    if launches:
+        lines.append(f"  {launches}")
     for warning in report.warnings:
         lines.append(f"WARNING: {warning}")
     lines.append(f"report: {where}")

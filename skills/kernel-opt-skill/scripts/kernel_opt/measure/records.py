@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.check.launches import LaunchCheck
 from kernel_opt.core.records import Record, check_schema, field_values
 
 BENCHMARK_FILE = "benchmark.json"
@@ -179,6 +180,11 @@ class BenchmarkReport:
         if self.verdict == "invalid":
             return (self.roofline.get("physical_floor") or {}).get("message") or "faster than the physical floor"
         return (self.error or {}).get("message") or "; ".join(self.correctness.get("failures") or [])
+
+    def launch_check(self) -> LaunchCheck | None:
+        """The correctness gate's launch check (the kernels its profiled call ran); None in older records."""
+        launches = self.correctness.get("launches")
+        return LaunchCheck.from_dict(launches) if isinstance(launches, dict) else None
 
     def ceiling_basis(self) -> dict[str, Any] | None:
         """The ceiling the % of ceiling used (name, values, source); None in records made before it was recorded."""

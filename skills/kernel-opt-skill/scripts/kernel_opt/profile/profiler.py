@@ -243,7 +243,7 @@ def _raise_for_failed_run(run, report_path: Path, events_path: Path, location, r
         if kind == "ncu_failed" and died_in and not ncu_collection.ncu_own_errors(run.output):
             raise SolutionError(f"the profiled program died during {died_in} without reporting an error (see ncu.log)",
                                 kind="crash")
-        error_class = SolutionError if kind == "no_kernels" else EnvironmentFault
+        error_class = SolutionError if kind == ncu_collection.NO_KERNELS_PROFILED else EnvironmentFault
         raise error_class(message, hint=hint, kind=kind)
     if died_in:
         raise SolutionError(f"the profiled program died during {died_in} (the report is partial; see ncu.log)",

@@ -152,6 +152,14 @@ class CaseResultEvent(Event):
 
 
 @dataclass
+class LaunchCheckEvent(Event):
+    """The launch check's profiled call: what it ran on the GPU, on which streams, and its outputs."""
+
+    tag: ClassVar[str] = "launch_check"
+    check: dict[str, Any]  # check.launches.LaunchCheck.to_dict()
+
+
+@dataclass
 class DoneEvent(Event):
     tag: ClassVar[str] = "done"
     dims: dict[str, Any] | None = None  # the profiled program: the dims it ran
@@ -273,9 +281,9 @@ EVENT_TYPES: dict[str, type[Event]] = {
     event_type.tag: event_type
     for event_type in (
         EnvironmentEvent, PhaseEvent, CaseStartEvent, PlanEvent, NoteEvent, WarningEvent, ToleranceEvent,
-        CaseResultEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent, WorkEvent, CeilingsEvent, TimedEvent,
-        PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent, InterleavedEvent, SweepSizeEvent,
-        SweepOutcomeEvent,
+        CaseResultEvent, LaunchCheckEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent, WorkEvent,
+        CeilingsEvent, TimedEvent, PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent,
+        InterleavedEvent, SweepSizeEvent, SweepOutcomeEvent,
     )
 }
 

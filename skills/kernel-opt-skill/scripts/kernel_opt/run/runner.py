@@ -104,6 +104,7 @@ _PHASE_NAMES = {
     "setup": "while creating inputs",
     "reference": "in the reference",
     "solution": "in the solution's call",
+    "launch_check": "in the solution's profiled call (the launch check)",
     "compare": "while comparing outputs",
     "load_solution": "while loading the solution",
     "sweep_size": "while profiling a size of the sweep",

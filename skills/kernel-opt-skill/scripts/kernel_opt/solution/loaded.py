@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,7 @@ class LoadedSolution:
         self.title = definition.title
         self.launcher = definition.load(request)
         self.setup: Callable | None = self.launcher.setup
+        self.last_call_host_s = 0.0  # host-side time of the last call, until it returned (no synchronize)
 
     def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
         """A no-argument call with everything bound up front, so timing it times only the launch."""
@@ -29,10 +31,17 @@ class LoadedSolution:
         """Raise if a launch inside the call failed (reading the error also clears it)."""
         self.launcher.raise_launch_error()
 
-    def call(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> None:
+    def call(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str],
+             after_return: Callable[[], None] | None = None) -> None:
+        """Call, then wait for the GPU; `after_return` runs as soon as the call returns (the launch check's marker)."""
         import torch
 
-        self.prepared(values, dims, outputs)()
+        call = self.prepared(values, dims, outputs)
+        started = time.perf_counter()
+        call()
+        self.last_call_host_s = time.perf_counter() - started
+        if after_return is not None:
+            after_return()
         self.raise_launch_error()
         on_gpu = any(isinstance(v, torch.Tensor) and v.is_cuda for v in values.values())
         if on_gpu:
@@ -59,6 +68,11 @@ def instance_maker(reference, solution: LoadedSolution, device: str, events: Eve
     )
 
 
+def runtime_modules(request: dict[str, Any]) -> tuple[str, ...]:
+    """The packages loading this request's solution imports (its backend's), for the tampering guard's snapshot."""
+    return registry.get(request["backend"], request.get("backend_module")).runtime_modules
+
+
 def solution_or_fault(request: dict[str, Any]) -> LoadedSolution:
     try:
         return LoadedSolution(request)
@@ -68,9 +82,10 @@ def solution_or_fault(request: dict[str, Any]) -> LoadedSolution:
         raise SolutionError(f"loading the solution raised {one_line(error)}", kind="load_error") from error
 
 
-def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> None:
+def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[str, Any], outputs: list[str],
+                  after_return: Callable[[], None] | None = None) -> None:
     try:
-        solution.call(values, dims, outputs)
+        solution.call(values, dims, outputs, after_return)
     except KernelOptError:
         raise
     except Exception as error:

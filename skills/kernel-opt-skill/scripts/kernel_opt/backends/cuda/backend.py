@@ -40,6 +40,7 @@ class CudaLauncher(Launcher):
 
         self.signature = SolveSignature(tuple(Parameter(**p) for p in request["signature"]["parameters"]))
         self.cuda = CudaSolution(Path(request["library"]), self.signature)
+        self.kernels = request.get("kernels")  # the build's kernel names (ptxas), absent in older requests
 
     def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
         arguments = self.cuda.bind(values, dims, outputs)
@@ -58,6 +59,20 @@ class CudaLauncher(Launcher):
             message += (" (solve takes no cudaStream_t, so it launches on the legacy default stream, which cannot be "
                         "captured)")
         return message
+
+    def own_kernel_names(self) -> frozenset[str] | None:
+        """The __global__ functions ptxas compiled into the library; None when its log listed none.
+
+        An empty list more likely means a log without entries (other flags, another toolkit) than a
+        solution without kernels, and "library code only" must never be claimed on a guess.
+        """
+        from kernel_opt.check.launches import own_base_names
+
+        return own_base_names(self.kernels) if self.kernels else None
+
+    def takes_caller_stream(self) -> bool:
+        """solve(..., cudaStream_t) launches on the stream it is given; without one, on the legacy default stream."""
+        return self.signature.takes_stream
 
     def input_maker(self):
         from kernel_opt.solution.inputs import infer_instance
@@ -99,7 +114,8 @@ class CudaBackend(Backend):
         build = build_shared_library(solution, build_dir, arch, shlex.split(options.nvcc_flags))
         record = build.to_dict()
         record["signature"] = [p.describe() for p in signature.parameters]
-        return Prepared(request={"library": build.library.as_posix(), "signature": signature.to_dict()}, build=record)
+        return Prepared(request={"library": build.library.as_posix(), "signature": signature.to_dict(),
+                                 "kernels": [kernel.name for kernel in build.kernels]}, build=record)
 
     def load(self, request: dict[str, Any]) -> Launcher:
         return CudaLauncher(request)

@@ -41,6 +41,7 @@ class TritonBackend(Backend):
     runs_on_cpu = True
     cpu_interpreter = INTERPRETER
     static_analysis_needs_inputs = True
+    runtime_modules = ("triton", "triton.language")
 
     def claims(self, solution: Path, source: str | None) -> bool:
         """A .py that defines (or imports) run_kernel at top level; any .py when it cannot be read."""

@@ -19,6 +19,27 @@ class TritonSolution:
     path: Path
     run_kernel: Callable
     setup: Callable | None
+    kernels: frozenset[str] = frozenset()  # names of the @triton.jit kernels the module holds
+
+
+def jit_kernel_names(module: Any) -> frozenset[str]:
+    """The kernel names of a module's Triton kernels (@triton.jit, autotuned or not, defined or imported there).
+
+    A compiled Triton kernel is named after its Python function, which is what the profiler shows.
+    """
+    from triton.runtime.jit import KernelInterface
+
+    names = set()
+    for value in vars(module).values():
+        if not isinstance(value, KernelInterface):
+            continue
+        function = value
+        while isinstance(function, KernelInterface):  # Autotuner/Heuristics -> JITFunction -> the function
+            function = getattr(function, "fn", None)
+        name = getattr(function, "__name__", None)
+        if isinstance(name, str):
+            names.add(name)
+    return frozenset(names)
 
 
 def load_triton_solution(path: Path) -> TritonSolution:
@@ -33,7 +54,8 @@ def load_triton_solution(path: Path) -> TritonSolution:
             hint="a Triton solution defines run_kernel(**kwargs) that launches its kernel on the tensors it is given",
         )
     setup = getattr(module, "setup", None)
-    return TritonSolution(path=path, run_kernel=run_kernel, setup=setup if callable(setup) else None)
+    return TritonSolution(path=path, run_kernel=run_kernel, setup=setup if callable(setup) else None,
+                          kernels=jit_kernel_names(module))
 
 
 class TritonLauncher(Launcher):
@@ -49,3 +71,6 @@ class TritonLauncher(Launcher):
         kwargs = accepted_kwargs(self.triton.run_kernel, {**dims, **values})
         run_kernel = self.triton.run_kernel
         return lambda: run_kernel(**kwargs)
+
+    def own_kernel_names(self) -> frozenset[str]:
+        return self.triton.kernels

@@ -28,6 +28,7 @@ ClockControl = Literal["none", "base"]
 # The NVTX push/pop range the profiled program (kernel_opt.profile.target) opens around the
 # measured solution calls, after its warm-up calls.
 NVTX_RANGE = "kernel_opt_solution"
+NO_KERNELS_PROFILED = "no_kernels"  # the error kind when ncu profiled no kernel in that range
 
 # "targeted": the sections whose metrics the classifier and the reports read. Each one costs
 # replay passes, so nothing else is collected unless `--set full` is asked for.
@@ -216,7 +217,7 @@ def ncu_failure_message(run: NcuRun) -> tuple[str, str | None, str]:
     if "No kernels were profiled" in run.output:
         return ("ncu profiled no kernel inside the NVTX range `kernel_opt_solution`: the solution launched no GPU "
                 "kernel during its measured calls",
-                "a solution must launch its kernels on every call (no caching of results)", "no_kernels")
+                "a solution must launch its kernels on every call (no caching of results)", NO_KERNELS_PROFILED)
     detail = joined or run.output.strip()[-1500:] or "(no output)"
     return (f"ncu exited with code {run.returncode}:\n{detail}",
             "see ncu.log in the output folder for its full output", "ncu_failed")

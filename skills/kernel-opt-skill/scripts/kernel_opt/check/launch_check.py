@@ -1,0 +1,87 @@
+"""The correctness child's launch check: one more real case, profiled, on a stream of the harness's choosing.
+
+After the shapes and seeds, the check picks the caller's stream: a fresh one when the solution
+takes the stream it is called on, the legacy default stream when it cannot (a CUDA solve without
+a cudaStream_t). One unprofiled call on other fresh inputs warms that stream up (a library's
+per-stream set-up, a JIT compile the shapes did not cover) and measures the call's host-side
+time, which sizes the fence. Then fresh inputs for the first shape from a new seed, outputs
+poisoned, and the call under the profiler (check/launch_profile.py). Its outputs are compared
+like any case's, and its trace is judged by check/launches.py: no kernel, or work on another
+stream that is not ordered with the caller's, fails the check. The warm-up's inputs stay alive
+until the end, so the profiled call never sees its buffers again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel_opt.check.launches import LaunchCheck, judge_trace
+from kernel_opt.core.errors import KernelOptError
+from kernel_opt.run.events import PhaseEvent, one_line
+
+FRESH_STREAM = "a fresh stream (torch.cuda.Stream()), the one it is called on"
+LEGACY_STREAM = ("the legacy default stream: the solution takes no stream, so it can only launch there "
+                 "(and must keep to it)")
+CPU_NOTE = ("not profiled: the solution ran on the CPU (Triton interpreter), where no GPU kernel is launched; the "
+            "kernels it launches and the streams it uses are checked on a GPU")
+
+
+def check_launches(runner: Any, dims: dict[str, Any], seed: int) -> LaunchCheck:
+    """Run the profiled case (runner is check.child._CaseRunner) and return its record.
+
+    The solution's own faults raise as in any case; a profiler that cannot run here gives a
+    record that says so ("profiled": false), never a failure.
+    """
+    if runner.device != "cuda":
+        return LaunchCheck(profiled=False, note=CPU_NOTE)
+    import torch
+
+    from kernel_opt.check.compare import inputs_modified, poison_
+    from kernel_opt.check.launch_profile import profile_fenced_call
+    from kernel_opt.solution.loaded import call_solution
+
+    solution = runner.solution
+    runner.events.emit(PhaseEvent("launch_check", dims=dims, seed=seed))
+    takes_stream = solution.launcher.takes_caller_stream()
+    caller = torch.cuda.Stream() if takes_stream else torch.cuda.default_stream()
+    warm_up = runner.instance(dims, seed + 1)
+    with torch.cuda.stream(caller):
+        call_solution(solution, warm_up.values, warm_up.dims, warm_up.outputs)
+    runner.guard.verify("the solution's warm-up call on the caller's stream")
+    warm_host_s = solution.last_call_host_s
+    instance = runner.instance(dims, seed)
+    values, outputs = instance.values, instance.outputs
+    pristine = {name: value.clone() for name, value in values.items()
+                if isinstance(value, torch.Tensor) and name not in outputs}
+    expectation = runner.expect(instance.dims, values, outputs)
+    for name in outputs:
+        poison_(values[name])
+    check = LaunchCheck(profiled=True, dims=instance.dims, seed=seed, caller=FRESH_STREAM if takes_stream
+                        else LEGACY_STREAM)
+    try:
+        activities, call_host_s = profile_fenced_call(
+            lambda marker: call_solution(solution, values, instance.dims, outputs, after_return=marker),
+            caller, warm_host_s)
+    except KernelOptError:
+        raise
+    except Exception as error:  # the profiler itself (CUPTI busy or missing): say so, judge nothing
+        runner.guard.verify("the solution's profiled call")
+        return LaunchCheck(profiled=False, dims=instance.dims, seed=seed,
+                           note=f"not profiled: the torch profiler failed here ({one_line(error)})")
+    runner.guard.verify("the solution's profiled call")
+    verdict = judge_trace(activities, solution.launcher.own_kernel_names())
+    if verdict.unreadable is not None:
+        check.profiled, check.note = False, f"not profiled: {verdict.unreadable}"
+    check.caller_stream, check.fence_us, check.work = verdict.caller_stream, verdict.fence_us, verdict.work
+    check.call_host_us = round(call_host_s * 1e6, 1)
+    check.own_kernels, check.library_kernels, check.problems = (verdict.own_kernels, verdict.library_kernels,
+                                                                verdict.problems)
+    if check.profiled and check.fence_us is not None and check.fence_us < check.call_host_us:
+        check.note = (f"the fence ({check.fence_us:.0f} us) ended before the call returned ({check.call_host_us:.0f} "
+                      "us of host time): work launched on another stream late in the call may have escaped the "
+                      "first stream rule")
+    comparisons = [runner.compare(name, values[name], expectation) for name in outputs]
+    check.outputs = [comparison.to_dict() for comparison in comparisons]
+    check.values_passed = all(comparison.passed for comparison in comparisons)
+    check.modified_inputs = inputs_modified(pristine, values)
+    return check
