@@ -29,7 +29,7 @@ def demo_copy(tmp_path: Path, versions: tuple[str, ...] = ("v7", "v10")) -> Path
     for name in ("run.json", "benchmark.json", "ref.py", "experience.jsonl"):
         shutil.copy(DEMO / "cuda" / "gemm" / name, case / name)
     for version in versions:
-        shutil.copytree(DEMO / "cuda" / "gemm" / version, case / version)
+        shutil.copytree(DEMO / "cuda" / "gemm" / version, case / version, ignore=shutil.ignore_patterns("reprofile"))
     return tmp_path / "demo"
 
 
@@ -175,3 +175,38 @@ def test_the_notes_table_lists_only_changed_versions_with_their_evidence(tmp_pat
     assert apply_reprofile.main(["notes", "--demo", str(demo), "--check", str(tmp_path / "plain.md")]) == 2
     assert "needs one <!-- reprofile-table:start -->" in capsys.readouterr().err
     assert apply_reprofile.main(["notes", "--demo", str(tmp_path / "empty")]) == 2
+
+
+def test_two_runs_are_applied_together_each_version_from_the_run_that_profiled_it(tmp_path, monkeypatch, capsys):
+    """The 2026-11-25 H100 run hit its deadline; a second call profiled the rest with --only."""
+    monkeypatch.setattr(apply_reprofile, "_reader_available", lambda: False)
+    demo = demo_copy(tmp_path)
+    first_code, first = device_output(tmp_path / "first", ["cuda/gemm/v7", "cuda/gemm/v10"],
+                                      FakeMachine({"ncu_profile.py": 10.0}), deadline_s=5.0)
+    second_code, second = device_output(tmp_path / "second", ["cuda/gemm/v7"])
+    assert (first_code, second_code) == (1, 0)
+    stale = demo / "cuda" / "gemm" / "v7" / "reprofile"
+    stale.mkdir()
+    (stale / "left_from_before.txt").write_text("an earlier application's file\n")
+    assert apply_reprofile.main(["apply", str(first), str(second), "--demo", str(demo)]) == 0
+    printed = capsys.readouterr().out
+    assert "cuda/gemm/v10: copied from the device" in printed and "cuda/gemm/v7: copied from the device" in printed
+    assert "had no profile to apply" not in printed
+    assert sorted(path.name for path in stale.iterdir()) == ["README.md", "ncu_details.md", "ncu_summary.json",
+                                                             "static_analysis.json"]  # one re-profile, nothing stale
+    # in either order: a run that skipped a version never replaces one that profiled it
+    roots = {name: apply_reprofile.unpacked(out, tmp_path / f"unpacked_{name}")
+             for name, out in (("first", first), ("second", second))}
+    for order in (("first", "second"), ("second", "first")):
+        chosen = apply_reprofile.chosen_entries([roots[name] for name in order])
+        assert {key: root for key, (_, root) in chosen.items()} == {"cuda/gemm/v10": roots["first"],
+                                                                    "cuda/gemm/v7": roots["second"]}
+
+
+def test_a_bare_commit_is_named_as_the_device_copy_s_head(tmp_path):
+    sha = "769a625930361e038f36787bdaeab856646abf98"
+    text = apply_reprofile._commit_text(sha)
+    assert text.startswith("769a625 as recorded, which is the git HEAD of the device's copy, not necessarily the code")
+    assert "demo/DEMO.md" in text
+    named = "files of tree d5cf, not HEAD 769a625's (their commit: git log --all --format='%H %T' | grep d5cf)"
+    assert apply_reprofile._commit_text(named) == named  # what reprofile_demo.py records now stays as it is

@@ -16,7 +16,13 @@ from kernel_opt.profile.assessments import (
 )
 from kernel_opt.profile.classify import classify
 from kernel_opt.profile.design import assess_design
-from kernel_opt.profile.findings import FINDING_RULES, Finding, FindingContext, secondary_findings
+from kernel_opt.profile.findings import (
+    FINDING_RULES,
+    Finding,
+    FindingContext,
+    secondary_findings,
+    uncoalesced_stores,
+)
 from kernel_opt.profile.ncu.metrics import CANONICAL_FIELDS, KernelMetrics
 from kernel_opt.profile.ncu.reading import locate_report_reader, read_profile
 
@@ -151,6 +157,11 @@ TRIGGERS = {
     "top_stall": (dict(stalls={"long_scoreboard": 3.0, "barrier": 1.0}), {"long_scoreboard": 75.0, "barrier": 25.0}),
     "uncoalesced_loads": (dict(global_load_sectors_per_request=32.0), {"global_load_sectors_per_request": 32.0}),
     "uncoalesced_stores": (dict(global_store_sectors_per_request=17.0), {"global_store_sectors_per_request": 17.0}),
+    # cp.async into padded shared rows (the demo's CUDA GEMM v4 on the H100: 19 sectors per 16-byte copy)
+    "split_async_copies": (dict(global_load_sectors_per_request=19.0,
+                                executed_global_accesses={"LDGSTS.E.BYPASS.128": 100.0}),
+                           {"global_load_sectors_per_request": 19.0, "ideal_load_sectors_per_request": 16.0,
+                            "async_copy_pct": 100.0}),
     "bank_conflicts": (dict(shared_load_bank_conflicts=25.0, shared_load_instructions=50.0),
                        {"shared_bank_conflict_pct": 25.0, "shared_load_bank_conflicts": 25.0,
                         "shared_store_bank_conflicts": None, "shared_load_wavefronts_per_request": 2.0,
@@ -200,3 +211,42 @@ def test_rules_respect_their_edges_and_each_other(overrides, fires):
     keys = {finding.key for finding in secondary_findings(context(**overrides))}
     watched = {"uncoalesced_loads", "short_kernel", "low_occupancy", "occupancy_gap"}
     assert bool(keys & watched) is fires
+
+
+# Sectors per request against the width the SASS executed (counts from the demo's H100 re-profile).
+V9_STORES = dict(global_store_sectors_per_request=8.0, global_store_sectors=4194304.0, global_store_requests=524288.0,
+                 global_load_sectors_per_request=None, global_load_sectors=0.0, global_load_requests=0.0,
+                 executed_global_accesses={"STG.E.U16": 524288.0})
+
+
+@pytest.mark.parametrize("overrides, found", [
+    # 2-byte stores from MMA fragments: 8 sectors where 2 would do (CUDA GEMM v9, its loads on TMA)
+    (V9_STORES, {"uncoalesced_stores"}),
+    # the same stores at 2x the ideal are scattered; just under it (a misaligned row is 3 of 2) they are not
+    ({**V9_STORES, "global_store_sectors_per_request": 4.0}, {"uncoalesced_stores"}),
+    ({**V9_STORES, "global_store_sectors_per_request": 3.99}, set()),
+    # 16-byte loads: 32 sectors (each thread another row) are scattered, 16 are not
+    (dict(global_load_sectors_per_request=32.0, executed_global_accesses={"LDG.E.128.CONSTANT": 10.0}),
+     {"uncoalesced_loads"}),
+    (dict(global_load_sectors_per_request=16.0, executed_global_accesses={"LDG.E.128.CONSTANT": 10.0}), set()),
+    # cp.async: one sector over the ideal is a misaligned row, more is a split copy; a minority of copies says nothing
+    (dict(global_load_sectors_per_request=17.0, executed_global_accesses={"LDGSTS.E.BYPASS.128": 10.0}), set()),
+    (dict(global_load_sectors_per_request=17.1, executed_global_accesses={"LDGSTS.E.BYPASS.128": 10.0}),
+     {"split_async_copies"}),
+    (dict(global_load_sectors_per_request=19.0, executed_global_accesses={"LDGSTS.E.BYPASS.128": 5.0,
+                                                                          "LDG.E.128": 5.0}), set()),
+    # no executed mix (older reports): the 16-sector line, as before
+    (dict(global_load_sectors_per_request=19.0), {"uncoalesced_loads"}),
+])
+def test_coalescing_is_judged_against_the_executed_width(overrides, found):
+    keys = {finding.key for finding in secondary_findings(context(**overrides))}
+    assert keys & {"uncoalesced_loads", "uncoalesced_stores", "split_async_copies"} == found
+
+
+def test_scattered_stores_say_how_much_of_the_traffic_they_waste():
+    finding = uncoalesced_stores(context(**V9_STORES))
+    assert finding.text == ("global stores touch 8.0 sectors per request where their width needs 2 (4.0x): "
+                            "neighbouring threads access scattered addresses; 75% of the kernel's global sectors are "
+                            "waste")
+    assert finding.evidence == {"global_store_sectors_per_request": 8.0, "ideal_store_sectors_per_request": 2.0,
+                                "wasted_sectors_pct": 75.0}

@@ -138,7 +138,7 @@ def test_pc_sampling_stalls_are_used_when_nothing_else_is_there():
 def test_the_alias_table_and_the_record_agree():
     names = [alias.canonical for alias in METRIC_ALIASES]
     assert len(names) == len(set(names))
-    not_aliased = ("stalls", "stall_unit", "sources", "executed_opcodes")
+    not_aliased = ("stalls", "stall_unit", "sources", "executed_opcodes", "executed_global_accesses")
     record_fields = [f.name for f in dataclasses.fields(KernelMetrics) if f.name not in not_aliased]
     assert names == record_fields
     every_candidate = [name for alias in METRIC_ALIASES for name in alias.candidates]
@@ -273,6 +273,22 @@ def test_the_executed_opcode_mix_comes_from_the_instances_of_its_metric():
     assert metrics_from_raw(raw({"sass__inst_executed_per_opcode": 30.0})).executed_opcodes == {}  # total only
     mean = mean_metrics([metrics, KernelMetrics(executed_opcodes={"HGMMA": 40.0, "LDGSTS": 4.0})])
     assert mean.executed_opcodes == {"HGMMA": 30.0, "LDGSTS": 2.0, "UTMALDG": 5.0}
+
+
+def test_the_global_accesses_come_from_the_mix_with_modifiers():
+    """Only the global loads and stores through L1 (LDG, LDGSTS, STG), as CUDA attention v6 ran them (H100)."""
+    mix = RawMetric("sass__inst_executed_per_opcode_with_modifier_all", 0.0, "", "", instances={
+        "LDGSTS.E.BYPASS.128": 2097152.0, "LDG.E.U16.CONSTANT": 524288.0, "STG.E.U16": 524288.0,
+        "LDGDEPBAR": 262144.0, "UTMALDG.2D": 8.0, "LDS.U.128": 64.0, "HMMA.16816.F32.BF16": 9.0, "STG.E.128": 0.0})
+    metrics = metrics_from_raw({mix.name: mix})
+    assert metrics.executed_global_accesses == {"LDGSTS.E.BYPASS.128": 2097152.0, "LDG.E.U16.CONSTANT": 524288.0,
+                                                "STG.E.U16": 524288.0}
+    assert metrics.sources["executed_global_accesses"] == "sass__inst_executed_per_opcode_with_modifier_all"
+    assert metrics.to_dict()["executed_global_accesses"] == metrics.executed_global_accesses
+    mean = mean_metrics([metrics, KernelMetrics(executed_global_accesses={"STG.E.U16": 4.0})])
+    assert mean.executed_global_accesses == {"LDG.E.U16.CONSTANT": 262144.0, "LDGSTS.E.BYPASS.128": 1048576.0,
+                                             "STG.E.U16": 262146.0}
+    assert metrics_from_raw({}).executed_global_accesses == {}
 
 
 class InstancedMetric:

@@ -28,7 +28,7 @@ EXPECTED_LABELS = {
     "cuda/attention/v9": ("occupancy_bound", "occupancy_bound"),
     "cuda/attention/v10": ("memory_bound", "latency_bound"),
     "cuda/gemm/v0": ("memory_bound", "memory_bound"),
-    "cuda/gemm/v1": ("occupancy_bound", "occupancy_bound"),
+    "cuda/gemm/v1": ("occupancy_bound", "latency_bound"),  # 49.8% of a theoretical 50%: the line, not below it
     "cuda/gemm/v2": ("memory_bound", "memory_bound"),  # 77% bank conflicts
     "cuda/gemm/v3": ("occupancy_bound", "occupancy_bound"),
     "cuda/gemm/v4": ("memory_bound", "memory_bound"),
@@ -59,7 +59,7 @@ EXPECTED_LABELS = {
 # Verdicts that cp.async or setmaxnreg (not visible without the SASS the demo did not keep) could change.
 PROVISIONAL = {"cuda/attention/v0", "cuda/attention/v2", "cuda/attention/v3", "cuda/attention/v4", "cuda/attention/v5",
                "cuda/attention/v6", "cuda/attention/v7", "cuda/attention/v8", "cuda/attention/v9", "cuda/attention/v10",
-               "cuda/gemm/v1", "cuda/gemm/v3", "cuda/gemm/v5", "cuda/gemm/v6"}
+               "cuda/gemm/v3", "cuda/gemm/v5", "cuda/gemm/v6"}
 
 
 @pytest.fixture(scope="module")
@@ -123,12 +123,15 @@ def test_the_cli_prints_the_changes_and_refuses_an_empty_folder(tmp_path, capsys
     shutil.copytree(DEMO / "cuda" / "gemm" / "v10", case / "v10")
     assert reclassify_demo.main([str(tmp_path / "demo"), "--changed"]) == 0
     out = capsys.readouterr().out
-    assert "| cuda/gemm/v7 | occupancy_bound → overlap_bound" in " ".join(out.split())  # padding folded
-    assert "cuda/gemm/v10" not in out and "2 versions: 1 labels changed, 0 provisional" in out
+    folded = " ".join(out.split())  # padding folded
+    assert "| cuda/gemm/v7 | occupancy_bound → overlap_bound | register_limit → tma_pipeline |" in folded
+    # v10 kept its label; its first advice moved from wgmma (which it runs) to reduce_work (the tensor roof)
+    assert "| cuda/gemm/v10 | compute_bound (unchanged) | wgmma → reduce_work |" in folded
+    assert "2 versions: 1 labels changed, 2 first advice changed, 0 provisional" in out
     assert reclassify_demo.main([str(tmp_path / "demo"), "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert [(record["version"], record["changed"]) for record in records] == [("cuda/gemm/v7", True),
-                                                                              ("cuda/gemm/v10", False)]
+    assert [(record["version"], record["label_changed"], record["changed"]) for record in records] == [
+        ("cuda/gemm/v7", True, True), ("cuda/gemm/v10", False, True)]
     assert reclassify_demo.main([str(tmp_path / "empty")]) == 2
 
 

@@ -154,6 +154,46 @@ def test_a_complete_run_exits_0(tmp_path):
     assert code == 0 and "Skipped" not in (out / "README.md").read_text()
 
 
+def test_the_readme_and_the_log_are_text_with_line_breaks(tmp_path):
+    """The 2026-11-25 H100 run wrote both with a literal backslash-n between lines (one line each)."""
+    _, out = device_output(tmp_path, ["cuda/softmax/v2"])
+    readme, log = (out / "README.md").read_text(), (out / "run.log").read_text()
+    assert "\\n" not in readme and "\\n" not in log
+    assert readme.splitlines()[:2] == ["# Demo re-profile (issue 15)", ""] and readme.endswith("|\n")
+    assert log.splitlines()[0] == "1 versions; deadline 450 s, 75 s per profile" and log.endswith("s\n")
+    assert len(log.splitlines()) == 4  # versions, statics, the version, finished
+
+
+def _git(folder: Path, *arguments: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *arguments], cwd=folder,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_the_commit_line_names_the_files_that_ran_not_only_head(tmp_path):
+    """The device runs a copy of the lead's files whose .git was older: HEAD alone named the wrong code."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "a.py").write_text("one\n")
+    (repo / ".gitignore").write_text("build/\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "first")
+    head = _git(repo, "rev-parse", "HEAD")
+    (repo / "build").mkdir()
+    (repo / "build" / "lib.so").write_text("ignored: a build output\n")
+    assert reprofile_demo.checkout_identity(repo) == f"{head} (the files are HEAD's)"
+    (repo / "a.py").write_text("two\n")  # the files of a later commit, under the old HEAD
+    (repo / "new.py").write_text("untracked, not ignored: it travels\n")
+    identity = reprofile_demo.checkout_identity(repo)
+    assert _git(repo, "status", "--porcelain") == "M a.py\n?? new.py"  # the real index was left alone
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "second")
+    tree = _git(repo, "rev-parse", "HEAD^{tree}")
+    assert identity == (f"files of tree {tree}, not HEAD {head}'s (their commit: git log --all --format='%H %T' | "
+                        f"grep {tree})")
+    assert reprofile_demo.checkout_identity(tmp_path / "nowhere").startswith("HEAD unknown; the files' own tree")
+
+
 def test_the_subprocess_executor_logs_the_command_and_kills_the_whole_group_at_the_timeout(tmp_path):
     execute = reprofile_demo.subprocess_executor({"PATH": "/usr/bin:/bin"})
     done = execute([sys.executable, "-c", "print('hello'); raise SystemExit(3)"], tmp_path / "a.txt", 30)

@@ -1,6 +1,8 @@
 """Where a classified kernel sends the reader: specific evidence first, then the label's defaults, all real headings."""
 
-from test_classify import kernel
+from dataclasses import replace
+
+from test_classify import kernel, keys
 
 from kernel_opt.profile.assessments import LABELS
 from kernel_opt.profile.classify import classify as classify_kernel
@@ -54,9 +56,11 @@ def test_every_strategy_the_classifier_names_is_a_heading_in_its_guide():
         named[guide].update(s for group in backend.roof_strategies.values() for s in group)
     named["cuda"].update(s for group in cuda_suggestions.STALL_STRATEGIES.values() for s in group)
     named["cuda"].update(s for group in cuda_suggestions.OVERLAP_STALL_STRATEGIES.values() for s in group)
+    named["cuda"].update(s for group in cuda_suggestions.MMA_STALL_STRATEGIES.values() for s in group)
     named["cuda"].update(cuda_suggestions.OCCUPANCY_STRATEGIES.values())
     named["cuda"].update({"smem_bank_conflicts", "smem_tiling", "l2_reuse", "fuse_kernels", "launch_overhead",
-                          "branch_uniformity", "fewer_instructions", "wgmma", "tma_pipeline"})
+                          "branch_uniformity", "fewer_instructions", "wgmma", "tma_pipeline", "coalesce_access",
+                          "smem_swizzle"})
     named["triton"].update({"single_pass", "pipeline_stages", "launch_overhead"})
     for guide, names in named.items():
         anchors = guide_anchors(guide)
@@ -182,3 +186,75 @@ def test_an_occupancy_bound_kernel_without_tensor_instructions_still_starts_at_i
     result = classify_kernel(metrics)
     assert result.label == "occupancy_bound"
     assert cuda_strategies(result, metrics)[0] == "register_limit"
+
+
+# --- the H100 re-profile of the demo (2026-11-25): numbers from demo/cuda/gemm/vN/reprofile/ ------
+
+# GEMM v9: TMA loads, wgmma, one block per SM; its only LSU global traffic is the epilogue's 2-byte
+# stores from the accumulator fragments (8 sectors per request, 4x the ideal), lg_throttle 25%. The
+# run's v10 staged C through shared memory and stored 16-byte pieces: 1.32x.
+GEMM_V9 = dict(sm_throughput_pct=61.1, memory_throughput_pct=63.5, l2_throughput_pct=63.5, l1_throughput_pct=52.7,
+               dram_throughput_pct=24.6, achieved_occupancy_pct=12.4, theoretical_occupancy_pct=12.5,
+               block_limit_registers_blocks=1, eligible_warps_per_scheduler=0.16, issue_slots_busy_pct=13.2,
+               tensor_pipe_pct=66.1, stalls={"long_scoreboard": 32.2, "lg_throttle": 24.5, "wait": 9.6},
+               global_store_sectors_per_request=8.0, global_store_sectors=4194304.0, global_store_requests=524288.0,
+               global_load_sectors=0.0, global_load_requests=0.0,
+               executed_opcodes={"HGMMA": 1048576.0, "UTMALDG": 163840.0},
+               executed_global_accesses={"STG.E.U16": 524288.0})
+
+
+def test_scattered_stores_that_are_most_of_the_global_traffic_come_first():
+    metrics = kernel(**GEMM_V9)
+    result = classify_kernel(metrics)
+    assert (result.label, result.access.wasted_pct) == ("overlap_bound", 75.0)
+    assert cuda_strategies(result, metrics) == ["coalesce_access", "pipeline_depth", "warp_specialization",
+                                                "vector_loads"]
+    assert suggest(result, metrics, ("cuda",))[0].why == ("scattered global stores: 75% of the global sectors "
+                                                          "through L1 are waste")
+    # GEMM v7: the same stores beside 67M sectors of coalesced cp.async loads are 4% of the traffic: a side cost
+    beside = kernel(**{**GEMM_V9, "global_load_sectors": 67108864.0, "global_load_requests": 4194304.0,
+                       "global_load_sectors_per_request": 16.0,
+                       "executed_global_accesses": {"STG.E.U16": 524288.0, "LDGSTS.E.BYPASS.128": 4194304.0}})
+    side = classify_kernel(beside)
+    assert round(side.access.wasted_pct, 1) == 4.4 and "uncoalesced_stores" in keys(side)
+    assert cuda_strategies(side, beside)[0] == "pipeline_depth" and "coalesce_access" not in cuda_strategies(
+        side, beside)[:1]
+
+
+# GEMM v4: cp.async into rows padded by 16 bytes, 19 sectors per 16-byte copy, L2 at 85% (91% hits).
+GEMM_V4 = dict(sm_throughput_pct=43.1, memory_throughput_pct=84.6, l2_throughput_pct=84.6, l1_throughput_pct=60.9,
+               dram_throughput_pct=11.9, achieved_occupancy_pct=24.2, theoretical_occupancy_pct=25.0,
+               tensor_pipe_pct=44.6, shared_load_bank_conflicts=0.0, shared_load_wavefronts=1000.0,
+               stalls={"wait": 30.0, "barrier": 13.0}, global_load_sectors_per_request=19.0,
+               global_load_sectors=79691776.0, global_load_requests=4194304.0,
+               executed_opcodes={"HMMA": 33554432.0, "LDGSTS": 4194304.0},
+               executed_global_accesses={"LDGSTS.E.BYPASS.128": 4194304.0})
+
+
+def test_split_copies_into_a_busy_l2_point_at_a_swizzled_layout_before_larger_tiles():
+    metrics = kernel(**GEMM_V4)
+    result = classify_kernel(metrics)
+    assert (result.label, result.memory_limiter) == ("memory_bound", "L2")
+    assert {"split_async_copies", "memory_at_peak"} <= keys(result) and "uncoalesced_loads" not in keys(result)
+    assert cuda_strategies(result, metrics)[:3] == ["smem_swizzle", "smem_tiling", "l2_reuse"]
+    # GEMM v5: the same copies in an overlap-bound mma.sync pipeline: wgmma and TMA (which swizzle) first
+    overlap = kernel(**{**GEMM_V4, "memory_throughput_pct": 58.7, "l2_throughput_pct": 58.7,
+                        "achieved_occupancy_pct": 12.4, "theoretical_occupancy_pct": 12.5,
+                        "global_load_sectors_per_request": 18.67})
+    assert cuda_strategies(classify_kernel(overlap), overlap)[:2] == ["wgmma", "tma_pipeline"]
+
+
+def test_a_latency_bound_mma_kernel_reads_its_barrier_as_tile_staging_not_a_reduction():
+    # GEMM v1: mma.sync, tiles staged with 2-byte loads, 49.8% of a theoretical 50% occupancy
+    metrics = kernel(sm_throughput_pct=25.8, memory_throughput_pct=44.6, l1_throughput_pct=44.6,
+                     l2_throughput_pct=14.5, dram_throughput_pct=8.1, achieved_occupancy_pct=49.8,
+                     theoretical_occupancy_pct=50.0, block_limit_registers_blocks=1,
+                     eligible_warps_per_scheduler=0.73, issue_slots_busy_pct=25.5, tensor_pipe_pct=16.9,
+                     stalls={"barrier": 35.0, "long_scoreboard": 25.0, "short_scoreboard": 12.0},
+                     executed_opcodes={"HMMA": 1000.0, "LDSM": 500.0, "LDG": 4000.0})
+    result = classify_kernel(metrics)
+    assert result.label == "latency_bound" and "warps are stalled, not starved" in result.reason
+    assert cuda_strategies(result, metrics)[:2] == ["cp_async_pipeline", "more_bytes_in_flight"]
+    # the same stalls without tensor instructions: a reduction's barrier
+    plain = replace(metrics, executed_opcodes={"FFMA": 1000.0})
+    assert cuda_strategies(classify_kernel(plain), plain)[0] == "warp_shuffle_reduce"

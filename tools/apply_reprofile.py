@@ -3,9 +3,12 @@
 
 The demo folders are a real run's output and stay as they are: vN/ncu_summary.json, the
 evaluation, the case's experience.jsonl and final_report.md keep the labels the run saw when it
-chose each next step. The re-profile goes to vN/reprofile/: ncu_summary.json/.md and
-ncu_details.md, static_analysis.json/.md, ncu.log and a README naming the device, the date, the
-tool versions and the commands. Where the archive holds the version's .ncu-rep and ncu_report is
+chose each next step. The re-profile goes to vN/reprofile/ (replacing an earlier one whole):
+ncu_summary.json/.md and ncu_details.md, static_analysis.json/.md, ncu.log and a README naming
+the device, the date, the tool versions and the commands. ncu_details.md and the report stay out
+of git (.gitignore): the summary keeps every value the classifier reads. A run that hit its
+deadline and a second one (`--only` the rest) are applied together: each version takes the
+profile of the last source that has one. Where the archive holds the version's .ncu-rep and ncu_report is
 importable here, the summary is re-read from that report with today's classifier (`ncu_profile.py
 --from-report`), so a later change to the classifier reaches the demo by running this again; the
 report itself stays beside it, out of git. Otherwise the device's own summary is copied.
@@ -20,6 +23,7 @@ Which label is shown where (the decision, also in demo/DEMO.md):
 
 Usage:
   python3 tools/apply_reprofile.py apply OUT_DIR            # OUT_DIR: the archives, or the unpacked reprofile/
+  python3 tools/apply_reprofile.py apply RUN1 RUN2          # a second run (--only) for what the first skipped
   python3 tools/apply_reprofile.py apply OUT_DIR --dry-run  # what would be written
   python3 tools/apply_reprofile.py notes                    # print the table
   python3 tools/apply_reprofile.py notes --update demo/DEMO.md
@@ -146,7 +150,9 @@ def apply_version(entry: dict[str, Any], root: Path, demo: Path, can_reread: boo
         return Applied(key, f"would be {outcome}", True, recorded, profile_reading(read_json_if_any(
             source / "ncu_summary.json")))
     dest = folder / REPROFILE_DIR
-    dest.mkdir(exist_ok=True)
+    if dest.is_dir():  # this tool's own output: an earlier application leaves nothing behind
+        shutil.rmtree(dest)
+    dest.mkdir()
     _copy(source, dest, COPIED)
     if outcome.startswith("re-read"):
         shutil.copyfile(source / REPORT_FILE, dest / REPORT_FILE)  # git-ignored (demo/**/*.ncu-rep)
@@ -185,11 +191,12 @@ def render_version_readme(entry: dict[str, Any], root: Path, outcome: str, recor
              "analysis of its SASS, written by `tools/reprofile_demo.sh` and brought here by "
              "`tools/apply_reprofile.py`. The version's own profile (`../ncu_summary.json`, `../ncu_details.md`) "
              "is the run's record and stays as the run wrote it.", ""]
-    lines += [f"- {name}: {value}" for name, value in environment.items()]
+    lines += [f"- {name}: {_commit_text(value) if name == 'commit' else value}" for name, value in environment.items()]
     for step, console in (("profile", "profile.console.txt"), ("static analysis", "static.console.txt")):
         command = version_command(root / key / console, key)
         lines.append(f"- {step}: `{command}`" if command else f"- {step}: command not recorded")
-    how = ("re-read from the report (`profile.ncu-rep`, kept beside it but not in git) with `ncu_profile.py "
+    how = ("re-read from the report (`profile.ncu-rep`, kept beside it but not in git, as is the every-metric "
+           "table `ncu_details.md`: ncu_summary.json keeps every value the classifier reads) with `ncu_profile.py "
            "--from-report` and the classifier of this checkout" if outcome.startswith("re-read")
            else "as the device classified it when profiling" + outcome.removeprefix("copied from the device"))
     lines += [f"- summary: {how}",
@@ -198,15 +205,45 @@ def render_version_readme(entry: dict[str, Any], root: Path, outcome: str, recor
     return "\n".join(lines)
 
 
-def apply_all(source: Path, demo: Path, dry_run: bool = False) -> list[Applied]:
+def _commit_text(recorded: str) -> str:
+    """A bare sha is what reprofile_demo.py recorded before it named the files' tree: the device copy's HEAD only."""
+    if not re.fullmatch(r"[0-9a-f]{40}", recorded):
+        return recorded
+    return (f"{recorded[:7]} as recorded, which is the git HEAD of the device's copy, not necessarily the code that "
+            "ran (the device tool sends the files, and its copy's history can be older); demo/DEMO.md's re-profile "
+            "section names the code")
+
+
+def apply_all(sources: Path | list[Path], demo: Path, dry_run: bool = False) -> list[Applied]:
+    """Every version the sources hold into demo/<key>/reprofile/; a version profiled by several takes the last one's.
+
+    A run that hit its deadline lists the versions it skipped; a second run with `--only` profiles
+    them, so the two are applied together and each version gets exactly one re-profile.
+    """
+    sources = [sources] if isinstance(sources, Path) else list(sources)
     with tempfile.TemporaryDirectory(prefix="apply_reprofile.") as scratch:
-        root = unpacked(source, Path(scratch))
-        manifest = json.loads((root / "manifest.json").read_text())
-        unknown = [entry["key"] for entry in manifest["versions"] if not (demo / entry["key"]).is_dir()]
+        roots = [unpacked(source, Path(scratch) / str(number)) for number, source in enumerate(sources)]
+        chosen = chosen_entries(roots)
+        unknown = [key for key in chosen if not (demo / key).is_dir()]
         if unknown:  # checked for all before any is written
             raise UsageError(f"{unknown[0]}: the archive has it, the demo does not ({demo / unknown[0]})")
         can_reread = _reader_available()
-        return [apply_version(entry, root, demo, can_reread, dry_run) for entry in manifest["versions"]]
+        return [apply_version(entry, root, demo, can_reread, dry_run) for entry, root in chosen.values()]
+
+
+def chosen_entries(roots: list[Path]) -> dict[str, tuple[dict[str, Any], Path]]:
+    """Version key -> (its manifest entry, its root): the last root that has its profile, else the last that lists it.
+
+    In the order the first manifest lists the versions, then what later ones add.
+    """
+    chosen: dict[str, tuple[dict[str, Any], Path]] = {}
+    for root in roots:
+        for entry in json.loads((root / "manifest.json").read_text())["versions"]:
+            key = entry["key"]
+            if key not in chosen or (root / key / "ncu_summary.json").is_file() or not (
+                    chosen[key][1] / key / "ncu_summary.json").is_file():
+                chosen[key] = (entry, root)
+    return chosen
 
 
 # --- the DEMO.md table -------------------------------------------------------------------------
@@ -262,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     actions = parser.add_subparsers(dest="action", required=True)
     apply = actions.add_parser("apply", help="write demo/<version>/reprofile/ from the device's output")
-    apply.add_argument("source", type=Path, help="tools/reprofile_demo.sh's OUT_DIR, or its unpacked reprofile/")
+    apply.add_argument("sources", nargs="+", type=Path, metavar="SOURCE",
+                       help="tools/reprofile_demo.sh's OUT_DIR, or its unpacked reprofile/; several: a version "
+                       "profiled by more than one takes the last one's profile")
     apply.add_argument("--dry-run", action="store_true", help="say what would be written, write nothing")
     notes = actions.add_parser("notes", help="the table of changed labels for demo/DEMO.md")
     mode = notes.add_mutually_exclusive_group()
@@ -281,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _apply(args) -> int:
-    results = apply_all(args.source, args.demo, args.dry_run)
+    results = apply_all(args.sources, args.demo, args.dry_run)
     for item in results:
         label = (f"{item.recorded.get('bottleneck')} -> {item.reading.get('bottleneck')}; first advice "
                  f"{item.recorded.get('first_advice')} -> {item.reading.get('first_advice')}") if item.applied else ""

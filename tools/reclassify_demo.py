@@ -11,8 +11,8 @@ A static analysis can stand in for the missing SASS: a version folder's own stat
 or DIR/<backend>/<case>/<vN>/static_analysis.json with --static-analysis-root DIR.
 
 Usage:
-  python3 tools/reclassify_demo.py                          # every version: old -> new label, a table
-  python3 tools/reclassify_demo.py demo/cuda/gemm --changed # one case, only the versions whose label changed
+  python3 tools/reclassify_demo.py                          # every version: old -> new label and first advice
+  python3 tools/reclassify_demo.py demo/cuda/gemm --changed # one case, only the versions whose label or advice changed
   python3 tools/reclassify_demo.py --static-analysis-root /tmp/sass --json
   python3 tools/reclassify_demo.py --reprofile --changed    # re-profiles whose recorded label is stale
 
@@ -45,6 +45,7 @@ from kernel_opt.loop.records import REPROFILE_DIR  # noqa: E402
 from kernel_opt.profile.classify import summarize  # noqa: E402
 from kernel_opt.profile.design import load_static_opcodes  # noqa: E402
 from kernel_opt.profile.ncu.metrics import CANONICAL_FIELDS, KernelMetrics, RawMetric, metrics_from_raw  # noqa: E402
+from kernel_opt.profile.suggestions import suggest  # noqa: E402
 
 DEMO = REPO / "demo"
 # What the classifier reads since issue 15 that older profiles may lack, and what each is for.
@@ -52,6 +53,8 @@ NEWER_EVIDENCE: tuple[tuple[str, str], ...] = (
     ("alu_pipe_pct", "ALU pipe"), ("fp64_pipe_pct", "FP64 pipe"), ("xu_pipe_pct", "XU pipe"),
     ("lsu_pipe_pct", "LSU pipe"), ("gmma_instructions_pct", "wgmma instruction rate"), ("tma_pipe_pct", "TMA pipe"),
     ("shared_load_instructions", "shared load requests"), ("shared_store_instructions", "shared store requests"),
+    # the opcode mix with its modifiers (executed_global_accesses, the access widths) comes with it, and is
+    # rightly empty in a kernel with no global access through L1 (TMA only)
     ("shared_matrix_load_instructions", "ldmatrix requests"), ("executed_opcodes", "executed opcode mix (SASS)"),
 )
 
@@ -65,6 +68,8 @@ class VersionVerdict:
     new_label: str | None
     old_limiter: str | None
     new_limiter: str | None
+    old_advice: str | None  # the first strategy the summary recorded in read_next, and today's
+    new_advice: str | None
     source: str  # where the metrics came from
     design_source: str
     not_collected: list[str] = field(default_factory=list)
@@ -72,8 +77,13 @@ class VersionVerdict:
     reason: str = ""
 
     @property
-    def changed(self) -> bool:
+    def label_changed(self) -> bool:
         return self.old_label != self.new_label
+
+    @property
+    def changed(self) -> bool:
+        """The label or the first advice: what the demo table and DEMO.md's re-profile notes show."""
+        return self.label_changed or self.old_advice != self.new_advice
 
     @property
     def provisional(self) -> bool:
@@ -127,6 +137,8 @@ def kernel_metrics(summary_kernel: dict[str, Any], raw: dict[str, RawMetric] | N
         metrics.stall_unit = recorded.get("stall_unit")
     if recorded.get("executed_opcodes"):  # summaries since issue 15 keep the SASS mix the details table sums up
         metrics.executed_opcodes = dict(recorded["executed_opcodes"])
+    if recorded.get("executed_global_accesses"):  # and the global accesses with their widths
+        metrics.executed_global_accesses = dict(recorded["executed_global_accesses"])
     return metrics
 
 
@@ -153,9 +165,14 @@ def reclassify_version(folder: Path, static_root: Path | None = None, reprofile:
     verdict = summarize(kernels, load_static_opcodes(static_path))
     dominant = next(item for item in verdict.kernels if item.name == verdict.dominant_kernel)
     source = "ncu_details.md raw table + ncu_summary.json" if raw_by_kernel else "ncu_summary.json only"
+    advice = suggest(dominant.classification, dominant.metrics, (relative.parts[0],),
+                     (summary.get("device") or {}).get("compute_capability"))
+    recorded_advice = summary.get("read_next") or []
     return VersionVerdict(
         version=str(relative), old_label=summary.get("bottleneck"), new_label=verdict.bottleneck,
-        old_limiter=summary.get("memory_limiter"), new_limiter=verdict.memory_limiter, source=source,
+        old_limiter=summary.get("memory_limiter"), new_limiter=verdict.memory_limiter,
+        old_advice=recorded_advice[0].get("strategy") if recorded_advice else None,
+        new_advice=advice[0].strategy if advice else None, source=source,
         design_source=dominant.classification.design.source, not_collected=not_collected(dominant.metrics),
         unverified=list(dominant.classification.unverified), reason=dominant.classification.reason,
     )
@@ -180,19 +197,21 @@ def version_folders(paths: list[Path], reprofile: bool = False) -> list[Path]:
 def table(verdicts: list[VersionVerdict]) -> str:
     rows = []
     for item in verdicts:
-        label = f"{item.old_label} → {item.new_label}" if item.changed else f"{item.new_label} (unchanged)"
-        limiter = (f"{item.old_limiter} → {item.new_limiter}" if item.old_limiter != item.new_limiter
-                   else item.new_limiter or "—")
-        rows.append([item.version, label, limiter, "provisional: " + "; ".join(item.unverified)
+        rows.append([item.version, _arrow(item.old_label, item.new_label), _arrow(item.old_advice, item.new_advice),
+                     _arrow(item.old_limiter, item.new_limiter), "provisional: " + "; ".join(item.unverified)
                      if item.provisional else "verified", item.design_source])
-    return markdown_table(rows, ["version", "label", "memory limiter", "verdict", "design evidence"])
+    return markdown_table(rows, ["version", "label", "first advice", "memory limiter", "verdict", "design evidence"])
+
+
+def _arrow(old: str | None, new: str | None) -> str:
+    return f"{old} → {new}" if old != new else f"{new or '—'} (unchanged)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("paths", nargs="*", type=Path, default=[DEMO], help="demo folders (default: demo/)")
-    parser.add_argument("--changed", action="store_true", help="only the versions whose label changed")
+    parser.add_argument("--changed", action="store_true", help="only the versions whose label or first advice changed")
     parser.add_argument("--static-analysis-root", type=Path,
                         help="read DIR/<backend>/<case>/<vN>/static_analysis.json for the SASS the demo did not keep")
     parser.add_argument("--reprofile", action="store_true",
@@ -212,15 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = [reclassify_version(folder, args.static_analysis_root, args.reprofile) for folder in folders]
     shown = [item for item in verdicts if item.changed] if args.changed else verdicts
     if args.json:
-        print(json.dumps([asdict(item) | {"changed": item.changed, "provisional": item.provisional} for item in shown],
-                         indent=2))
+        print(json.dumps([asdict(item) | {"changed": item.changed, "label_changed": item.label_changed,
+                                           "provisional": item.provisional} for item in shown], indent=2))
         return 0
     print(table(shown))
-    changed = sum(item.changed for item in verdicts)
+    labels = sum(item.label_changed for item in verdicts)
+    advice = sum(item.old_advice != item.new_advice for item in verdicts)
     provisional = sum(item.provisional for item in verdicts)
     missing = sorted({label for item in verdicts for label in item.not_collected})
-    print(f"\n{len(verdicts)} versions: {changed} labels changed, {provisional} provisional. Not collected back then "
-          f"(in some or all versions): {', '.join(missing) or 'nothing'}.")
+    print(f"\n{len(verdicts)} versions: {labels} labels changed, {advice} first advice changed, {provisional} "
+          f"provisional. Not collected back then (in some or all versions): {', '.join(missing) or 'nothing'}.")
     return 0
 
 

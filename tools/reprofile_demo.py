@@ -362,7 +362,7 @@ class RunLog:
     def line(self, text: str) -> None:
         print(text, flush=True)
         with self.path.open("a") as stream:
-            stream.write(text + "\\n")
+            stream.write(text + "\n")
 
 
 def _outcome_line(outcome: VersionOutcome, seconds: float) -> str:
@@ -447,8 +447,38 @@ def tool_versions(ncu: str | None, python: str) -> dict[str, Any]:
         "nvcc": next((line for line in nvcc if "release" in line), nvcc[-1] if nvcc else "unknown"),
         "python, torch, triton": output([python, "-c", "import sys, torch, triton; "
                                          "print(sys.version.split()[0], torch.__version__, triton.__version__)"]),
-        "commit": output(["git", "rev-parse", "HEAD"]),
+        "commit": checkout_identity(),
     }
+
+
+def checkout_identity(repo: Path = REPO) -> str:
+    """The code that ran: the checkout's HEAD, and the tree its files make when they are not HEAD's.
+
+    The device tool runs a copy of the lead's files whose .git can be older than they are: the
+    2026-11-25 re-profile recorded HEAD 769a625 (the session's first commit) while its files were
+    main with this branch merged. The tree id of the files as they are (`git add -A` into a scratch
+    index, `git write-tree`: .gitignore'd build outputs left out) names them exactly; `git log --all
+    --format='%H %T' | grep TREE` finds their commit where the history is.
+    """
+    def git(*arguments: str, index: Path | None = None) -> str | None:
+        environment = {**os.environ, "GIT_INDEX_FILE": str(index)} if index else None
+        try:
+            completed = subprocess.run(["git", *arguments], capture_output=True, text=True, timeout=120, cwd=repo,
+                                       env=environment)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return completed.stdout.strip() if completed.returncode == 0 else None
+
+    head = git("rev-parse", "HEAD")
+    with tempfile.TemporaryDirectory(prefix="reprofile_index.") as scratch:
+        index = Path(scratch) / "index"
+        tree = git("write-tree", index=index) if git("add", "-A", index=index) is not None else None
+    if not tree:
+        return f"HEAD {head or 'unknown'}; the files' own tree could not be read (no git here?)"
+    if tree == git("rev-parse", "HEAD^{tree}"):
+        return f"{head} (the files are HEAD's)"
+    return (f"files of tree {tree}, not HEAD {head or 'unknown'}'s (their commit: git log --all --format='%H %T' | "
+            f"grep {tree})")
 
 
 def render_readme(manifest: dict[str, Any]) -> str:
@@ -479,7 +509,7 @@ def render_readme(manifest: dict[str, Any]) -> str:
               if version["profile"]["skipped"] or version["static"]["skipped"]]
     if missed:
         lines += ["", f"Skipped (rerun with `--only {','.join(missed)}`): {', '.join(missed)}"]
-    return "\\n".join(lines) + "\\n"
+    return "\n".join(lines) + "\n"
 
 
 def _step_text(step: dict[str, Any]) -> str:

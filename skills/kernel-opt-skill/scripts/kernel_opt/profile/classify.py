@@ -34,11 +34,13 @@ from typing import Any
 
 from kernel_opt.profile.assessments import (
     MEMORY_UNITS,
+    GlobalAccessAssessment,
     GridAssessment,
     Label,
     OccupancyAssessment,
     PipeAssessment,
     SharedMemoryAssessment,
+    assess_global_access,
     assess_grid,
     assess_occupancy,
     assess_pipes,
@@ -73,6 +75,7 @@ class Classification:
     pipes: PipeAssessment
     shared: SharedMemoryAssessment
     design: KernelDesign
+    access: GlobalAccessAssessment  # global loads and stores against what coalescing needs
     unverified: list[str] = field(default_factory=list)  # missing evidence that could change the label
 
     @property
@@ -111,16 +114,17 @@ def classify(metrics: KernelMetrics, static_opcodes: Mapping[str, float] | None 
     inputs = LabelInputs(memory, metrics.sm_throughput_pct, limiter, units, assess_occupancy(metrics),
                          assess_grid(metrics), assess_pipes(metrics), shared, design, metrics.top_stalls(3))
     evidence = _evidence(inputs, metrics)
+    access = assess_global_access(metrics)
     common = dict(small_grid=inputs.grid.small_grid, occupancy=inputs.occupancy, grid=inputs.grid,
                   top_stalls=list(inputs.top_stalls), evidence=evidence, pipes=inputs.pipes, shared=shared,
-                  design=design)
+                  design=design, access=access)
     if memory is None and inputs.sm_sol_pct is None:
         return Classification(None, "no SpeedOfLight metrics (SM and memory throughput) in this report: profile with "
                               "the targeted sections", memory_sol_pct=None, sm_sol_pct=None, memory_limiter=None,
                               balanced=False, findings=[], **common)
     label, reason, balanced = _decide_label(inputs)
     context = FindingContext(metrics, label, memory, limiter, inputs.sm_sol_pct, balanced, inputs.occupancy,
-                             inputs.grid, inputs.top_stalls, inputs.pipes, shared, design)
+                             inputs.grid, inputs.top_stalls, inputs.pipes, shared, design, access)
     return Classification(label, reason, memory_sol_pct=memory, sm_sol_pct=inputs.sm_sol_pct, memory_limiter=limiter,
                           balanced=balanced, findings=secondary_findings(context),
                           unverified=unverified_evidence(label, inputs), **common)

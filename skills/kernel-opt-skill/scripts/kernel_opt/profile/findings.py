@@ -15,17 +15,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kernel_opt.profile.assessments import (
+    GlobalAccess,
+    GlobalAccessAssessment,
     GridAssessment,
     Label,
     OccupancyAssessment,
     PipeAssessment,
     SharedMemoryAssessment,
+    assess_global_access,
     grid_text,
     occupancy_cause_text,
     percent_text,
 )
 from kernel_opt.profile.design import KernelDesign
-from kernel_opt.profile.ncu.metrics import STALL_MEANINGS, KernelMetrics, StallShare
+from kernel_opt.profile.ncu.metrics import STALL_MEANINGS, KernelMetrics, StallShare, sum_known
 from kernel_opt.profile.thresholds import threshold
 
 
@@ -54,6 +57,11 @@ class FindingContext:
     pipes: PipeAssessment
     shared: SharedMemoryAssessment
     design: KernelDesign
+    access: GlobalAccessAssessment | None = None  # None: assessed from `metrics` when a rule asks
+
+    @property
+    def global_access(self) -> GlobalAccessAssessment:
+        return self.access if self.access is not None else assess_global_access(self.metrics)
 
 
 FindingRule = Callable[[FindingContext], "Finding | None"]
@@ -181,13 +189,22 @@ def top_stall(context: FindingContext) -> Finding | None:
 
 
 def _uncoalesced(context: FindingContext, kind: Literal["load", "store"]) -> Finding | None:
-    value = getattr(context.metrics, f"global_{kind}_sectors_per_request")
-    scattered = threshold("uncoalesced_sectors_per_request")
-    if value is None or value <= scattered:
+    access: GlobalAccess = getattr(context.global_access, f"{kind}s")
+    value = access.sectors_per_request
+    if not access.uncoalesced or value is None:
         return None
-    return Finding(f"uncoalesced_{kind}s", f"global {kind}s touch {value:.1f} sectors per request "
-                   f"(coalesced: 4 to {scattered:g}): neighbouring threads access scattered addresses",
-                   {f"global_{kind}_sectors_per_request": value})
+    key, evidence = f"uncoalesced_{kind}s", {f"global_{kind}_sectors_per_request": value}
+    if access.ideal_sectors_per_request is None:  # no executed opcode mix: the 16-byte pattern is the line
+        scattered = threshold("uncoalesced_sectors_per_request")
+        return Finding(key, f"global {kind}s touch {value:.1f} sectors per request (coalesced: 4 to {scattered:g}): "
+                       "neighbouring threads access scattered addresses", evidence)
+    ideal, total = access.ideal_sectors_per_request, sum_known(context.metrics.global_load_sectors,
+                                                               context.metrics.global_store_sectors)
+    wasted = 100.0 * access.excess_sectors / total if total and access.excess_sectors is not None else None
+    wasted_text = f"; {wasted:.0f}% of the kernel's global sectors are waste" if wasted is not None else ""
+    return Finding(key, f"global {kind}s touch {value:.1f} sectors per request where their width needs "
+                   f"{ideal:.3g} ({value / ideal:.1f}x): neighbouring threads access scattered addresses{wasted_text}",
+                   {**evidence, f"ideal_{kind}_sectors_per_request": ideal, "wasted_sectors_pct": wasted})
 
 
 @finding_rule
@@ -198,6 +215,21 @@ def uncoalesced_loads(context: FindingContext) -> Finding | None:
 @finding_rule
 def uncoalesced_stores(context: FindingContext) -> Finding | None:
     return _uncoalesced(context, "store")
+
+
+@finding_rule
+def split_async_copies(context: FindingContext) -> Finding | None:
+    loads = context.global_access.loads
+    if not loads.split_copies:
+        return None
+    return Finding("split_async_copies", f"cp.async copies ({loads.async_copy_pct:.0f}% of the global loads) touch "
+                   f"{loads.sectors_per_request:.1f} sectors per request where {loads.ideal_sectors_per_request:.3g} "
+                   "would do: the L1 splits a copy whose shared-memory rows are padded off 128-byte lines and fetches "
+                   "the sectors the parts share once per part, from L2 as well; an XOR-swizzled layout keeps each "
+                   "copy whole",
+                   {"global_load_sectors_per_request": loads.sectors_per_request,
+                    "ideal_load_sectors_per_request": loads.ideal_sectors_per_request,
+                    "async_copy_pct": loads.async_copy_pct})
 
 
 @finding_rule

@@ -39,9 +39,11 @@ THRESHOLDS: dict[str, Threshold] = {
         "Nsight Compute's balanced compute/memory case; the 10-point margin is this project's reading of it"),
     "low_occupancy_pct": Threshold(
         50.0, "%", "achieved occupancy below this, in a latency-limited kernel that fills the GPU: occupancy_bound "
-        "when warps starve the schedulers, overlap_bound when the kernel is an asynchronous pipeline",
+        "when warps starve the schedulers, overlap_bound when the kernel is an asynchronous pipeline; a kernel whose "
+        "theoretical occupancy reaches it and whose achieved is within occupancy_gap_points of that is not below it",
         "project choice: under half the warp slots leaves each scheduler at most 8 warps (sm_80/sm_90) to hide "
-        "latency; ncu has no absolute line"),
+        "latency; ncu has no absolute line. Achieved is a time average a block's start and the last wave pull a "
+        "fraction of a point below theoretical (demo CUDA GEMM v1: 49.8% of 50%)"),
     "occupancy_gap_points": Threshold(
         10.0, "points", "achieved occupancy this far below theoretical: imbalance, tail effects or too few blocks",
         "project choice, the same margin as the balance rule"),
@@ -57,10 +59,34 @@ THRESHOLDS: dict[str, Threshold] = {
     "full_wave": Threshold(
         1.0, "waves", "fewer waves per SM than this (or fewer blocks than SMs): the grid cannot fill the GPU",
         "Nsight Compute LaunchStats rule: 'grid is too small to fill the available resources on this device'"),
+    "uncoalesced_ideal_ratio": Threshold(
+        2.0, "x ideal", "global sectors per request at or above this multiple of the ideal for the executed "
+        "accesses' width (32 threads x bytes per thread / 32-byte sectors: 2 for 2-byte, 16 for 16-byte accesses): "
+        "scattered accesses",
+        "project choice: at least half of every fetched sector unused; a contiguous warp access off a 32-byte "
+        "boundary costs one sector more (3 of 2, 17 of 16) and stays below it"),
     "uncoalesced_sectors_per_request": Threshold(
-        16.0, "sectors/request", "more 32-byte sectors per global request than this: accesses are scattered "
-        "(coalesced ones need 4 for 4-byte and 16 for 16-byte accesses per thread)",
+        16.0, "sectors/request", "without the executed opcode mix (so no access widths): more 32-byte sectors per "
+        "global request than this are scattered (coalesced ones need 4 for 4-byte and 16 for 16-byte accesses)",
         "memory model: a warp's 32 coalesced 16-byte accesses touch 16 sectors"),
+    "misaligned_extra_sectors": Threshold(
+        1.0, "sectors/request", "what a contiguous warp access off a 32-byte boundary adds to the ideal; cp.async "
+        "loads further above the ideal (but below uncoalesced_ideal_ratio) are copies split by their shared-memory "
+        "destination",
+        "memory model: contiguous bytes that start inside a sector straddle one more. ncu counts a cp.async sector "
+        "once per L1 wavefront: the demo's CUDA GEMM v4-v6 (rows padded by 16 bytes) show 18-19 per 16-byte request "
+        "and 1.5x the L2-to-L1 sectors of v7-v8 (128-byte swizzle, 16 per request) at the same tiles"),
+    "async_copy_majority_pct": Threshold(
+        50.0, "% of global loads", "cp.async (LDGSTS) above this share of the executed global load instructions: "
+        "the load sectors per request describe the copies",
+        "project choice: most of the loads"),
+    "uncoalesced_lead_pct": Threshold(
+        50.0, "% of global sectors", "scattered accesses whose excess sectors reach this share of all global load "
+        "and store sectors lead the advice (coalesce first); below it they are a side cost, listed after the "
+        "label's own strategies",
+        "project choice: most of the traffic through L1 is waste. Demo, H100: CUDA GEMM v9's fragment-layout "
+        "epilogue stores waste 75% (its loads are TMA's; v10 coalesced them: 1.32x); the same stores in v1-v8 "
+        "waste 1-6% beside their loads"),
     "bank_conflict_pct": Threshold(
         10.0, "% of wavefronts", "shared-memory bank conflicts at or above this share of shared wavefronts: a real "
         "shared-memory problem (below it, busy L1/shared in a tensor-core kernel is operand staging)",

@@ -51,12 +51,16 @@ OVERLAP_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
     "mio_throttle": ("smem_bank_conflicts",),
 }
 
-# occupancy_bound in an MMA kernel (tensor instructions in the SASS): its registers hold the
-# accumulator tiles that give it reuse, so the latency more warps would hide is better hidden by
-# more work in flight per warp. Demo, H100: CUDA GEMM v3 (mma.sync, long_scoreboard 60%, 25%
-# occupancy) gained 2.38x from a cp.async pipeline (v4), not from fewer registers.
-MMA_OCCUPANCY_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
+# occupancy_bound or latency_bound in an MMA kernel (tensor instructions in the SASS): its
+# registers hold the accumulator tiles that give it reuse, so the latency more warps would hide is
+# better hidden by more work in flight per warp, and its barrier waits are the tile staging's (not
+# a reduction's: warp_shuffle_reduce does not apply). Demo, H100: CUDA GEMM v3 (mma.sync,
+# long_scoreboard 60%, 25% occupancy) gained 2.38x from a cp.async pipeline (v4), not from fewer
+# registers; GEMM v1 (barrier 35%, long_scoreboard 25% at 50% occupancy) stages its tiles with
+# synchronous 2-byte loads.
+MMA_STALL_STRATEGIES: dict[str, tuple[str, ...]] = {
     "long_scoreboard": ("cp_async_pipeline", "more_bytes_in_flight"),
+    "barrier": ("cp_async_pipeline",),
     "wait": ("more_ilp",),
 }
 
@@ -85,29 +89,28 @@ def strategies_in_place(classification: Any) -> set[str]:
 
 
 def cuda_strategies(classification: Any, metrics: Any, compute_capability: str | None) -> list[tuple[str, str]]:
-    """(strategy, why) pairs from the findings, the busiest unit, the top stalls and the occupancy limiters."""
+    """(strategy, why) pairs from the findings, the busiest unit, the top stalls and the occupancy limiters.
+
+    Scattered global accesses lead when they waste most of the global traffic (GEMM v9's epilogue
+    stores); otherwise they follow the label's own strategies (the same stores beside GEMM v1-v8's
+    loads are a side cost).
+    """
     keys = {finding.key for finding in classification.findings}
     label = classification.label
-    picked: list[tuple[str, str]] = []
-    if "uncoalesced_loads" in keys or "uncoalesced_stores" in keys:
-        picked.append(("coalesce_access",
-                       "global accesses are scattered (sectors per request above the coalesced range)"))
+    access = getattr(classification, "access", None)
+    coalesce = _coalesce(access) if "uncoalesced_loads" in keys or "uncoalesced_stores" in keys else []
+    leads = coalesce and (access is None or access.wasted_pct is None or access.uncoalesced_lead)
+    picked: list[tuple[str, str]] = list(coalesce) if leads else []
     if label == "memory_bound":
         picked += _memory_bound(classification.memory_limiter, keys)
     elif label == "compute_bound" and not classification.pipes.at_roof:
         picked += _compute_bound(metrics, keys, compute_capability)
     elif label == "latency_bound":
-        for share in classification.top_stalls[:2]:
-            for name in STALL_STRATEGIES.get(share.reason, ()):
-                picked.append((name, f"top stall {share.reason} ({share.share_pct:.0f}% of cycles)"))
+        picked += _stall_strategies(classification)
         if "short_kernel" in keys:
             picked.append(("launch_overhead", "the kernel is only a few microseconds long"))
     elif label == "occupancy_bound":
-        top = classification.top_stalls[0] if classification.top_stalls else None
-        if top is not None and classification.design.tensor_cores:
-            for name in MMA_OCCUPANCY_STALL_STRATEGIES.get(top.reason, ()):
-                picked.append((name, f"top stall {top.reason} ({top.share_pct:.0f}% of cycles) in an MMA kernel: "
-                                     "more work in flight per warp keeps the registers that give it reuse"))
+        picked += _stall_strategies(classification, count=1, others=False)
         for limiter in classification.occupancy.limiters:
             picked.append((OCCUPANCY_STRATEGIES[limiter], f"theoretical occupancy is limited by {limiter}"))
         if classification.occupancy.gap:
@@ -116,22 +119,58 @@ def cuda_strategies(classification: Any, metrics: Any, compute_capability: str |
         picked += _overlap_bound(classification, compute_capability)
     if "local_memory" in keys:
         picked.append(("register_limit", "local-memory traffic: spills or a run-time-indexed local array"))
+    if coalesce and not leads:
+        picked += coalesce
+    if "split_async_copies" in keys:
+        picked.append(("smem_swizzle", "cp.async copies split by padded shared-memory rows"))
+    return picked
+
+
+def _coalesce(access: Any) -> list[tuple[str, str]]:
+    if access is None or access.wasted_pct is None:
+        return [("coalesce_access", "global accesses are scattered (sectors per request above the coalesced range)")]
+    kinds = " and ".join(f"{side.kind}s" for side in (access.loads, access.stores) if side.uncoalesced)
+    return [("coalesce_access", f"scattered global {kinds}: {access.wasted_pct:.0f}% of the global sectors through "
+                                "L1 are waste")]
+
+
+def _stall_strategies(classification: Any, count: int = 2, others: bool = True) -> list[tuple[str, str]]:
+    """The top stalls' strategies: in an MMA kernel its own reading of them (MMA_STALL_STRATEGIES) first.
+
+    `others`: also the general STALL_STRATEGIES for a stall the MMA reading does not cover.
+    """
+    mma = bool(classification.design.tensor_cores)
+    picked = []
+    for share in classification.top_stalls[:count]:
+        stall = f"top stall {share.reason} ({share.share_pct:.0f}% of cycles)"
+        if mma and share.reason in MMA_STALL_STRATEGIES:
+            why = (f"{stall} in an MMA kernel: its barriers wait on the tile staging; copies in flight while the "
+                   "MMAs run" if share.reason == "barrier" else
+                   f"{stall} in an MMA kernel: more work in flight per warp hides it and keeps the registers that "
+                   "give the MMAs their reuse")
+            picked += [(name, why) for name in MMA_STALL_STRATEGIES[share.reason]]
+        elif others:
+            picked += [(name, stall) for name in STALL_STRATEGIES.get(share.reason, ())]
     return picked
 
 
 def _memory_bound(unit: str | None, keys: set[str]) -> list[tuple[str, str]]:
+    picked = []
+    if "split_async_copies" in keys and unit in ("L2", "L1/shared"):
+        picked.append(("smem_swizzle", f"{unit} is the busiest unit and the cp.async copies that load it are split "
+                                       "by padded shared-memory rows, which fetches shared sectors again"))
     if unit == "L1/shared":
-        picked = []
         if "bank_conflicts" in keys:
             picked.append(("smem_bank_conflicts", "L1/shared is the busiest unit and shared memory has bank conflicts"))
         return picked + [("smem_tiling", "L1/shared is the busiest unit: reuse data from shared memory or registers")]
-    if unit == "L2":
-        return [("l2_reuse", "L2 is the busiest unit"),
-                ("smem_tiling", "L2 is the busiest unit: fewer repeated loads of the same data")]
+    if unit == "L2":  # well ahead of DRAM (memory_sol): its traffic hits, so fewer loads per output, not reuse
+        return picked + [("smem_tiling", "L2 is the busiest unit and runs ahead of DRAM: larger tiles load each "
+                                         "value fewer times"),
+                         ("l2_reuse", "L2 is the busiest unit")]
     if "memory_at_peak" in keys:
-        return [("single_pass", "DRAM is at its peak: only fewer bytes help"),
-                ("fuse_kernels", "DRAM is at its peak: keep intermediates on chip")]
-    return [("vector_loads", "DRAM is busiest but below its peak: wider accesses, more bytes per instruction")]
+        return picked + [("single_pass", "DRAM is at its peak: only fewer bytes help"),
+                         ("fuse_kernels", "DRAM is at its peak: keep intermediates on chip")]
+    return picked + [("vector_loads", "DRAM is busiest but below its peak: wider accesses, more bytes per instruction")]
 
 
 def _compute_bound(metrics: Any, keys: set[str], compute_capability: str | None) -> list[tuple[str, str]]:

@@ -171,8 +171,13 @@ ALIASES_BY_CANONICAL: dict[str, MetricAlias] = {alias.canonical: alias for alias
 # value is the total). It is the executed instruction mix, the profile's own SASS evidence
 # (HGMMA, LDGSTS, UTMALDG, USETMAXREG, LDL/STL, ...), recorded in the targeted sections' reports.
 OPCODE_MIX_METRIC = "sass__inst_executed_per_opcode"
+# The same mix with each opcode's modifiers (LDG.E.128, STG.E.U16, LDGSTS.E.BYPASS.128), which ncu
+# records beside it. The reader keeps its global loads and stores: their widths say how many sectors
+# a coalesced warp request needs (assessments.assess_global_access).
+OPCODE_MODIFIER_MIX_METRIC = "sass__inst_executed_per_opcode_with_modifier_all"
+GLOBAL_ACCESS_OPCODES: tuple[str, ...] = ("LDG", "LDGSTS", "STG")  # through the LSU and L1 (TMA's are not)
 # Metrics whose per-instance values the reader keeps (every other metric keeps only its value).
-INSTANCED_METRICS: tuple[str, ...] = (OPCODE_MIX_METRIC,)
+INSTANCED_METRICS: tuple[str, ...] = (OPCODE_MIX_METRIC, OPCODE_MODIFIER_MIX_METRIC)
 
 
 @dataclass(frozen=True)
@@ -318,6 +323,8 @@ class KernelMetrics:
     stalls: dict[str, float] = field(default_factory=dict)  # reason -> value in stall_unit
     # SASS opcode -> warp instructions executed (ncu's sass__inst_executed_per_opcode); {} when not collected
     executed_opcodes: dict[str, float] = field(default_factory=dict)
+    # global load/store opcode with its modifiers ("LDG.E.128") -> warp instructions executed; {} when not collected
+    executed_global_accesses: dict[str, float] = field(default_factory=dict)
     stall_unit: str | None = None
     sources: dict[str, str] = field(default_factory=dict)  # canonical -> the ncu metric it came from
 
@@ -365,12 +372,14 @@ class KernelMetrics:
         return sum_known(self.static_shared_memory_per_block_bytes, self.dynamic_shared_memory_per_block_bytes)
 
     def to_dict(self) -> dict[str, Any]:
-        kept = [f.name for f in fields(self) if f.name not in ("stalls", "sources", "stall_unit", "executed_opcodes")]
+        kept = [f.name for f in fields(self)
+                if f.name not in ("stalls", "sources", "stall_unit", "executed_opcodes", "executed_global_accesses")]
         data = {name: getattr(self, name) for name in kept}
         data["shared_bank_conflict_pct"] = self.shared_bank_conflict_pct
         data["shared_load_wavefronts_per_request"] = self.shared_load_wavefronts_per_request
         data["shared_store_wavefronts_per_request"] = self.shared_store_wavefronts_per_request
         data["executed_opcodes"] = dict(self.executed_opcodes)
+        data["executed_global_accesses"] = dict(self.executed_global_accesses)
         data["local_memory_sectors"] = self.local_memory_sectors
         data["stall_unit"] = self.stall_unit
         data["stalls"] = [asdict(share) for share in self.stall_shares()]
@@ -483,7 +492,18 @@ def metrics_from_raw(raw: Mapping[str, RawMetric]) -> KernelMetrics:
     opcodes = {name: float(count) for name, count in (opcode_mix.instances or {}).items()} if opcode_mix else {}
     if opcodes:
         sources["executed_opcodes"] = OPCODE_MIX_METRIC
-    return KernelMetrics(**values, stalls=stalls, stall_unit=stall_unit, executed_opcodes=opcodes, sources=sources)
+    accesses = global_accesses(raw.get(OPCODE_MODIFIER_MIX_METRIC))
+    if accesses:
+        sources["executed_global_accesses"] = OPCODE_MODIFIER_MIX_METRIC
+    return KernelMetrics(**values, stalls=stalls, stall_unit=stall_unit, executed_opcodes=opcodes,
+                         executed_global_accesses=accesses, sources=sources)
+
+
+def global_accesses(modifier_mix: RawMetric | None) -> dict[str, float]:
+    """The global loads and stores of the executed opcode mix with modifiers ("STG.E.U16" -> warp instructions)."""
+    instances = (modifier_mix.instances or {}) if modifier_mix is not None else {}
+    return {name: float(count) for name, count in instances.items()
+            if name.split(".", 1)[0] in GLOBAL_ACCESS_OPCODES and count}
 
 
 def mean_metrics(records: Sequence[KernelMetrics]) -> KernelMetrics:
@@ -498,13 +518,17 @@ def mean_metrics(records: Sequence[KernelMetrics]) -> KernelMetrics:
     stalls = {
         reason: sum(record.stalls.get(reason, 0.0) for record in records) / len(records) for reason in reasons
     }
-    opcodes = {
-        opcode: sum(record.executed_opcodes.get(opcode, 0.0) for record in records) / len(records)
-        for opcode in sorted({opcode for record in records for opcode in record.executed_opcodes})
-    }
+    opcodes, accesses = (_mean_counts([getattr(record, name) for record in records])
+                         for name in ("executed_opcodes", "executed_global_accesses"))
     sources: dict[str, str] = {}
     for record in records:
         for key, value in record.sources.items():
             sources.setdefault(key, value)
     return KernelMetrics(**values, stalls=stalls, stall_unit=records[0].stall_unit, executed_opcodes=opcodes,
-                         sources=sources)
+                         executed_global_accesses=accesses, sources=sources)
+
+
+def _mean_counts(counts: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Per-launch instruction counts averaged over the launches (a launch without one counts 0)."""
+    names = sorted({name for record in counts for name in record})
+    return {name: sum(record.get(name, 0.0) for record in counts) / len(counts) for name in names}
