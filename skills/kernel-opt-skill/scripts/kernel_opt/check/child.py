@@ -30,7 +30,7 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     """Run every case of the plan (shapes x seeds), reporting each through the event log."""
     import torch
 
-    from kernel_opt.solution.contract import load_reference, problem_cases, set_matmul_precision
+    from kernel_opt.solution.contract import load_reference, plan_cases, set_matmul_precision
 
     device = request["device"]
     if device == "cuda" and not torch.cuda.is_available():
@@ -42,8 +42,10 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     events.emit(PhaseEvent("load_solution"))
     solution = solution_or_fault(request)
     make = instance_maker(reference, solution, device, events)
-    cases = problem_cases(request["cli_dims"], reference.shapes, reference.setup or solution.setup)
-    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes)))
+    cases, notes = plan_cases(reference, request["cli_dims"], reference.setup or solution.setup)
+    for note in notes:
+        events.emit(NoteEvent(note))
+    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes) or len(cases) > 1))
     runner = _CaseRunner(request, reference, solution, make, events)
     for case_index, dims in enumerate(cases):
         fingerprints = {seed: runner.run(case_index, dims, seed) for seed in request["seeds"]}

@@ -44,6 +44,10 @@ def instance_maker(reference, solution: LoadedSolution, device: str, events: Eve
     """(dims, seed) -> ProblemInstance, from ref.py's setup, else the solution's, else the solution itself."""
     from kernel_opt.solution.inputs import build_instance
 
+    if getattr(reference, "kind", "ref.py") == "kernelbench":
+        events.emit(NoteEvent(f"inputs from {reference.path.name}'s get_inputs() after torch.manual_seed(seed); "
+                              "weights from its Model, built after torch.manual_seed(42) as KernelBench's eval does"))
+        return lambda dims, seed: build_instance(reference.setup, dims, seed, device)
     if reference.setup is not None:
         events.emit(NoteEvent("inputs from ref.py setup()"))
         return lambda dims, seed: build_instance(reference.setup, dims, seed, device)
