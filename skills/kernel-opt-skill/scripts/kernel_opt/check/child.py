@@ -96,6 +96,7 @@ class _CaseRunner:
             poison_(values[name])
         self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
         call_solution(self.solution, values, instance.dims, outputs)
+        self.solution.deliver_outputs()
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
         comparisons = [self._compare(name, values[name], expectation) for name in outputs]
         modified = inputs_modified(pristine, values)

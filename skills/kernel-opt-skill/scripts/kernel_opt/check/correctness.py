@@ -48,6 +48,7 @@ class CheckOptions:
     rtol: float | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     compile_only: bool = False
+    kernelbench_tolerances: bool = False  # atol = rtol = 1e-2 as KernelBench's eval; downgrades flagged (tolerance.py)
 
 
 @dataclass
@@ -73,6 +74,7 @@ class CorrectnessRequest:
         arguments += [] if check.seeds == DEFAULT_SEEDS else ["--seeds", str(check.seeds)]
         arguments += [] if check.atol is None else ["--atol", str(check.atol)]
         arguments += [] if check.rtol is None else ["--rtol", str(check.rtol)]
+        arguments += ["--kernelbench-tolerances"] if check.kernelbench_tolerances else []
         arguments += [] if check.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(check.timeout_s)]
         return arguments + self.build.arguments() + dim_arguments(self.dims)
 
@@ -87,6 +89,7 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
         raise UsageError("--seeds must be at least 1")
     if request.check.timeout_s <= 0:
         raise UsageError("--timeout must be positive")
+    check_tolerance_options(request.check.atol, request.check.rtol, request.check.kernelbench_tolerances)
     solution, reference = request.solution.resolve(), request.reference.resolve()
     if not solution.is_file():
         raise UsageError(f"solution file not found: {request.solution}")
@@ -101,6 +104,12 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
     report.solution, report.reference = str(request.solution), str(request.reference)
     write_correctness_reports(report, request.output_dir, exit_code_of(report))
     return report
+
+
+def check_tolerance_options(atol: float | None, rtol: float | None, kernelbench_tolerances: bool) -> None:
+    """--kernelbench-tolerances sets atol and rtol itself: giving them too is a contradiction (exit 2)."""
+    if kernelbench_tolerances and (atol is not None or rtol is not None):
+        raise UsageError("--kernelbench-tolerances sets atol = rtol = 1e-2: give it or --atol/--rtol, not both")
 
 
 def solution_spec(
@@ -137,6 +146,7 @@ def check_correctness(
         dims=dims,
         seeds=list(range(options.seeds)),
         subject=check_subject(solution, reference, build),
+        kernelbench_tolerances=options.kernelbench_tolerances,
     )
     if interpreter is not None:
         report.notes.append(interpreter.note)
@@ -176,6 +186,7 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
         "seeds": report.seeds,
         "atol": options.atol,
         "rtol": options.rtol,
+        "kernelbench_tolerances": options.kernelbench_tolerances,
     }
     interpreter = definition.cpu_interpreter if device == "cpu" else None
     environment = dict(interpreter.environment) if interpreter is not None else {}

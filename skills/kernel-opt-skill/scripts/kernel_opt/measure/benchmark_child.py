@@ -64,6 +64,9 @@ class _Timed:
 
     def check_fixed(self, name: str) -> None:
         """Buffer set 0's outputs (a graph timing's last call) against the reference for its values."""
+        from kernel_opt.backends.base import deliver_outputs
+
+        deliver_outputs(self.rotation.calls[0])
         self._emit(name, [(0, self.rotation.loaded[0], self.values)])
 
     def _emit(self, name: str, checked: list[tuple[int, int, dict[str, Any]]]) -> None:
@@ -87,6 +90,7 @@ def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, s
     """
     import torch
 
+    from kernel_opt.backends.base import deliver_outputs
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.tolerance import TolerancePolicy, expect
 
@@ -108,7 +112,7 @@ def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, s
 
     def rotation_of(launcher, buffers: list[dict[str, Any]]) -> InputRotation:
         calls = [launcher.prepared(buffer, dims, outputs) for buffer in buffers]
-        return InputRotation(buffers, value_sets, outputs, calls, _copy_unless_same, poison_)
+        return InputRotation(buffers, value_sets, outputs, calls, _copy_unless_same, poison_, deliver_outputs)
 
     def fresh_buffers() -> dict[str, Any]:
         return {name: torch.empty_like(value) if isinstance(value, torch.Tensor) else value
@@ -144,7 +148,9 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     events.emit(PrecisionEvent(**set_matmul_precision(reference.allow_tf32)))  # same policy as the correctness check
     events.emit(PhaseEvent("load_solution"))
     solution = solution_or_fault(request)
-    other = solution_or_fault(request["against"]) if request.get("against") else None
+    # The other version loads with the problem and the event log too (a ModelNew needs the problem it solves).
+    other = solution_or_fault({"reference": request["reference"], "events": request["events"], **request["against"]}
+                              ) if request.get("against") else None
     make = instance_maker(reference, solution, "cuda", events)
     dims = problem_cases(request["cli_dims"], [], reference.setup or solution.setup)[0]
     seed = int(request.get("seed", 0))
