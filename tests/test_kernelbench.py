@@ -183,6 +183,16 @@ def test_the_reference_runs_forward_on_the_weights_it_is_given():
     assert torch.allclose(model(*args), expectation.reference["output"])  # KernelBench's Model, timed as is
 
 
+def test_the_flop_count_sees_the_model_s_arithmetic_not_the_poisoning():
+    from kernel_opt.measure.roofline import count_flops
+    from kernel_opt.solution.inputs import cloned_arguments
+
+    reference = load_reference(MATMUL)
+    instance = build_instance(reference.setup, {"N": 32}, 0, "cpu")
+    count = count_flops(reference.reference, cloned_arguments(instance.dims, instance.values))
+    assert count.flops == 2 * 32**3 and count.uncounted_operators == []  # released memory is refilled via set_
+
+
 def test_derived_shapes_scale_the_run_s_sizes_and_drop_what_the_model_rejects():
     reference = load_reference(CONV)
     cases, notes = plan_cases(reference, {"height": 7}, reference.setup)
