@@ -103,7 +103,8 @@ def test_a_run_folder_answers_with_its_best_measured_version(tmp_path):
     from kernel_opt.loop.workspace import create_run
 
     run = tmp_path / "solutions" / "3_Sum_reduction"
-    create_run(run, SOLUTIONS / "3_Sum_reduction.py", PROBLEMS / "3_Sum_reduction.py", 2, "sum", "modelnew", {}, 90.0)
+    create_run(run, SOLUTIONS / "3_Sum_reduction.py", PROBLEMS / "3_Sum_reduction.py", 2, "sum", "modelnew",
+               {"batch_size": 4}, 90.0)
     pairs, _ = find_pairs(PROBLEMS, tmp_path / "solutions")
     assert pairs[2].solution is None and "has no measured version yet" in pairs[2].note
     write_json_atomic(run / "v0" / "correctness.json", {"verdict": "pass", "backend": "modelnew"})
@@ -112,6 +113,7 @@ def test_a_run_folder_answers_with_its_best_measured_version(tmp_path):
     pairs, _ = find_pairs(PROBLEMS, tmp_path / "solutions")
     assert pairs[2].solution == run / "v0" / "v0.py"
     assert (pairs[2].source, pairs[2].run_version, pairs[2].bottleneck) == ("run folder", "v0", "memory_bound")
+    assert pairs[2].run_dims == (("batch_size", 4),)  # said in the entry: the eval runs the problem's own sizes
 
 
 # --- whole runs on the CPU -------------------------------------------------------------------------------
@@ -187,3 +189,28 @@ def test_bad_arguments_are_usage_errors(tmp_path, capsys):
     assert run(PROBLEMS, SOLUTIONS, "--output-dir", tmp_path / "out", "--only", "19_ReLU") == 2
     assert "--only names no problem" in capsys.readouterr().err
     assert run(PROBLEMS, SOLUTIONS, "--output-dir", tmp_path / "out", "--seeds", "0") == 2
+
+
+def test_the_report_renders_timed_entries_and_draws_the_chart(tmp_path):
+    from kernel_opt.suite.report import write_eval_reports
+
+    entries = [entry("19_ReLU", eager=1.25, compile_=1.02, solution_us=160.0, eager_us=200.0, compile_us=163.2,
+                     compile_mode="torch.compile (default)", percent_of_ceiling=91.5, backend="modelnew",
+                     solution="19_ReLU.py", bottleneck="memory_bound"),
+               entry("1_Square", "incorrect", precision_downgrade=True, library_only=True,
+                     message="output 'output': a precision downgrade")]
+    report = EvalReport("problems", "solutions", "eval.py problems solutions", "now", {"type": "cuda"},
+                        {"kernelbench_tolerances": False, "baselines": ["eager", "compile"],
+                         "compile_modes": ["default"]}, entries, summarize(entries))
+    written = write_eval_reports(report, tmp_path)
+    assert [path.name for path in written] == ["eval.json", "eval.md", "eval.png"]
+    assert (tmp_path / "eval.png").stat().st_size > 1000
+    markdown = (tmp_path / "eval.md").read_text()
+    assert "| fast_1                      | 50%" in markdown and "1.25x over 1" in markdown
+    rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+            for line in markdown.splitlines() if line.startswith(("| 19_ReLU", "| 1_Square"))}
+    assert rows["19_ReLU"] == ["correct", "—", "160", "200", "163.2", "1.25x", "1.02x", "91.5%", "memory_bound",
+                               "19_ReLU.py (modelnew)"]
+    assert rows["1_Square"][:2] == ["incorrect", "PRECISION DOWNGRADE, library only"]
+    assert "- 1_Square: incorrect: output 'output': a precision downgrade" in markdown
+    assert EvalReport.from_dict(json.loads((tmp_path / "eval.json").read_text())).summary == report.summary

@@ -31,6 +31,7 @@ class Pair:
     run_version: str | None = None  # the run folder's best version, e.g. "v3"
     bottleneck: str | None = None  # that version's profile label, where it was profiled
     note: str | None = None
+    run_dims: tuple[tuple[str, object], ...] = ()  # the sizes the run was made at (the eval uses the problem's)
 
 
 def is_problem_file(path: Path) -> bool:
@@ -89,4 +90,4 @@ def _from_run(name: str, problem: Path, folder: Path) -> Pair:
         return Pair(name, problem, None, note=f"run folder {folder} has no measured version yet")
     best = status.best
     return Pair(name, problem, Path(best.solution), source="run folder", run_version=best.name,
-                bottleneck=best.bottleneck)
+                bottleneck=best.bottleneck, run_dims=tuple(status.run.dims.items()))

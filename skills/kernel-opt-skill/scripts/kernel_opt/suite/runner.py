@@ -148,6 +148,9 @@ def _check_and_time(entry: EvalEntry, pair: Pair, request: EvalRequest, device: 
     own_kernels = registry.get(entry.backend).defines_own_kernels(solution)
     entry.library_only = None if own_kernels is None else not own_kernels
     dims = check_dims(pair.problem, {}, solution, entry.backend)  # refuses a broken problem file (exit 2)
+    if pair.run_dims:
+        entry.notes.append(f"the run folder's versions were made at {dict(pair.run_dims)}; the eval uses the "
+                           "problem's own sizes")
     check = CheckOptions(request.seeds, kernelbench_tolerances=request.kernelbench_tolerances)
     if request.timeout_s is not None:
         check.timeout_s = request.timeout_s
