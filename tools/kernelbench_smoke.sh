@@ -5,7 +5,8 @@
 # tolerance rule, then the downgrade alone under --kernelbench-tolerances; then the cheating ModelNews
 # of reference/kernelbench/wrong through correctness_check and benchmark. Prints both eval tables and
 # a table row -> expected -> got; logs and every record under OUT_DIR. Aims at under 5 minutes on an
-# H100 (two load_inline builds, one torch.compile mode).
+# H100 (two load_inline builds, which may outlast the default 120 s without progress, hence --timeout 300;
+# one torch.compile mode).
 #
 # Usage (from the repository root):
 #   bash tools/kernelbench_smoke.sh OUT_DIR
@@ -38,7 +39,7 @@ row() {  # row NAME EXPECTED GOT
 
 # 1. The default rule: the TF32 matmul fails as a precision downgrade, the other three pass and are timed.
 python3 "$SCRIPTS/eval.py" "$KB/problems" "$KB/solutions" --output-dir "$OUT/eval" --compile-modes default \
-  --seeds 2 > "$OUT/logs/eval_default.log" 2> "$OUT/logs/eval_default.progress"
+  --seeds 2 --timeout 300 > "$OUT/logs/eval_default.log" 2> "$OUT/logs/eval_default.progress"
 code=$?
 cp "$OUT/eval/eval.md" "$OUT/eval_default.md"
 cp "$OUT/eval/eval.json" "$OUT/eval_default.json"
@@ -49,7 +50,7 @@ row "eval, default rule" "exit 1: 12_Gemm_Multiply_LeakyReLU=correct 19_ReLU=cor
 
 # 2. KernelBench's 1e-2: the downgrade passes, flagged (same output folder: its baselines are reused).
 python3 "$SCRIPTS/eval.py" "$KB/problems" "$KB/solutions" --output-dir "$OUT/eval" --compile-modes default \
-  --seeds 2 --kernelbench-tolerances --only 1_Square_matrix_multiplication_ \
+  --seeds 2 --timeout 300 --kernelbench-tolerances --only 1_Square_matrix_multiplication_ \
   > "$OUT/logs/eval_kernelbench.log" 2> "$OUT/logs/eval_kernelbench.progress"
 code=$?
 cp "$OUT/eval/eval.md" "$OUT/eval_kernelbench.md"
