@@ -188,15 +188,16 @@ def test_detection_reads_the_suffix_and_the_content(tmp_path):
 
 
 def test_a_python_file_no_backend_claims_is_a_usage_error_naming_the_backends(tmp_path):
-    model = write(tmp_path, "model_new.py", "import torch\n\n\nclass ModelNew(torch.nn.Module):\n"
-                                            "    def forward(self, x):\n        return x\n")
+    model = write(tmp_path, "cute_kernel.py", "import torch\n\n\nclass CuteSolution(torch.nn.Module):\n"
+                                                "    def forward(self, x):\n        return x\n")
     with pytest.raises(UsageError) as caught:
         registry.detect(model)
     error = caught.value.to_dict()
     assert error["exit_code"] == 2
-    assert error["message"] == "cannot tell the backend of 'model_new.py': no backend claims it"
+    assert error["message"] == "cannot tell the backend of 'cute_kernel.py': no backend claims it"
     assert "cuda: a .cu file" in error["hint"] and "triton: a .py that defines run_kernel" in error["hint"]
-    assert error["hint"].endswith("or pass --backend cuda|triton")
+    assert "modelnew: a .py that defines class ModelNew" in error["hint"]
+    assert error["hint"].endswith("or pass --backend cuda|modelnew|triton")
     with pytest.raises(UsageError, match="no backend claims it"):
         registry.detect(VECTOR_ADD / "ref.py")  # defines reference() and setup(), not run_kernel
 
@@ -207,7 +208,7 @@ def test_an_explicit_backend_wins_and_an_unknown_one_is_refused(tmp_path):
     assert registry.detect(model, "triton") == "triton"
     with pytest.raises(UsageError, match="unknown backend 'cute'") as caught:
         registry.detect(model, "cute")
-    assert caught.value.hint == "use one of: cuda, triton"
+    assert caught.value.hint == "use one of: cuda, modelnew, triton"
 
 
 def test_the_toy_claims_its_files_and_a_file_two_backends_claim_needs_a_choice(toy_backend, tmp_path):
@@ -216,7 +217,7 @@ def test_the_toy_claims_its_files_and_a_file_two_backends_claim_needs_a_choice(t
     both = write(tmp_path, "both.py", GOOD_TOY + "\n\ndef run_kernel(**kwargs):\n    pass\n")
     with pytest.raises(UsageError, match="could be a solution for triton or torch_ops") as caught:
         registry.detect(both)
-    assert caught.value.hint == "pass --backend cuda|triton|torch_ops"
+    assert caught.value.hint == "pass --backend cuda|modelnew|triton|torch_ops"
     assert registry.detect(both, "torch_ops") == "torch_ops"
 
 
@@ -246,9 +247,9 @@ def test_argparse_choices_come_from_the_registry(command, request):
     import importlib
 
     build_parser = importlib.import_module(f"kernel_opt.commands.{command}").build_parser
-    assert _backend_choices(build_parser()) == ["auto", "cuda", "triton"]
+    assert _backend_choices(build_parser()) == ["auto", "cuda", "modelnew", "triton"]
     request.getfixturevalue("toy_backend")
-    assert _backend_choices(build_parser()) == ["auto", "cuda", "triton", "torch_ops"]
+    assert _backend_choices(build_parser()) == ["auto", "cuda", "modelnew", "triton", "torch_ops"]
 
 
 def test_the_experience_log_accepts_a_registered_backend_and_its_aliases(toy_backend):
@@ -271,7 +272,9 @@ def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
     result = classify.classify(metrics)
     assert result.label == "memory_bound"
     suggestions = suggest(result, metrics, None, "9.0")  # every backend; the toy has no guide
+    # modelnew follows the CUDA guide (strategies_from): its suggestions are CUDA's, listed once
     assert [s.guide for s in suggestions] == ["cuda"] * 4 + ["triton"] * 4
+    assert suggest(result, metrics, ("modelnew",), "9.0") == suggestions[:4]
     assert [s.strategy for s in suggestions[:2]] == ["single_pass", "fuse_kernels"]  # DRAM at its peak
     assert suggestions[0].link == "experience/cuda/CUDA.md#single_pass-fewer-bytes-when-dram-is-at-peak"
     assert all(s.link.startswith(registry.get(s.guide).guide + "#") for s in suggestions)
@@ -309,4 +312,4 @@ def test_loading_the_backends_imports_neither_torch_nor_triton():
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                                env={**os.environ, "PYTHONPATH": str(SCRIPTS_DIR)})
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.strip() == "['cuda', 'triton'] ['CUDA', 'Triton'] []"
+    assert completed.stdout.strip() == "['cuda', 'modelnew', 'triton'] ['CUDA', 'ModelNew', 'Triton'] []"

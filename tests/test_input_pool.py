@@ -151,6 +151,57 @@ def test_one_buffer_set_with_alternating_values_still_defeats_a_pointer_cache():
     assert wrong_buffer_sets(rotation) == [0]
 
 
+class Returning(Counting):
+    """A solution that returns its output (a KernelBench ModelNew) instead of writing the buffer it is given."""
+
+    def __init__(self, keep_output=False, cache_by_pointer=False):
+        super().__init__()
+        self.keep_output, self.cache_by_pointer = keep_output, cache_by_pointer
+        self.kept, self.cache = None, {}
+
+    def honest(self, buffers):
+        from kernel_opt.backends.base import ReturningCall
+
+        def forward():
+            key = buffers["x"].data_ptr()
+            if self.cache_by_pointer and key in self.cache:
+                return self.cache[key]
+            self.computed += 1
+            if self.keep_output:  # one output tensor for every call, rewritten each time: honest
+                self.kept = torch.empty(N) if self.kept is None else self.kept
+                return torch.add(buffers["x"], buffers["y"], out=self.kept)
+            self.cache[key] = buffers["x"] + buffers["y"]
+            return self.cache[key]
+
+        return ReturningCall(forward, buffers, ["out"])
+
+
+def returning_rotation(solution):
+    from kernel_opt.backends.base import deliver_outputs
+
+    sets, sources = buffer_sets(3), value_sets(4)
+    return InputRotation(sets, sources, ["out"], [solution.honest(buffer) for buffer in sets],
+                         lambda destination, source: destination.copy_(source), poison_, deliver_outputs)
+
+
+@pytest.mark.parametrize("keep_output", [False, True])
+def test_returned_outputs_are_delivered_before_the_next_call_can_overwrite_them(keep_output):
+    solution = Returning(keep_output=keep_output)
+    rotation = returning_rotation(solution)
+    fake_timer(rotation, reps=20)
+    assert solution.computed == 21
+    # each call's result went to its own buffer set before the next call, even when every call returned the
+    # same tensor: a kept output buffer is no false failure
+    assert [buffer for buffer, _ in rotation.results()] == [0, 1, 2] and wrong_buffer_sets(rotation) == []
+
+
+def test_a_returned_output_cached_by_pointer_shows_as_wrong_results():
+    solution = Returning(cache_by_pointer=True)
+    rotation = returning_rotation(solution)
+    fake_timer(rotation, reps=20)
+    assert solution.computed == 3 and wrong_buffer_sets(rotation) == [0, 1, 2]
+
+
 def test_a_rotation_needs_one_call_per_buffer_set():
     with pytest.raises(ValueError, match="one call per buffer set"):
         InputRotation(buffer_sets(2), value_sets(3), ["out"], [lambda: None], lambda d, s: None, poison_)

@@ -72,3 +72,15 @@ def test_a_missing_or_broken_record_is_a_reason_not_an_error(files, tmp_path):
     broken.write_text("{not json")
     report, reason = reusable_check(broken, subject, {})
     assert report is None and "could not be read" in reason
+
+
+@pytest.mark.parametrize("recorded, asked", [(True, False), (False, True)])
+def test_a_record_judged_at_other_tolerances_is_not_relied_on(files, tmp_path, recorded, asked):
+    subject = check_subject(*files, BuildOptions())
+    record = write_record(tmp_path / "correctness.json", subject)
+    payload = json.loads(record.read_text())
+    payload["kernelbench_tolerances"] = recorded
+    record.write_text(json.dumps(payload))
+    report, reason = reusable_check(record, subject, {"N": 64}, kernelbench_tolerances=asked)
+    assert report is None and "judged at other tolerances" in reason
+    assert reusable_check(record, subject, {"N": 64}, kernelbench_tolerances=recorded)[0] is not None

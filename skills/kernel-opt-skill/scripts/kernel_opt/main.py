@@ -6,6 +6,7 @@ Usage:
   kernel-opt correctness-check v0/kernel.cu --ref ref.py --output-dir out/v0 --N=4096
   kernel-opt experience-log recommend --kernel softmax --backend cuda --chip H100 --bottleneck memory_bound
   kernel-opt hypothesis-check out/v1
+  kernel-opt eval problems/ solutions/ --output-dir out/eval
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "ncu_profile": "ncu_profile",
     "workspace": "workspace",
     "final_report": "final_report",
+    "eval": "eval",
     "install": "install",
     "uninstall": "uninstall",
 }

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
+from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 from kernel_opt.solution.outline import SolutionDims
 
 if TYPE_CHECKING:  # annotations only: the records live with the code that computes them
@@ -118,6 +118,76 @@ class Launcher(ABC):
         return None
 
 
+class ReturningCall:
+    """A prepared call of a solution that returns its outputs (a KernelBench ModelNew) instead of writing them.
+
+    Calling it only keeps what the solution returned, so a timed call times the solution and
+    nothing else. `deliver()`, which the harness runs outside any timed region (after a checked
+    call, and before the next call on the same buffers), checks what came back (one tensor per
+    output, of the buffer's shape, dtype and device, sharing no memory with an input) and copies
+    it into the output buffers the checks read. A returned tensor cannot be poisoned before the
+    call the way a buffer is; what replaces that: the buffers stay poisoned until a delivery, and
+    the reference's released memory is poisoned (solution/kernelbench_problem.py), so returning
+    uninitialised memory shows as NaN.
+    """
+
+    def __init__(self, function: Callable[[], Any], values: dict[str, Any], outputs: list[str],
+                 on_reused_memory: Callable[[], None] | None = None):
+        self.function, self.values, self.outputs = function, values, list(outputs)
+        self.returned: Any = None
+        self._on_reused_memory = on_reused_memory
+        self._last_pointers: tuple[int, ...] | None = None
+
+    def __call__(self) -> None:
+        self.returned = self.function()
+
+    def deliver(self) -> None:
+        """Check the last call's returned tensors and copy them into the output buffers (once per call)."""
+        import torch
+
+        returned, self.returned = self.returned, None
+        if returned is None:
+            return
+        items = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+        if len(items) != len(self.outputs) or not all(isinstance(item, torch.Tensor) for item in items):
+            raise SolutionError(f"the solution returned {_returned_text(items)} where the reference returns "
+                                f"{len(self.outputs)} tensor(s)", kind="wrong_output")
+        inputs = {name: value for name, value in self.values.items()
+                  if isinstance(value, torch.Tensor) and name not in self.outputs}
+        for name, item in zip(self.outputs, items, strict=True):
+            self._check(name, item, self.values[name], inputs)
+            self.values[name].copy_(item)
+        pointers = tuple(item.untyped_storage().data_ptr() for item in items)
+        if pointers == self._last_pointers and self._on_reused_memory is not None:
+            self._on_reused_memory()
+        self._last_pointers = pointers
+
+    @staticmethod
+    def _check(name: str, item: Any, buffer: Any, inputs: dict[str, Any]) -> None:
+        for what, got, wanted in (("shape", list(item.shape), list(buffer.shape)), ("dtype", item.dtype, buffer.dtype),
+                                  ("device", item.device, buffer.device)):
+            if got != wanted:
+                raise SolutionError(f"output {name!r}: the solution returned {what} {got}, the reference {wanted}",
+                                    kind="wrong_output")
+        pointer = item.untyped_storage().data_ptr()
+        shared = [input_name for input_name, value in inputs.items() if value.untyped_storage().data_ptr() == pointer]
+        if shared and item.numel() > 0:
+            raise SolutionError(f"output {name!r}: the solution returned memory of its input {shared[0]!r} (a view or "
+                                "the input itself), not a result of its own", kind="output_aliases_input")
+
+
+def _returned_text(items: list[Any]) -> str:
+    kinds = ", ".join(type(item).__name__ for item in items[:4])
+    return f"{len(items)} value(s) ({kinds})"
+
+
+def deliver_outputs(call: Callable[[], Any]) -> None:
+    """Outside a timed region: copy what a ReturningCall's solution returned into its buffers; nothing for a call
+    that writes its buffers itself."""
+    if isinstance(call, ReturningCall):
+        call.deliver()
+
+
 class Backend(ABC):
     """One kernel language. Subclasses set the class attributes and implement claims() and load()."""
 
@@ -131,6 +201,9 @@ class Backend(ABC):
     default_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     # Math pipe ("tensor", "FMA", "ALU", "XU", "FP64") at its roof -> the strategies that still help there.
     roof_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # Another backend whose guide and strategies this one's solutions follow (a ModelNew's load_inline
+    # kernels are CUDA): profile suggestions are drawn from that backend instead.
+    strategies_from: ClassVar[str | None] = None
     runs_on_cpu: ClassVar[bool] = False  # a solution can run (and be checked) without a GPU
     cpu_interpreter: ClassVar[CpuInterpreter | None] = None  # ... and running there takes this interpreter
     builds_ahead: ClassVar[bool] = False  # it has a build step that can run alone (--compile-only)
@@ -141,6 +214,8 @@ class Backend(ABC):
     # snapshots the primitives a solution must not replace (run/tampering.py), so their own
     # import-time effects are never blamed on the solution.
     runtime_modules: ClassVar[tuple[str, ...]] = ()
+    # Why static_analysis.py cannot analyse this backend's solutions (analyze() refuses them); None: it can.
+    no_static_analysis_reason: ClassVar[str | None] = None
 
     @abstractmethod
     def claims(self, solution: Path, source: str | None) -> bool:
@@ -173,6 +248,13 @@ class Backend(ABC):
             f"{solution.name}: {self.gpu_only_reason}, and this run is on the CPU (no GPU, or --device cpu)",
             kind="no_gpu",
         )
+
+    def defines_own_kernels(self, solution: Path) -> bool | None:
+        """Whether the source defines a GPU kernel of its own, not only library calls (torch, cuBLAS); None: unknown.
+
+        Read from the source, so it says what the file contains, not what a call launched.
+        """
+        return None
 
     def analyze(self, request: AnalysisInputs) -> StaticReport:
         """Compile (never run) the solution's kernels and analyse their SASS: resources and instruction mix."""

@@ -38,7 +38,7 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     """Run every case of the plan (shapes x seeds), reporting each through the event log."""
     import torch
 
-    from kernel_opt.solution.contract import load_reference, problem_cases, set_matmul_precision
+    from kernel_opt.solution.contract import load_reference, plan_cases, problem_cases, set_matmul_precision
 
     device = request["device"]
     if device == "cuda" and not torch.cuda.is_available():
@@ -52,14 +52,18 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     solution = solution_or_fault(request)
     guard.verify("loading the solution")
     make = instance_maker(reference, solution, device, events)
-    shapes = reference.shapes if request.get("shapes") is None else request["shapes"]  # a sweep's sizes replace SHAPES
-    cases = problem_cases(request["cli_dims"], shapes, reference.setup or solution.setup)
+    if request.get("shapes") is not None:  # a sweep's sizes replace SHAPES and any derived shapes
+        cases, notes = problem_cases(request["cli_dims"], request["shapes"], reference.setup or solution.setup), []
+    else:
+        cases, notes = plan_cases(reference, request["cli_dims"], reference.setup or solution.setup)
+    for note in notes:
+        events.emit(NoteEvent(note))
     if request.get("case_selection") == "smallest":  # under compute-sanitizer (check/sanitizer.py)
         from kernel_opt.check.sanitizer import smallest_case, smallest_case_note
 
         cases = [smallest_case(cases)]
         events.emit(NoteEvent(smallest_case_note(cases[0])))
-    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(shapes)))
+    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes) or len(cases) > 1))
     runner = _CaseRunner(request, reference, solution, make, events, guard)
     for case_index, dims in enumerate(cases):
         fingerprints = {seed: runner.run(case_index, dims, seed) for seed in request["seeds"]}
@@ -120,6 +124,7 @@ class _CaseRunner:
         self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
         call_solution(self.solution, values, instance.dims, outputs)
         self.guard.verify("the solution's call")
+        self.solution.deliver_outputs()
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
         comparisons = [self.compare(name, values[name], expectation) for name in outputs]
         modified = inputs_modified(pristine, values)

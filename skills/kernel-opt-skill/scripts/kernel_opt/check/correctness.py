@@ -62,6 +62,7 @@ class CheckOptions:
     # The shapes to check after the command-line one, in place of ref.py's SHAPES: a size sweep
     # checks exactly the sizes it profiles (profile/sweep). None: ref.py's SHAPES.
     shapes: list[dict[str, Any]] | None = None
+    kernelbench_tolerances: bool = False  # atol = rtol = 1e-2 as KernelBench's eval; downgrades flagged (tolerance.py)
 
 
 @dataclass
@@ -87,6 +88,7 @@ class CorrectnessRequest:
         arguments += [] if check.seeds == DEFAULT_SEEDS else ["--seeds", str(check.seeds)]
         arguments += [] if check.atol is None else ["--atol", str(check.atol)]
         arguments += [] if check.rtol is None else ["--rtol", str(check.rtol)]
+        arguments += ["--kernelbench-tolerances"] if check.kernelbench_tolerances else []
         arguments += [] if check.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(check.timeout_s)]
         arguments += [] if check.sanitize is None else ["--sanitize", check.sanitize]
         return arguments + self.build.arguments() + dim_arguments(self.dims)
@@ -104,6 +106,7 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
         raise UsageError("--timeout must be positive")
     if request.check.sanitize is not None:
         _check_sanitize_options(request)
+    check_tolerance_options(request.check.atol, request.check.rtol, request.check.kernelbench_tolerances)
     solution, reference = request.solution.resolve(), request.reference.resolve()
     if not solution.is_file():
         raise UsageError(f"solution file not found: {request.solution}")
@@ -127,6 +130,12 @@ def _check_sanitize_options(request: CorrectnessRequest) -> None:
     problem = sanitize_usage_problem(request.device, request.check.compile_only)
     if problem is not None:
         raise UsageError(problem)
+
+
+def check_tolerance_options(atol: float | None, rtol: float | None, kernelbench_tolerances: bool) -> None:
+    """--kernelbench-tolerances sets atol and rtol itself: giving them too is a contradiction (exit 2)."""
+    if kernelbench_tolerances and (atol is not None or rtol is not None):
+        raise UsageError("--kernelbench-tolerances sets atol = rtol = 1e-2: give it or --atol/--rtol, not both")
 
 
 def solution_spec(
@@ -168,6 +177,7 @@ def check_correctness(
         dims=dims,
         seeds=list(range(options.seeds)),
         subject=check_subject(solution, reference, build),
+        kernelbench_tolerances=options.kernelbench_tolerances,
     )
     if interpreter is not None:
         report.notes.append(interpreter.note)
@@ -213,6 +223,7 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
         "atol": options.atol,
         "rtol": options.rtol,
         "shapes": options.shapes,
+        "kernelbench_tolerances": options.kernelbench_tolerances,
     }
     interpreter = definition.cpu_interpreter if device == "cpu" else None
     environment = dict(interpreter.environment) if interpreter is not None else {}

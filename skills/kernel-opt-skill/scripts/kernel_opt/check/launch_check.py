@@ -69,6 +69,7 @@ def check_launches(runner: Any, dims: dict[str, Any], seed: int) -> LaunchCheck:
         return LaunchCheck(profiled=False, dims=instance.dims, seed=seed,
                            note=f"not profiled: the torch profiler failed here ({one_line(error)})")
     runner.guard.verify("the solution's profiled call")
+    solution.deliver_outputs()  # a ModelNew's returned outputs into the checked buffers, after the profile
     verdict = judge_trace(activities, solution.launcher.own_kernel_names())
     if verdict.unreadable is not None:
         check.profiled, check.note = False, f"not profiled: {verdict.unreadable}"

@@ -48,10 +48,16 @@ class OutputComparison:
     reference_error: float | str | None = None  # ||reference - truth|| / ||truth||: the reference's own rounding
     allowed_error: float | str | None = None  # max(multiple x reference_error, dtype floor), plus the absolute floor
     element_bound: float | str | None = None  # the largest |actual_i - truth_i| allowed for any element
+    # Within KernelBench's atol = rtol = 1e-2 of the reference but not within the reference-error rule:
+    # less precise arithmetic than the reference's (check/tolerance.py). Under --kernelbench-tolerances the
+    # output passes anyway and the error fields above are the reference-error rule's.
+    precision_downgrade: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The record; the reference-error rule's fields only where that rule judged it (older records stay as read)."""
         payload = asdict(self)
+        if not self.precision_downgrade:
+            del payload["precision_downgrade"]
         if self.tolerance_rule == "atol/rtol":
             for name in _REFERENCE_RULE_FIELDS:
                 if payload[name] is None:
@@ -153,20 +159,29 @@ class CorrectnessReport:
     # What this verdict is about (check/reuse.py): solution_sha256, reference_sha256, arch, nvcc_flags.
     subject: dict[str, Any] = field(default_factory=dict)
     sanitizer: SanitizerRun | None = None  # --sanitize: the tool, its command and its findings
+    kernelbench_tolerances: bool = False  # judged at KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)
     schema: str = CORRECTNESS_SCHEMA
 
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
 
+    @property
+    def precision_downgrades(self) -> list[str]:
+        """The outputs flagged as precision downgrades in any case (check/tolerance.py), each named once."""
+        return list(dict.fromkeys(output.name for case in self.cases for output in case.outputs
+                                  if output.precision_downgrade))
+
     def to_dict(self) -> dict[str, Any]:
-        """The record; a run without --sanitize has no sanitizer section, one without a launch check no launches
-        (its JSON reads as it did before those existed)."""
+        """The record; sections that did not apply (no --sanitize, no launch check, the project's own tolerance rule)
+        are left out, so records read as they did before those existed."""
         payload = {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
         if self.sanitizer is None:
             del payload["sanitizer"]
         if payload["launches"] is None:
             del payload["launches"]
+        if not self.kernelbench_tolerances:
+            del payload["kernelbench_tolerances"]
         return payload
 
     @classmethod
@@ -201,6 +216,10 @@ def output_failure_text(output: OutputComparison) -> str:
                      f"(the reference's own error is {_number(output.reference_error)})")
     else:
         text = f"{output.mismatches} of {output.numel} elements outside atol={output.atol:g}, rtol={output.rtol:g}"
+    if output.precision_downgrade:
+        text += ("; a precision downgrade: within KernelBench's atol = rtol = 1e-2 but not within the reference's "
+                 "own rounding, so the arithmetic is less precise than the reference's (TF32, bf16 or fp16 "
+                 "arithmetic in a float32 problem, or an approximation)")
     if output.nan_unexpected:
         text += f"; {output.nan_unexpected} still NaN (never written, or NaN computed)"
     elif output.nonfinite_unexpected:

@@ -166,6 +166,11 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
         shapes = len({str(case.dims) for case in report.cases})
         text = f"PASS{mode}: all {total} cases ({shapes} shapes x {len(report.seeds)} seeds) match the reference."
         text += "".join(f"\n{line}" for line in [launch_summary_line(launches)] if line)
+        if report.kernelbench_tolerances:
+            text += "\n(judged at KernelBench's atol = rtol = 1e-2, --kernelbench-tolerances)"
+        if report.precision_downgrades:
+            text += (f"\nPRECISION DOWNGRADE: output {', '.join(report.precision_downgrades)} passes only at "
+                     "KernelBench's tolerance and fails the reference-error rule (see correctness.md)")
         if report.warnings:
             text += f"\n{len(report.warnings)} warning(s), read them in {where}"
         return text + f"\nreport: {where}\nnext: time and profile this version (SKILL.md, the profile step)"

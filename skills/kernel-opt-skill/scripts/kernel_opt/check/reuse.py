@@ -26,8 +26,8 @@ def check_subject(solution: Path, reference: Path, build: BuildOptions) -> dict[
             "arch": build.arch, "nvcc_flags": build.nvcc_flags}
 
 
-def reusable_check(record_path: Path, subject: dict[str, Any],
-                   dims: dict[str, Any]) -> tuple[CorrectnessReport | None, str]:
+def reusable_check(record_path: Path, subject: dict[str, Any], dims: dict[str, Any],
+                   kernelbench_tolerances: bool = False) -> tuple[CorrectnessReport | None, str]:
     """The record at `record_path` when it passed for this subject and these sizes on a GPU; else None and why not."""
     try:
         payload = read_json(record_path)
@@ -48,6 +48,9 @@ def reusable_check(record_path: Path, subject: dict[str, Any],
     changed = [key for key in subject if report.subject.get(key) != subject[key]]
     if changed:
         return None, f"{record_path} is about another subject ({', '.join(changed)} differ)"
+    if report.kernelbench_tolerances != kernelbench_tolerances:
+        return None, f"{record_path} was judged at other tolerances (--kernelbench-tolerances " \
+                     f"{'given' if report.kernelbench_tolerances else 'not given'} there)"
     if dict(report.dims) != dict(dims):
         return None, f"{record_path} was checked at other sizes ({report.dims} here {dims})"
     return report, f"relied on {record_path}: a pass on {report.device.get('name') or 'the GPU'} for the same " \

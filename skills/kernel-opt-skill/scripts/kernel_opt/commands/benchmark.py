@@ -46,8 +46,11 @@ def main(argv=None) -> int:
 
 def build_parser():
     parser = make_parser(PROG, __doc__)
-    parser.add_argument("solution", type=Path, help="the solution to time (.cu or Triton .py)")
-    parser.add_argument("--ref", type=Path, required=True, help="ref.py: reference() is also the PyTorch baseline")
+    parser.add_argument("solution", type=Path,
+                        help="the solution to time (.cu, Triton .py, or KernelBench ModelNew .py)")
+    parser.add_argument("--ref", type=Path, required=True,
+                        help="ref.py: reference() is also the PyTorch baseline; or a KernelBench problem file, whose "
+                             "Model is the baseline")
     parser.add_argument("--output-dir", type=Path, required=True, help="where benchmark.md and benchmark.json go")
     parser.add_argument("--against", type=Path,
                         help="another version to compare with, timed interleaved (e.g. out/v1/v1.cu)")
@@ -60,6 +63,9 @@ def build_parser():
                         help="seeds of the correctness check run first")
     parser.add_argument("--atol", type=float)
     parser.add_argument("--rtol", type=float)
+    parser.add_argument("--kernelbench-tolerances", action="store_true",
+                        help="judge outputs (the check first and the timed calls' outputs) at KernelBench's "
+                             "atol = rtol = 1e-2; precision downgrades are flagged")
     parser.add_argument("--target-percent", type=float, default=DEFAULT_TARGET_PERCENT,
                         help="percent of the roofline ceiling at which the loop may stop (default 90)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
@@ -89,6 +95,7 @@ def parse_request(argv: list[str]) -> tuple[BenchmarkRequest, bool]:
         backend=args.backend, seed=args.seed, check_seeds=args.seeds, atol=args.atol, rtol=args.rtol,
         target_percent=args.target_percent, timeout_s=args.timeout, build=BuildOptions(args.arch, args.nvcc_flags),
         checked_by=args.checked_by, reference_cache=args.reference_cache,
+        kernelbench_tolerances=args.kernelbench_tolerances,
     )
     return request, args.json
 

@@ -54,10 +54,11 @@ def main(argv=None) -> int:
 def build_parser():
     parser = make_parser(PROG, __doc__)
     parser.add_argument("solution", type=Path,
-                        help="the solution: a .cu file with extern \"C\" solve(...) "
-                             "or a Triton .py with run_kernel(...)")
+                        help="the solution: a .cu file with extern \"C\" solve(...), a Triton .py with "
+                             "run_kernel(...), or a KernelBench .py with class ModelNew")
     parser.add_argument("--ref", type=Path, required=True,
-                        help="ref.py with reference(**kwargs) (and setup, SHAPES, atol, rtol)")
+                        help="ref.py with reference(**kwargs) (and setup, SHAPES, atol, rtol), or a KernelBench "
+                             "problem file (class Model, get_inputs, get_init_inputs)")
     parser.add_argument("--output-dir", type=Path, required=True, help="where correctness.md and correctness.json go")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     parser.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
@@ -66,6 +67,9 @@ def build_parser():
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="random input sets per shape (default 3)")
     parser.add_argument("--atol", type=float, help="absolute tolerance (overrides ref.py and the dtype default)")
     parser.add_argument("--rtol", type=float, help="relative tolerance (overrides ref.py and the dtype default)")
+    parser.add_argument("--kernelbench-tolerances", action="store_true",
+                        help="judge floating-point outputs at KernelBench's atol = rtol = 1e-2 (figures comparable "
+                             "with theirs); the float64 truth is still measured and precision downgrades flagged")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help="seconds without progress before the solution counts as hung "
                              f"(default {DEFAULT_TIMEOUT_S:g})")
@@ -88,7 +92,8 @@ def parse_request(argv: list[str]) -> tuple[CorrectnessRequest, bool]:
     request = CorrectnessRequest(
         solution=args.solution, reference=args.ref, output_dir=args.output_dir, dims=dims, backend=args.backend,
         device=args.device,
-        check=CheckOptions(args.seeds, args.atol, args.rtol, args.timeout, args.compile_only, args.sanitize),
+        check=CheckOptions(args.seeds, args.atol, args.rtol, args.timeout, args.compile_only, sanitize=args.sanitize,
+                           kernelbench_tolerances=args.kernelbench_tolerances),
         build=BuildOptions(args.arch, args.nvcc_flags),
     )
     return request, args.json

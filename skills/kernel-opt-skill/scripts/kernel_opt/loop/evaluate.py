@@ -399,6 +399,10 @@ def _profile_step(evaluation: Evaluation) -> None:
 
 def _static_request(evaluation: Evaluation) -> StaticAnalysisRequest:
     run = evaluation.run
+    unavailable = registry.get(run.backend).no_static_analysis_reason
+    if unavailable is not None:  # e.g. a KernelBench ModelNew: nothing to compile ahead of a run
+        evaluation.skip("static_analysis", unavailable)
+        return
     # e.g. Triton kernels, specialised on the inputs ref.py's setup() makes
     needs_inputs = registry.get(run.backend).static_analysis_needs_inputs
     return StaticAnalysisRequest(evaluation.solution, evaluation.folder, build=run.build_options(),

@@ -10,7 +10,7 @@ TIME_CHART = "time_per_version.png"
 ROOFLINE_CHART = "roofline.png"
 
 
-def _pyplot():
+def load_pyplot():
     import matplotlib
 
     matplotlib.use("Agg")  # no display on a GPU server; the same bytes everywhere
@@ -19,7 +19,7 @@ def _pyplot():
     return pyplot
 
 
-def _save(figure, path: Path) -> Path:
+def save_figure(figure, path: Path) -> Path:
     # No "Software" stamp: the PNG depends on the records only (and the matplotlib version).
     figure.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
     return path
@@ -27,7 +27,7 @@ def _save(figure, path: Path) -> Path:
 
 def draw_time_chart(report: FinalReport, path: Path) -> Path:
     """Bars of each version's median (p20-p80 whiskers), PyTorch baselines as lines."""
-    pyplot = _pyplot()
+    pyplot = load_pyplot()
     figure, axes = pyplot.subplots(figsize=(max(5.0, 1.0 + 0.8 * len(report.versions)), 3.6))
     names = [row.name for row in report.versions]
     positions = list(range(len(names)))
@@ -55,14 +55,14 @@ def draw_time_chart(report: FinalReport, path: Path) -> Path:
     axes.set_title(title + (" (green: best)" if report.best else ""))
     if report.final_baselines:  # below the axes: inside, it covered the bars' labels
         axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
-    _save(figure, path)
+    save_figure(figure, path)
     pyplot.close(figure)
     return path
 
 
 def draw_roofline_chart(report: FinalReport, path: Path) -> Path:
     """Log-log roofline: each set of recorded roofs, and every version placed by its achieved FLOP/s."""
-    pyplot = _pyplot()
+    pyplot = load_pyplot()
     figure, axes = pyplot.subplots(figsize=(6.0, 4.2))
     placed = [row for row in report.versions
               if row.arithmetic_intensity_flop_per_byte and row.achieved_tflops and row.median_us is not None]
@@ -91,7 +91,7 @@ def draw_roofline_chart(report: FinalReport, path: Path) -> Path:
     if report.ceilings:
         axes.legend(fontsize=7, loc="lower right")
     axes.grid(True, which="both", linewidth=0.3)
-    _save(figure, path)
+    save_figure(figure, path)
     pyplot.close(figure)
     return path
 

@@ -31,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.backends import registry
-from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
+from kernel_opt.check.correctness import (
+    BuildOptions,
+    CheckOptions,
+    check_correctness,
+    check_tolerance_options,
+    exit_code_of,
+    solution_spec,
+)
 from kernel_opt.check.launches import correctness_failures
 from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.cli import dim_arguments
@@ -89,6 +96,7 @@ class BenchmarkRequest:
     build: BuildOptions = field(default_factory=BuildOptions)
     checked_by: Path | None = None  # a correctness.json to rely on instead of the gate's check (check/reuse.py)
     reference_cache: Path | None = None  # a run's reference_cache.json: reuse baselines and work measured there
+    kernelbench_tolerances: bool = False  # outputs judged at KernelBench's atol = rtol = 1e-2 (check/tolerance.py)
 
     def argv(self) -> list[str]:
         """The same request as benchmark.py's arguments; the loop's choices are always spelled out."""
@@ -101,6 +109,7 @@ class BenchmarkRequest:
         arguments += [] if self.seed == DEFAULT_SEED else ["--seed", str(self.seed)]
         arguments += [] if self.atol is None else ["--atol", str(self.atol)]
         arguments += [] if self.rtol is None else ["--rtol", str(self.rtol)]
+        arguments += ["--kernelbench-tolerances"] if self.kernelbench_tolerances else []
         arguments += [] if self.timeout_s == DEFAULT_TIMEOUT_S else ["--timeout", str(self.timeout_s)]
         arguments += [] if self.checked_by is None else ["--checked-by", str(self.checked_by)]
         arguments += [] if self.reference_cache is None else ["--reference-cache", str(self.reference_cache)]
@@ -141,6 +150,7 @@ def _validated(request: BenchmarkRequest) -> tuple[Path, Path]:
         raise UsageError(f"unknown --baseline {sorted(unknown)}; use eager, compile, eager,compile or none")
     if not 0 < request.target_percent <= 100:
         raise UsageError("--target-percent must be in (0, 100]")
+    check_tolerance_options(request.atol, request.rtol, request.kernelbench_tolerances)
     solution, reference = request.solution.resolve(), request.reference.resolve()
     for path, role in ((solution, "solution"), (reference, "reference"), (request.against, "--against")):
         if path is not None and not Path(path).is_file():
@@ -155,13 +165,14 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
     correctness = None
     if request.checked_by is not None and request.atol is None and request.rtol is None:
         correctness, reason = reusable_check(request.checked_by, check_subject(solution, reference, request.build),
-                                             request.dims)
+                                             request.dims, request.kernelbench_tolerances)
         report.notes.append(f"correctness check: {reason}" if correctness is not None
                             else f"correctness check run again: {reason}")
     if correctness is None:
         correctness = check_correctness(solution, reference, report.backend, "cuda", request.dims,
                                         CheckOptions(request.check_seeds, request.atol, request.rtol,
-                                                     min(request.timeout_s, CHECK_TIMEOUT_CAP_S)),
+                                                     min(request.timeout_s, CHECK_TIMEOUT_CAP_S),
+                                                     kernelbench_tolerances=request.kernelbench_tolerances),
                                         request.build, request.output_dir / "build", report.command)
     report.correctness = {
         "passed": correctness.passed,
@@ -171,6 +182,9 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
         "error": correctness.error,
         "launches": correctness.launches,  # what the checked call ran on the GPU: listed in benchmark.md
     }
+    if correctness.kernelbench_tolerances or correctness.precision_downgrades:
+        report.correctness.update(kernelbench_tolerances=correctness.kernelbench_tolerances,
+                                  precision_downgrades=correctness.precision_downgrades)
     report.warnings += correctness.warnings
     report.phases_s["correctness check"] = round(time.time() - started, 2)
     if correctness.passed:
@@ -207,6 +221,7 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
     worker_request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
                       "cli_dims": request.dims, "seed": request.seed, "baselines": kinds,
                       "atol": request.atol, "rtol": request.rtol, "against": against_spec,
+                      "kernelbench_tolerances": request.kernelbench_tolerances,
                       "compile_modes": modes, "work": None if work is None else {**work[0], "cached_from": work[1]}}
     spawned = time.time()
     outcome = run_worker(worker_request, timeout_s=request.timeout_s)

@@ -66,6 +66,9 @@ class _Timed:
 
     def check_fixed(self, name: str) -> None:
         """Buffer set 0's outputs (a graph timing's last call) against the reference for its values."""
+        from kernel_opt.backends.base import deliver_outputs
+
+        deliver_outputs(self.rotation.calls[0])
         self._emit(name, [(0, self.rotation.loaded[0], self.values)])
 
     def _emit(self, name: str, checked: list[tuple[int, int, dict[str, Any]]]) -> None:
@@ -90,6 +93,7 @@ def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, s
     """
     import torch
 
+    from kernel_opt.backends.base import deliver_outputs
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.tolerance import TolerancePolicy, expect
 
@@ -111,7 +115,7 @@ def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, s
 
     def rotation_of(launcher, buffers: list[dict[str, Any]]) -> InputRotation:
         calls = [launcher.prepared(buffer, dims, outputs) for buffer in buffers]
-        return InputRotation(buffers, value_sets, outputs, calls, _copy_unless_same, poison_)
+        return InputRotation(buffers, value_sets, outputs, calls, _copy_unless_same, poison_, deliver_outputs)
 
     def fresh_buffers() -> dict[str, Any]:
         return {name: torch.empty_like(value) if isinstance(value, torch.Tensor) else value
@@ -149,7 +153,9 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     guard = PrimitiveGuard(runtime_modules(request))
     solution = solution_or_fault(request)
     guard.verify("loading the solution")
-    other = solution_or_fault(request["against"]) if request.get("against") else None
+    # The other version loads with the problem and the event log too (a ModelNew needs the problem it solves).
+    other = solution_or_fault({"reference": request["reference"], "events": request["events"], **request["against"]}
+                              ) if request.get("against") else None
     guard.verify("loading the --against version", who="the --against version")
     make = instance_maker(reference, solution, "cuda", events)
     dims = problem_cases(request["cli_dims"], [], reference.setup or solution.setup)[0]
@@ -339,11 +345,13 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
 
     kinds = request["baselines"]
     kwargs = accepted_kwargs(reference.reference, cloned_arguments(dims, values))
-    function = reference.reference
+    function, args = reference.reference, ()
+    if reference.baseline is not None:  # a KernelBench problem: its Model, called as KernelBench times it
+        function, args, kwargs = reference.baseline(kwargs)
     if "eager" in kinds:
         events.emit(PhaseEvent("baseline eager"))
         try:
-            samples = timing.time_callable(lambda: function(**kwargs))
+            samples = timing.time_callable(lambda: function(*args, **kwargs))
             events.emit(TimedEvent(TimedEntry.from_samples("eager", samples).to_dict()))
         except Exception as error:
             events.emit(TimedEvent(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500]).to_dict()))
@@ -359,10 +367,10 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
             started = time.perf_counter()
             torch._dynamo.reset()
             compiled = torch.compile(function, mode=mode, dynamic=False)
-            compiled(**kwargs)
+            compiled(*args, **kwargs)
             torch.cuda.synchronize()
             compile_s = time.perf_counter() - started
-            samples = timing.time_callable(lambda compiled=compiled: compiled(**kwargs))
+            samples = timing.time_callable(lambda compiled=compiled: compiled(*args, **kwargs))
             events.emit(TimedEvent(TimedEntry.from_samples(name, samples, compile_s=compile_s).to_dict()))
         except Exception as error:  # a baseline that fails to compile is reported; the others still run
             events.emit(TimedEvent(TimedEntry(name, error=one_line(error)[:500]).to_dict()))

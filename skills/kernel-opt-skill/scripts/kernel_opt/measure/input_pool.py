@@ -77,11 +77,14 @@ class InputRotation:
 
     def __init__(self, buffers: list[dict[str, Any]], value_sets: list[dict[str, Any]], outputs: list[str],
                  calls: list[Callable[[], None]], copy: Callable[[Any, Any], None],
-                 poison: Callable[[Any], None]):
+                 poison: Callable[[Any], None], deliver: Callable[[Callable[[], None]], None] | None = None):
         if not buffers or len(buffers) != len(calls) or not value_sets:
             raise ValueError("a rotation needs buffer sets, one call per buffer set, and value sets")
         self.buffers, self.value_sets, self.outputs, self.calls = buffers, value_sets, outputs, calls
         self._copy, self._poison = copy, poison
+        # For solutions that return their outputs (backends.base.ReturningCall): copy a call's result into its
+        # buffer set before the next call can overwrite it, outside the timed region like the rest.
+        self._deliver = deliver or (lambda call: None)
         self.index = 0
         self.current = 0
         self.loaded: dict[int, int] = {}  # buffer set -> value set in its inputs now
@@ -94,7 +97,9 @@ class InputRotation:
         self.loaded[buffer] = values
 
     def before_call(self) -> None:
-        """Outside the timed region: the next buffer set gets the next value set, its outputs poisoned."""
+        """Outside the timed region: the last call's returned outputs delivered, then the next buffer set gets the
+        next value set, its outputs poisoned."""
+        self._deliver_current()
         self.index += 1
         buffer, values = self.index % len(self.buffers), self.index % len(self.value_sets)
         self._load(buffer, values)
@@ -110,4 +115,9 @@ class InputRotation:
 
     def results(self) -> list[tuple[int, int]]:
         """(buffer set, value set) for every buffer set whose outputs a call left: what to check."""
+        self._deliver_current()
         return sorted(self.produced.items())
+
+    def _deliver_current(self) -> None:
+        if self.current in self.produced:
+            self._deliver(self.calls[self.current])

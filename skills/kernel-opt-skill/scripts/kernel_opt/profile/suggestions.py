@@ -45,7 +45,10 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
     label = classification.label
     if label is None:
         return suggestions
-    chosen = registry.backends() if backends is None else [registry.get(name) for name in backends]
+    named = registry.backends() if backends is None else [registry.get(name) for name in backends]
+    # A backend that follows another's guide (Backend.strategies_from) gets that backend's suggestions, once.
+    chosen = list({id(b): b for b in (registry.get(b.strategies_from) if b.strategies_from else b
+                                      for b in named)}.values())
     pipes = classification.pipes
     at_roof = label == "compute_bound" and pipes.at_roof
     for backend in chosen:

@@ -6,6 +6,10 @@ optional `setup(seed=..., device=..., **dims) -> {"inputs": {...}, "outputs": [n
 What a solution must provide is its backend's business (kernel_opt.backends: CUDA's
 `extern "C" void solve(...)`, Triton's `run_kernel(**kwargs)`); a solution may define `setup(...)`
 too, used when ref.py has none.
+
+A KernelBench problem file (Model, get_inputs, get_init_inputs: solution/kernelbench.py) is a
+reference too: load_reference recognises it by its content and returns the same Reference,
+whose functions solution/kernelbench_problem.py provides.
 """
 
 from __future__ import annotations
@@ -86,24 +90,49 @@ class Reference:
     flops: Callable | None = None
     bytes: Callable | None = None
     allow_tf32: bool = False  # the reference permits TF32 matmuls: baselines and ceilings use TF32 too
+    # Extra shapes computed from the run's sizes where SHAPES is empty: base dims -> (shapes, notes).
+    derive_shapes: Callable[[dict[str, Any]], tuple[list[dict[str, Any]], list[str]]] | None = None
+    # What the benchmark times as eager and compiles, from reference()'s keyword arguments:
+    # (callable, args, kwargs). None: reference(**kwargs) itself.
+    baseline: Callable[[dict[str, Any]], tuple[Callable, tuple, dict[str, Any]]] | None = None
+    kind: str = "ref.py"  # or "kernelbench": a problem file in KernelBench's format
 
 
 def load_reference(path: Path) -> Reference:
+    """ref.py, or a KernelBench problem file, as the Reference every tool uses."""
+    from kernel_opt.solution.kernelbench import is_problem_file
+
+    if is_problem_file(path):
+        from kernel_opt.solution.kernelbench_problem import problem_for
+
+        problem = problem_for(path)
+        module = problem.module({})
+        reference = _reference_from(module, path, problem.reference, problem.setup_function())
+        reference.kind, reference.baseline = "kernelbench", problem.baseline
+        if not reference.shapes:
+            reference.derive_shapes = problem.derived_shapes
+        return reference
     module = load_module(path, "reference")
     function = getattr(module, "reference", None)
     if not callable(function):
         raise UsageError(
             f"{path} has no reference(**kwargs) function",
-            hint="ref.py must define reference(**kwargs) that writes the expected outputs into the tensors it is given",
+            hint="ref.py must define reference(**kwargs) that writes the expected outputs into the tensors it is given "
+            "(or be a KernelBench problem: class Model, get_inputs(), get_init_inputs())",
         )
+    setup = getattr(module, "setup", None)
+    return _reference_from(module, path, function, setup if callable(setup) else None)
+
+
+def _reference_from(module, path: Path, function: Callable, setup: Callable | None) -> Reference:
+    """The Reference of a loaded module: its SHAPES, tolerances, work counts and precision policy."""
     shapes = getattr(module, "SHAPES", [])
     if not isinstance(shapes, (list, tuple)) or not all(isinstance(s, dict) for s in shapes):
         raise UsageError(f"{path}: SHAPES must be a list of dicts such as [dict(N=127, D=129)]")
-    setup = getattr(module, "setup", None)
     return Reference(
         path=path,
         reference=function,
-        setup=setup if callable(setup) else None,
+        setup=setup,
         shapes=[dict(s) for s in shapes],
         atol=_optional_float(module, "atol", path),
         rtol=_optional_float(module, "rtol", path),
@@ -132,6 +161,16 @@ def problem_cases(
         if dims not in cases:
             cases.append(dims)
     return cases
+
+
+def plan_cases(reference: Reference, cli_dims: dict[str, Any],
+               setup: Callable | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The cases a correctness check runs (problem_cases), with SHAPES derived where the reference derives them;
+    and notes on how they were derived."""
+    shapes, notes = reference.shapes, []
+    if not shapes and reference.derive_shapes is not None:
+        shapes, notes = reference.derive_shapes({**default_dims(setup), **cli_dims})
+    return problem_cases(cli_dims, shapes, setup), notes
 
 
 @dataclass

@@ -10,7 +10,8 @@ Names a size may have: the parameters of ref.py's setup() (else the solution's),
 SHAPES, the parameters of flops() and bytes(), keyword parameters of reference(), and what the
 solution's entry point takes by name (Triton run_kernel's keyword defaults; CUDA solve's
 scalars, matched ignoring case when no setup() exists, as the binding does). A setup() with
-**kwargs accepts any name.
+**kwargs accepts any name. A KernelBench problem file takes its scalar module constants
+(solution/kernelbench.py), as if they were the parameters of a setup().
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from kernel_opt.backends import registry
 from kernel_opt.core.errors import KernelOptError, UsageError
+from kernel_opt.solution import kernelbench
 from kernel_opt.solution.outline import (
     DimParameter,
     FunctionOutline,
@@ -37,12 +39,14 @@ _KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false"
 
 
 def outline_reference(reference: Path) -> ModuleOutline:
-    """ref.py's outline; a usage error when it is missing, not valid Python, or defines no reference()."""
+    """ref.py's outline; a usage error when it is missing, not valid Python, or defines no reference()
+    (a KernelBench problem file, with Model, get_inputs and get_init_inputs, needs none)."""
     outline = outline_module(reference, "reference")
-    if not outline.defines("reference"):
+    if not outline.defines("reference") and not kernelbench.is_problem(outline):
         raise UsageError(
             f"{reference} has no reference(**kwargs) function",
-            hint="ref.py must define reference(**kwargs) that writes the expected outputs into the tensors it is given",
+            hint="ref.py must define reference(**kwargs) that writes the expected outputs into the tensors it is "
+            "given, or be a KernelBench problem (class Model, get_inputs(), get_init_inputs())",
         )
     return outline
 
@@ -140,9 +144,12 @@ def check_dims(reference: Path, dims: dict[str, Any], solution: Path | None = No
     """
     outline = outline_reference(reference)
     from_solution = solution_dims(solution, backend)
-    setup = outline.functions.get("setup") or from_solution.setup
+    problem = kernelbench.setup_outline(outline) if kernelbench.is_problem(outline) else None
+    setup = problem or outline.functions.get("setup") or from_solution.setup
     where = f"{reference.name}'s setup()" if "setup" in outline.functions else (
         f"{solution.name}'s setup()" if setup is not None and solution is not None else f"{reference.name}")
+    if problem is not None:
+        where = f"the KernelBench problem {reference.name}"
     names = _known_names(outline, setup, from_solution)
     known = sorted(names.parameters)
     primary = [p.name for p in setup.parameters if p.name not in CHECKER_ARGUMENTS] if setup else (

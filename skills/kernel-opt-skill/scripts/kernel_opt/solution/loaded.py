@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernel_opt.backends import registry
+from kernel_opt.backends.base import deliver_outputs
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, NoteEvent, classify_exception_message, one_line
 
@@ -22,6 +23,7 @@ class LoadedSolution:
         self.launcher = definition.load(request)
         self.setup: Callable | None = self.launcher.setup
         self.last_call_host_s = 0.0  # host-side time of the last call, until it returned (no synchronize)
+        self._last_call: Callable[[], None] | None = None
 
     def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
         """A no-argument call with everything bound up front, so timing it times only the launch."""
@@ -36,9 +38,9 @@ class LoadedSolution:
         """Call, then wait for the GPU; `after_return` runs as soon as the call returns (the launch check's marker)."""
         import torch
 
-        call = self.prepared(values, dims, outputs)
+        self._last_call = self.prepared(values, dims, outputs)
         started = time.perf_counter()
-        call()
+        self._last_call()
         self.last_call_host_s = time.perf_counter() - started
         if after_return is not None:
             after_return()
@@ -49,10 +51,21 @@ class LoadedSolution:
         self.raise_launch_error()
 
 
+    def deliver_outputs(self) -> None:
+        """After call(), outside anything timed or profiled: the outputs of a solution that returns them (a ModelNew)
+        copied into the buffers the checks read (backends.base.ReturningCall); nothing for the others."""
+        if self._last_call is not None:
+            deliver_outputs(self._last_call)
+
+
 def instance_maker(reference, solution: LoadedSolution, device: str, events: EventLog):
     """(dims, seed) -> ProblemInstance, from ref.py's setup, else the solution's, else the solution itself."""
     from kernel_opt.solution.inputs import build_instance
 
+    if getattr(reference, "kind", "ref.py") == "kernelbench":
+        events.emit(NoteEvent(f"inputs from {reference.path.name}'s get_inputs() after torch.manual_seed(seed); "
+                              "weights from its Model, built after torch.manual_seed(42) as KernelBench's eval does"))
+        return lambda dims, seed: build_instance(reference.setup, dims, seed, device)
     if reference.setup is not None:
         events.emit(NoteEvent("inputs from ref.py setup()"))
         return lambda dims, seed: build_instance(reference.setup, dims, seed, device)

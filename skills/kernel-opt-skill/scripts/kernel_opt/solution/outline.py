@@ -73,6 +73,8 @@ class ModuleOutline:
     bound_names: set[str] = field(default_factory=set)  # every top-level name a def, assignment or import binds
     star_import: bool = False  # `from x import *`: any name may be bound
     shapes: list[dict[str, Any]] | None = None  # SHAPES when it is a literal list of dicts
+    # Top-level names bound to a constant expression, with their values (a KernelBench problem's sizes).
+    constants: dict[str, Any] = field(default_factory=dict)
 
     def defines(self, name: str) -> bool:
         return self.star_import or name in self.bound_names
@@ -181,9 +183,8 @@ def outline_module(path: Path, role: str = "reference") -> ModuleOutline:
     except SyntaxError as error:
         raise UsageError(f"{role} file {path} is not valid Python (line {error.lineno}: {error.msg})") from None
     outline = ModuleOutline(path)
-    constants: dict[str, Any] = {}
-    _walk_top_level(tree.body, outline, constants)
-    shapes = constants.get("SHAPES")
+    _walk_top_level(tree.body, outline, outline.constants)
+    shapes = outline.constants.get("SHAPES")
     if isinstance(shapes, list) and all(isinstance(shape, dict) for shape in shapes):
         outline.shapes = shapes
     return outline

@@ -131,6 +131,15 @@ class CudaBackend(Backend):
         return SolutionDims(names=tuple(DimParameter(p.name, p.dtype) for p in signature.scalars),
                             case_insensitive=True)
 
+    def defines_own_kernels(self, solution: Path) -> bool | None:
+        """A __global__ function in the file; without one, solve only calls libraries (cuBLAS, cuDNN, ...)."""
+        from kernel_opt.backends.cuda.signature import strip_comments
+
+        try:
+            return "__global__" in strip_comments(solution.read_text(errors="replace"))
+        except OSError:
+            return None
+
     def cannot_run_without_gpu(self, solution: Path, build: dict[str, Any] | None) -> KernelOptError:
         return EnvironmentFault(
             f"{solution.name} compiled for {(build or {}).get('arch')}, but running a CUDA kernel needs an NVIDIA GPU "

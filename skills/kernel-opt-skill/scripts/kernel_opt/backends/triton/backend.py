@@ -59,6 +59,13 @@ class TritonBackend(Backend):
         names = tuple(p for p in run_kernel.parameters if p.has_default) if run_kernel else ()
         return SolutionDims(setup=outline.functions.get("setup"), names=names)
 
+    def defines_own_kernels(self, solution: Path) -> bool | None:
+        """A @triton.jit function in the file; without one, run_kernel only calls libraries."""
+        try:
+            return bool(re.search(r"\btriton\.jit\b|@\s*jit\b", solution.read_text(errors="replace")))
+        except OSError:
+            return None
+
     def load(self, request: dict[str, Any]) -> Launcher:
         from kernel_opt.backends.triton.solution import TritonLauncher
 

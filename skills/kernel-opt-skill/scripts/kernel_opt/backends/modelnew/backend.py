@@ -1,0 +1,93 @@
+"""The ModelNew backend: KernelBench's solution format, a .py that defines `class ModelNew(nn.Module)`.
+
+A ModelNew takes the problem's get_init_inputs() and returns forward's result; its kernels come
+from torch.utils.cpp_extension.load_inline (CUDA, built when the file is imported, in the child
+process, under OUT/build/torch_extensions) or from Triton. It is checked against a KernelBench
+problem file (solution/kernelbench.py), through the same child, poisoning, fresh-input and stream
+rules as any solution; backends/modelnew/launcher.py says how a returned output meets them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from kernel_opt.backends.base import AnalysisInputs, Backend, BuildOptions, CpuInterpreter, Launcher, Prepared
+from kernel_opt.core.errors import EnvironmentFault, UsageError
+
+_DEFINES_MODEL_NEW = re.compile(r"^class\s+ModelNew\b", re.MULTILINE)
+# Source that builds CUDA code of its own: it cannot run without an NVIDIA GPU.
+_BUILDS_CUDA = re.compile(r"\bcuda_sources\b|\bload_inline\b|\bcpp_extension\b|__global__")
+# Source that defines a kernel of its own (CUDA through an extension, raw CUDA, Triton); without any,
+# the ModelNew only calls libraries (torch ops, cuBLAS, cuDNN).
+_OWN_KERNEL = re.compile(r"\bload_inline\b|\bcpp_extension\b|__global__|\btriton\.jit\b|@\s*jit\b|\bRawKernel\b")
+EXTENSIONS_DIR = "torch_extensions"
+
+INTERPRETER = CpuInterpreter(
+    environment={"TRITON_INTERPRET": "1"},
+    note="no GPU: the ModelNew ran on the CPU, any Triton kernel in it under the Triton interpreter "
+    "(TRITON_INTERPRET=1); that checks the logic, not GPU behaviour such as races, and cannot run bfloat16",
+)
+
+
+def arch_list(arch: str) -> str:
+    """--arch sm_90a / sm_90 / 90 as torch's TORCH_CUDA_ARCH_LIST entry: '9.0a', '9.0'."""
+    match = re.fullmatch(r"(?:sm_|compute_)?(\d+?)(\d)([af]?)", arch.strip())
+    if match is None:
+        raise UsageError(f"--arch {arch!r} is not a CUDA architecture such as sm_90 or sm_90a")
+    return f"{match.group(1)}.{match.group(2)}{match.group(3)}"
+
+
+class ModelNewBackend(Backend):
+    name = "modelnew"
+    title = "ModelNew"
+    suffix = ".py"
+    contract = "a .py that defines class ModelNew (KernelBench's format), checked against a KernelBench problem file"
+    aliases = ("kernelbench", "model_new")
+    # KernelBench's solutions are mostly CUDA through load_inline: the CUDA guide's strategies apply.
+    strategies_from = "cuda"
+    runs_on_cpu = True  # pure-torch and Triton ModelNews run there; prepare() refuses CUDA extensions
+    cpu_interpreter = INTERPRETER
+    gpu_only_reason = "a ModelNew that builds CUDA code runs only on an NVIDIA GPU"
+    no_static_analysis_reason = ("static analysis is not available for ModelNew solutions: load_inline or Triton "
+                                 "build their kernels only when the file runs")
+
+    def claims(self, solution: Path, source: str | None) -> bool:
+        """A .py that defines class ModelNew at top level."""
+        return solution.suffix == ".py" and source is not None and bool(_DEFINES_MODEL_NEW.search(source))
+
+    def prepare(self, solution: Path, device: str, build_dir: Path, options: BuildOptions,
+                notes: list[str]) -> Prepared:
+        """Nothing is built here: load_inline builds when the child imports the file, under build_dir."""
+        if options.nvcc_flags:
+            raise UsageError("--nvcc-flags applies to .cu solutions; a ModelNew passes its flags to load_inline "
+                             "(extra_cuda_cflags) itself")
+        source = solution.read_text(errors="replace")
+        if device != "cuda" and _BUILDS_CUDA.search(source):
+            raise EnvironmentFault(
+                f"{solution.name} builds CUDA code (load_inline / cpp_extension), which runs only on an NVIDIA GPU, "
+                "and this run is on the CPU (no GPU, or --device cpu); run this command on a GPU machine",
+                kind="no_gpu")
+        request: dict[str, Any] = {"extensions_dir": str((build_dir / EXTENSIONS_DIR).resolve())}
+        if options.arch != "auto":
+            request["cuda_arch_list"] = arch_list(options.arch)
+        return Prepared(request=request)
+
+    def load(self, request: dict[str, Any]) -> Launcher:
+        from kernel_opt.backends.modelnew.launcher import ModelNewLauncher
+
+        return ModelNewLauncher(request)
+
+    def defines_own_kernels(self, solution: Path) -> bool | None:
+        try:
+            return bool(_OWN_KERNEL.search(solution.read_text(errors="replace")))
+        except OSError:
+            return None
+
+    def analyze(self, request: AnalysisInputs):
+        raise UsageError(self.no_static_analysis_reason,
+                         hint="profile it with ncu_profile.py, whose report covers every kernel the call launches")
+
+
+BACKEND = ModelNewBackend()

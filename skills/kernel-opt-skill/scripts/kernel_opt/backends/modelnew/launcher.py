@@ -1,0 +1,137 @@
+"""A ModelNew loaded in the child process: built per problem size like KernelBench builds it, given the Model's weights.
+
+- Import: the solution file is imported once; load_inline builds its CUDA extension then, under
+  OUT/build/torch_extensions (TORCH_EXTENSIONS_DIR). A build failure is the solution's fault,
+  kind compile_error, with the compiler's error lines.
+- Construction, per problem size and device: the problem's get_init_inputs() after
+  torch.manual_seed(42), then torch.manual_seed(42) and ModelNew(*init_inputs), as KernelBench's
+  eval does; the solution file's module constants of the same name take the run's sizes first.
+- Weights: the Model's state_dict is copied into ModelNew by name (load_state_dict, strict=False,
+  only where the shapes agree). KernelBench copies nothing and relies on both models drawing the
+  same numbers from the same seed; copying is exact wherever the names match, and the seed still
+  covers parameters named otherwise. Which were copied, which ModelNew initialised itself and
+  which Model weights found no place is written to the run's notes.
+- Calls: `model(*inputs)` returns the outputs; backends.base.ReturningCall keeps them and
+  delivers them into the checked buffers outside the timed region.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kernel_opt.backends.base import Launcher, ReturningCall
+from kernel_opt.core.errors import KernelOptError, SolutionError, UsageError
+from kernel_opt.run.events import EventLog, NoteEvent, one_line
+from kernel_opt.solution.kernelbench import is_problem_file
+from kernel_opt.solution.kernelbench_problem import WEIGHT_SEED, Arguments, KernelBenchProblem, problem_for
+
+_COMPILER_ERROR_LINE = re.compile(r"error", re.IGNORECASE)
+MAX_ERROR_LINES = 6
+
+
+class ModelNewLauncher(Launcher):
+    """ModelNew per problem size, weights from the Model, called on the problem's inputs."""
+
+    def __init__(self, request: dict[str, Any]):
+        reference = request.get("reference")
+        if not reference or not is_problem_file(Path(reference)):
+            raise UsageError(f"a ModelNew solution is checked against a KernelBench problem file (class Model, "
+                             f"get_inputs(), get_init_inputs()); {Path(reference).name if reference else 'none'} "
+                             "is not one", hint="pass the problem file as --ref")
+        self.problem: KernelBenchProblem = problem_for(Path(reference))
+        self.events = EventLog(request["events"]) if request.get("events") else None
+        if request.get("extensions_dir"):
+            Path(request["extensions_dir"]).mkdir(parents=True, exist_ok=True)
+            os.environ["TORCH_EXTENSIONS_DIR"] = request["extensions_dir"]
+        if request.get("cuda_arch_list"):
+            os.environ["TORCH_CUDA_ARCH_LIST"] = request["cuda_arch_list"]
+        self.module = _import_solution(Path(request["solution"]))
+        self.model_class = getattr(self.module, "ModelNew", None)
+        if not callable(self.model_class):
+            raise SolutionError(f"{request['solution']} defines no class ModelNew", kind="missing_symbol")
+        self._models: dict[tuple, Any] = {}
+        self._noted: set[str] = set()
+
+    def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
+        import torch
+
+        device = next(str(v.device) for v in values.values() if isinstance(v, torch.Tensor))
+        sizes = self.problem.sizes(dims)
+        arguments = self.problem.arguments(sizes, device)
+        model = self._model(sizes, device, values, arguments)
+        inputs = tuple(values[name] for name in arguments.inputs)
+        return ReturningCall(lambda: model(*inputs), values, outputs, self._note_reused_memory)
+
+    def _model(self, sizes: dict[str, Any], device: str, values: dict[str, Any], arguments: Arguments):
+        """ModelNew for these sizes, built and given the Model's weights once (they depend on the sizes alone)."""
+        import torch
+
+        key = (self.problem.overrides(sizes), device)
+        if key in self._models:
+            return self._models[key]
+        for name, value in sizes.items():  # the solution's own copies of the problem's constants
+            if hasattr(self.module, name):
+                setattr(self.module, name, value)
+        init_inputs = self.problem.seeded_init_inputs(sizes, device)
+        torch.manual_seed(WEIGHT_SEED)
+        try:
+            model = self.model_class(*init_inputs).to(device)
+        except KernelOptError:
+            raise
+        except Exception as error:
+            raise SolutionError(f"ModelNew(*get_init_inputs()) raised {one_line(error)}", kind="load_error") from error
+        for parameter in model.parameters():
+            parameter.requires_grad_(False)  # no autograd graph on any call, as for the Model
+        self._note(copy_weights(model, {key: values[argument] for argument, key in arguments.weights.items()}))
+        self._models[key] = model
+        return model
+
+    def _note(self, text: str | None) -> None:
+        if text and text not in self._noted and self.events is not None:
+            self._noted.add(text)
+            self.events.emit(NoteEvent(text))
+
+    def _note_reused_memory(self) -> None:
+        self._note("ModelNew returned the same output memory on consecutive calls (an output buffer it keeps): "
+                   "each call's result was copied out before the next call, so reusing it cannot pass off an "
+                   "earlier result")
+
+
+def copy_weights(model, weights: dict[str, Any]) -> str:
+    """Load the Model's weights into ModelNew where name and shape agree; what happened, in one note."""
+    own = model.state_dict()
+    matched = {key: value for key, value in weights.items() if key in own and own[key].shape == value.shape}
+    model.load_state_dict(matched, strict=False)
+    other_shape = [key for key in weights if key in own and key not in matched]
+    unused = [key for key in weights if key not in own]
+    initialised = [key for key in own if key not in matched]
+    parts = [f"ModelNew got {len(matched)} of the Model's {len(weights)} weights by name (load_state_dict, "
+             f"strict=False){': ' + ', '.join(matched) if matched else ''}"]
+    if initialised:
+        parts.append(f"its own, initialised from seed {WEIGHT_SEED} as in KernelBench: {', '.join(initialised)}")
+    if other_shape:
+        parts.append(f"same name, other shape (not copied): {', '.join(other_shape)}")
+    if unused:
+        parts.append(f"Model weights it has no place for: {', '.join(unused)}")
+    return "; ".join(parts)
+
+
+def _import_solution(path: Path):
+    """The solution module; a failed load_inline build is a compile_error with the compiler's error lines."""
+    from kernel_opt.solution.contract import load_module
+
+    try:
+        return load_module(path, "solution")
+    except SolutionError as error:
+        cause = error.__cause__
+        text = str(cause) if cause is not None else ""
+        if "Error building extension" not in text and type(cause).__name__ != "CalledProcessError":
+            raise
+        lines = [line.strip() for line in text.splitlines() if _COMPILER_ERROR_LINE.search(line)]
+        message = "; ".join(lines[1:MAX_ERROR_LINES + 1] or lines[:1])
+        raise SolutionError(f"the ModelNew's CUDA extension failed to build: {message}", kind="compile_error",
+                            hint=text[-1500:]) from cause

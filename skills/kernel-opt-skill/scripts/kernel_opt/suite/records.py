@@ -1,0 +1,143 @@
+"""The evaluation's records: one entry per problem (OUT/pairs/NAME/entry.json), and OUT/eval.json with the summary.
+
+The summary is computed from the entries here, once (`summarize`); eval.md and eval.png only
+format it. Rates count every problem of PROBLEMS_DIR, a missing or broken solution included, as
+KernelBench's fast_p does: fast_p is the share of all problems whose solution is correct and
+more than p times faster than the baseline (strictly, as KernelBench's `speed_up > p`). The
+geometric mean speedup is over the correct, timed problems. Each is given against eager PyTorch
+and against the best torch.compile mode, and again without precision downgrades and library-only
+solutions, so a figure that rests on them shows apart.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kernel_opt.core.records import check_schema, field_values
+
+EVAL_FILE = "eval.json"
+EVAL_SCHEMA = "kernel_opt.eval/1"
+ENTRY_FILE = "entry.json"
+ENTRY_SCHEMA = "kernel_opt.eval_entry/1"
+FAST_P_THRESHOLDS = (1.0, 1.5, 2.0)  # issue 16: fast_1, fast_1.5, fast_2
+BASELINES = ("eager", "compile")  # eager PyTorch; the best torch.compile mode timed
+# An entry's verdict: correct; incorrect (wrong results, before or after timing); invalid (faster than
+# physics); solution_error (crash, hang, compile error); usage_error (a file the tools refuse);
+# environment_error (this machine cannot run it); missing (nothing answers the problem); internal_error (a
+# bug in these tools, reported rather than stopping the suite).
+FAILED_VERDICTS = ("incorrect", "invalid", "solution_error", "usage_error", "missing", "internal_error")
+
+
+@dataclass
+class EvalEntry:
+    """One problem: what answered it, the verdict, and the figures the benchmark measured."""
+
+    name: str
+    problem: str
+    verdict: str
+    solution: str | None = None
+    source: str | None = None  # "file" or "run folder"
+    run_version: str | None = None
+    backend: str | None = None
+    error_kind: str | None = None
+    message: str | None = None  # why it is not correct, in one line
+    solution_us: float | None = None
+    eager_us: float | None = None
+    compile_us: float | None = None  # the best torch.compile mode
+    compile_mode: str | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    percent_of_ceiling: float | None = None
+    bottleneck: str | None = None
+    precision_downgrade: bool = False
+    library_only: bool | None = None  # the source defines no kernel of its own (Backend.defines_own_kernels)
+    timed: bool = False
+    wall_s: float = 0.0
+    key: str = ""  # sha256 of both files and the options: a result is reused only for the same key
+    notes: list[str] = field(default_factory=list)
+    schema: str = ENTRY_SCHEMA
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == "correct"
+
+    def speedup(self, baseline: str) -> float | None:
+        return self.speedup_vs_eager if baseline == "eager" else self.speedup_vs_compile
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any], what: str = ENTRY_FILE) -> EvalEntry:
+        check_schema(payload, ENTRY_SCHEMA, what)
+        return cls(**field_values(cls, payload, schema=ENTRY_SCHEMA))
+
+
+@dataclass
+class EvalSummary:
+    problems: int
+    correct: int
+    timed: int
+    precision_downgrades: int
+    library_only: int
+    correct_rate: float
+    # baseline -> {"1.0": share, ...}; None where nothing was timed (no GPU)
+    fast_p: dict[str, dict[str, float] | None]
+    fast_p_own_kernels: dict[str, dict[str, float] | None]  # precision downgrades and library-only not counted
+    geomean_speedup: dict[str, float | None]  # over correct, timed problems
+    geomean_count: dict[str, int]
+
+
+def summarize(entries: list[EvalEntry]) -> EvalSummary:
+    """The suite's figures from its entries (module docstring)."""
+    total = len(entries)
+    correct = [entry for entry in entries if entry.correct]
+    clean = [entry for entry in correct if not entry.precision_downgrade and entry.library_only is not True]
+    timed = [entry for entry in correct if entry.timed]
+    fast_p, fast_p_own, geomean, counts = {}, {}, {}, {}
+    for baseline in BASELINES:
+        fast_p[baseline] = _fast_p(correct, baseline, total) if timed else None
+        fast_p_own[baseline] = _fast_p(clean, baseline, total) if timed else None
+        speedups = [entry.speedup(baseline) for entry in timed if entry.speedup(baseline)]
+        geomean[baseline] = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else None
+        counts[baseline] = len(speedups)
+    return EvalSummary(
+        problems=total, correct=len(correct), timed=len(timed),
+        precision_downgrades=sum(entry.precision_downgrade for entry in entries),
+        library_only=sum(entry.library_only is True for entry in correct),
+        correct_rate=len(correct) / total if total else 0.0,
+        fast_p=fast_p, fast_p_own_kernels=fast_p_own, geomean_speedup=geomean, geomean_count=counts,
+    )
+
+
+def _fast_p(entries: list[EvalEntry], baseline: str, total: int) -> dict[str, float]:
+    return {f"{p:g}": sum(1 for entry in entries if (entry.speedup(baseline) or 0.0) > p) / total
+            for p in FAST_P_THRESHOLDS}
+
+
+@dataclass
+class EvalReport:
+    """OUT/eval.json: how the suite ran, every entry, and the summary computed from them."""
+
+    problems_dir: str
+    solutions_dir: str
+    command: str
+    created_at: str
+    device: dict[str, Any]
+    options: dict[str, Any]  # tolerances, seeds, baselines, compile modes, timeout
+    entries: list[EvalEntry]
+    summary: EvalSummary
+    notes: list[str] = field(default_factory=list)
+    schema: str = EVAL_SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "entries": [entry.to_dict() for entry in self.entries]}
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any], what: str = EVAL_FILE) -> EvalReport:
+        check_schema(payload, EVAL_SCHEMA, what)
+        entries = [EvalEntry.from_dict(entry, what) for entry in payload.get("entries") or []]
+        summary = EvalSummary(**field_values(EvalSummary, payload.get("summary") or {}))
+        return cls(**field_values(cls, payload, entries=entries, summary=summary, schema=EVAL_SCHEMA))

@@ -1,0 +1,132 @@
+"""eval.md, eval.json and eval.png from an EvalReport, and the console summary (formatting only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernel_opt.core.files import write_json_atomic, write_text_atomic
+from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
+from kernel_opt.suite.records import EVAL_FILE, FAST_P_THRESHOLDS, EvalEntry, EvalReport, EvalSummary
+
+EVAL_MARKDOWN = "eval.md"
+EVAL_CHART = "eval.png"
+
+
+def write_eval_reports(report: EvalReport, output_dir: Path) -> list[Path]:
+    """OUT/eval.json, OUT/eval.md and, where anything was timed, OUT/eval.png."""
+    written = [write_json_atomic(output_dir / EVAL_FILE, report.to_dict())]
+    chart = draw_speedup_chart(report, output_dir / EVAL_CHART) if report.summary.timed else None
+    options = report.options
+    markdown = render(
+        "eval.md.j2", report=report, tables=_tables(report), chart=chart.name if chart else None,
+        failures=[f"{entry.name}: {entry.verdict}{f' ({entry.error_kind})' if entry.error_kind else ''}: "
+                  f"{entry.message or ''}".rstrip(": ") for entry in report.entries if not entry.correct],
+        device=report.device.get("type"),
+        tolerances=("KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances); the reference-error rule measured "
+                    "too" if options.get("kernelbench_tolerances") else
+                    "the reference-error rule (skills/kernel-opt-skill/profiling/CORRECTNESS.md)"),
+        baselines=f"{', '.join(options.get('baselines') or []) or 'none'}; torch.compile modes: "
+                  f"{', '.join(options.get('compile_modes') or [])}",
+    )
+    written.append(write_text_atomic(output_dir / EVAL_MARKDOWN, markdown))
+    return written + ([chart] if chart else [])
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def _speedup(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}x"
+
+
+def summary_rows(summary: EvalSummary) -> list[list[str]]:
+    """The summary table's rows: one per figure, a column per baseline."""
+    rows = [["correct", f"{summary.correct} / {summary.problems} ({_rate(summary.correct_rate)})", ""]]
+    for p in FAST_P_THRESHOLDS:
+        key = f"{p:g}"
+        rows.append([f"fast_{key}", *(_rate((summary.fast_p[b] or {}).get(key)) for b in ("eager", "compile"))])
+    for p in FAST_P_THRESHOLDS:
+        key = f"{p:g}"
+        rows.append([f"fast_{key}, own kernels only",
+                     *(_rate((summary.fast_p_own_kernels[b] or {}).get(key)) for b in ("eager", "compile"))])
+    rows.append(["geometric-mean speedup", *(f"{_speedup(summary.geomean_speedup[b])} over "
+                                             f"{summary.geomean_count[b]}" for b in ("eager", "compile"))])
+    rows.append(["precision downgrades", str(summary.precision_downgrades), ""])
+    rows.append(["correct, library calls only", str(summary.library_only), ""])
+    return rows
+
+
+def _flags(entry: EvalEntry) -> str:
+    flags = (["PRECISION DOWNGRADE"] if entry.precision_downgrade else []) + (
+        ["library only"] if entry.library_only else [])
+    return ", ".join(flags)
+
+
+def problem_rows(report: EvalReport) -> list[list[object]]:
+    return [[entry.name, entry.verdict, _flags(entry) or None,
+             format_number(entry.solution_us), format_number(entry.eager_us), format_number(entry.compile_us),
+             _speedup(entry.speedup_vs_eager), _speedup(entry.speedup_vs_compile),
+             None if entry.percent_of_ceiling is None else f"{entry.percent_of_ceiling:.1f}%",
+             entry.bottleneck, markdown_cell(_solution_text(entry))]
+            for entry in report.entries]
+
+
+def _solution_text(entry: EvalEntry) -> str | None:
+    if entry.solution is None:
+        return None
+    where = f"{entry.run_version} of run folder" if entry.source == "run folder" else entry.backend or ""
+    return f"{Path(entry.solution).name} ({where})"
+
+
+def _tables(report: EvalReport) -> dict[str, str]:
+    return {
+        "summary": markdown_table(summary_rows(report.summary), ["", "vs eager", "vs best torch.compile"]),
+        "problems": markdown_table(problem_rows(report), [
+            "problem", "verdict", "flags", "solution µs", "eager µs", "compile µs", "vs eager", "vs compile",
+            "% of ceiling", "bottleneck", "solution"]),
+    }
+
+
+def eval_summary(report: EvalReport, output_dir: Path, exit_code: int) -> str:
+    """What `kernel-opt eval` prints: the summary table, the problem table and where the records are."""
+    summary = report.summary
+    lines = [f"EVAL: {summary.correct} of {summary.problems} correct, {summary.timed} timed "
+             f"(exit {exit_code})", "",
+             markdown_table(summary_rows(summary), ["", "vs eager", "vs best torch.compile"]), "",
+             markdown_table([row[:9] for row in problem_rows(report)], [
+                 "problem", "verdict", "flags", "solution µs", "eager µs", "compile µs", "vs eager", "vs compile",
+                 "% of ceiling"]), "",
+             f"report: {output_dir / EVAL_MARKDOWN}"]
+    return "\n".join(lines)
+
+
+def draw_speedup_chart(report: EvalReport, path: Path) -> Path:
+    """Each problem's speedup over eager and over the best torch.compile mode; the fast_p thresholds as lines."""
+    from kernel_opt.loop.report_charts import load_pyplot, save_figure
+
+    pyplot = load_pyplot()
+    entries = report.entries
+    figure, axes = pyplot.subplots(figsize=(max(5.0, 1.2 + 0.7 * len(entries)), 3.8))
+    positions = list(range(len(entries)))
+    width = 0.38
+    for offset, baseline, colour in ((-width / 2, "eager", "tab:blue"), (width / 2, "compile", "tab:orange")):
+        heights = [entry.speedup(baseline) if entry.correct and entry.speedup(baseline) else 0.0 for entry in entries]
+        axes.bar([p + offset for p in positions], heights, width, color=colour,
+                 label=f"vs {'eager' if baseline == 'eager' else 'best torch.compile'}")
+    for position, entry in zip(positions, entries, strict=True):
+        if not entry.correct:
+            axes.text(position, 0.05, entry.verdict.replace("_", "\n"), ha="center", va="bottom", fontsize=7,
+                      color="tab:red")
+        elif entry.precision_downgrade:
+            axes.text(position, 0.05, "downgrade", ha="center", va="bottom", fontsize=7, color="tab:red")
+    for p in FAST_P_THRESHOLDS:
+        axes.axhline(p, linestyle=":" if p > 1 else "--", color="gray", linewidth=1)
+    axes.set_xticks(positions, [entry.name for entry in entries], rotation=30, ha="right", fontsize=8)
+    axes.set_ylabel("speedup (baseline time / solution time)")
+    axes.set_title(f"{report.summary.correct} of {report.summary.problems} correct; lines at p = "
+                   f"{', '.join(f'{p:g}' for p in FAST_P_THRESHOLDS)}")
+    axes.legend(fontsize=8)
+    save_figure(figure, path)
+    pyplot.close(figure)
+    return path
