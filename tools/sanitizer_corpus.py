@@ -110,13 +110,15 @@ def judge(job: Job, exit_code: int | None, record: dict | None) -> tuple[bool, s
     if error:
         text += f" ({error.get('kind')}: {error.get('message', '')[:140]})"
     sanitizer = record.get("sanitizer") or {}
-    findings = sanitizer.get("findings") or []
     if sanitizer:
         text += f"; {sanitizer.get('errors')} errors, {sanitizer.get('warnings')} warnings"
     location_ok = True
     if job.expected_at is not None:
-        first = next((finding for finding in findings if finding.get("kernel")), findings[0]) if findings else {}
-        where = first.get("location") or ""  # the finding the verdict names first (check/sanitizer.first_finding)
+        from kernel_opt.check.records import SanitizerRun
+        from kernel_opt.check.sanitizer import first_finding
+
+        findings = SanitizerRun.from_dict(sanitizer).findings if sanitizer else []
+        where = (first_finding(findings).location or "") if findings else ""  # the finding the verdict names
         location_ok = job.expected_at in where
         text += f"; first at {where or 'no line'}"
     return exit_code == job.expected_exit and location_ok, text

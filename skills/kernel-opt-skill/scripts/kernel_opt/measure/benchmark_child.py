@@ -10,7 +10,7 @@ from typing import Any
 
 from kernel_opt.core.errors import SolutionError
 from kernel_opt.measure.input_pool import InputRotation, plan_pool
-from kernel_opt.measure.records import TimedEntry
+from kernel_opt.measure.records import TimedEntry, compile_baseline_name
 from kernel_opt.run.events import (
     CeilingsEvent,
     CopySameBytesEvent,
@@ -358,7 +358,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
     if "compile" not in kinds:
         return
     for mode in request["compile_modes"]:
-        name = f"torch.compile ({mode})"
+        name = compile_baseline_name(mode)
         events.emit(PhaseEvent(f"baseline {name}"))
         try:
             # compile_s is all that torch.compile costs before its first result: the first

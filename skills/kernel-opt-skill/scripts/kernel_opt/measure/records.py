@@ -23,6 +23,11 @@ DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may s
 OLDER_PRIMARY_SOURCES = ("measured", "datasheet")
 
 
+def compile_baseline_name(mode: str) -> str:
+    """The name a torch.compile baseline's entry carries: "torch.compile (default)"."""
+    return f"torch.compile ({mode})"
+
+
 @dataclass
 class TimedEntry(Record):
     """One timed callable: the solution, another version, or a baseline."""

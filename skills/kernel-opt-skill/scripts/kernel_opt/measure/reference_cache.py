@@ -24,7 +24,7 @@ from typing import Any
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
 from kernel_opt.core.records import check_schema, now_iso
-from kernel_opt.measure.records import TimedEntry
+from kernel_opt.measure.records import TimedEntry, compile_baseline_name
 
 REFERENCE_CACHE_FILE = "reference_cache.json"
 REFERENCE_CACHE_SCHEMA = "kernel_opt.reference_cache/1"
@@ -33,13 +33,13 @@ REFERENCE_CACHE_SCHEMA = "kernel_opt.reference_cache/1"
 def baseline_names(kinds: list[str], compile_modes: list[str]) -> list[str]:
     """The entry names a benchmark times for these --baseline kinds and compile modes, in its order."""
     names = ["eager"] if "eager" in kinds else []
-    return names + ([f"torch.compile ({mode})" for mode in compile_modes] if "compile" in kinds else [])
+    return names + ([compile_baseline_name(mode) for mode in compile_modes] if "compile" in kinds else [])
 
 
 def still_to_time(kinds: list[str], compile_modes: list[str], cached: list[TimedEntry]) -> tuple[list[str], list[str]]:
     """The kinds and compile modes the worker must still time once `cached` entries are reused."""
     have = {entry.name for entry in cached}
-    modes = [mode for mode in compile_modes if f"torch.compile ({mode})" not in have]
+    modes = [mode for mode in compile_modes if compile_baseline_name(mode) not in have]
     remaining = [kind for kind in kinds if (kind == "eager" and "eager" not in have) or (kind == "compile" and modes)]
     return remaining, modes if "compile" in remaining else []
 
