@@ -1,5 +1,6 @@
 """nvcc command line, architecture names, ptxas resource parsing, and a real compile."""
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,18 @@ def test_real_compile_reports_resources_and_caches(tmp_path, reference_dir):
     again = build_shared_library(source, tmp_path / "build", "sm_90")
     assert again.cached and again.library == result.library
     assert [k.registers for k in again.kernels] == [k.registers for k in result.kernels]
+
+
+@pytest.mark.nvcc
+def test_builds_of_one_source_at_once_each_get_a_whole_library(tmp_path, reference_dir):
+    """evaluate runs correctness and compute-sanitizer side by side: each process may build the same file."""
+    source = reference_dir / "vector_add" / "good" / "vector_add.cu"
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda _: build_shared_library(source, tmp_path / "build", "sm_90"), range(3)))
+    assert len({result.library for result in results}) == 1 and results[0].library.is_file()
+    assert all(result.kernels == results[0].kernels for result in results)
+    assert sorted(path.suffix for path in (tmp_path / "build").iterdir()) == [".cu", ".log", ".so"]  # no leftovers
+    assert build_shared_library(source, tmp_path / "build", "sm_90").cached
 
 
 @pytest.mark.nvcc

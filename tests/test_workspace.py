@@ -7,6 +7,7 @@ Comparison, EvaluationRecord) and real ncu_summary.json files read from the reco
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -582,6 +583,8 @@ def with_launches(tools: "FakeTools", own_kernel: str) -> None:
         return report
 
     def checked(request):
+        if request.check.sanitize:  # a sanitizer run writes correctness_<tool>.json, not the version's record
+            return check_solution(request)
         check_solution(request)
         return add_launches(request.output_dir)
 
@@ -672,11 +675,12 @@ def test_a_memcheck_finding_fails_the_version_before_anything_is_timed(tmp_path,
     code, record, tools, out = evaluate_v3(tmp_path, monkeypatch, sanitizer_errors={"memcheck": 24})
     assert code == 3 and (record["state"], record["exit_code"]) == ("failed", 3)
     assert [(s["name"], s["status"]) for s in record["steps"]] == [
-        ("correctness", "ok"), ("hypothesis", "ok"), ("memcheck", "solution_error"), ("benchmark", "skipped"),
-        ("profile", "skipped"), ("recommend", "skipped")]
+        ("correctness", "ok"), ("hypothesis", "ok"), ("memcheck", "solution_error"), ("racecheck", "skipped"),
+        ("benchmark", "skipped"), ("profile", "skipped"), ("recommend", "skipped")]
     memcheck = record["steps"][2]
     assert memcheck["summary"] == "solution_error: memcheck found 24 error(s); the first: Invalid __global__ write"
-    assert [name for name, _ in tools.calls] == ["correctness_check", "memcheck"]
+    # The three ran side by side (the racecheck decision reads the static analysis); nothing was timed.
+    assert sorted(name for name, _ in tools.calls) == ["correctness_check", "memcheck", "static_analysis"]
     assert run_status(out).best.name == "v1"  # a version with a finding never becomes the best
     log = (out / "v3" / "evaluate.log").read_text()
     assert (f"$ correctness_check.py {out / 'v3' / 'v3.cu'} --ref {out / 'ref.py'} --output-dir {out / 'v3'} "
@@ -691,12 +695,33 @@ def test_racecheck_runs_when_the_sass_uses_shared_memory_and_its_finding_fails_t
     assert racecheck["summary"] == ("no errors (smallest case N=1, D=1, seed 0); it ran because the kernel uses "
                                     "shared memory (softmax_kernel: 4 shared-memory instructions, 0 B shared per "
                                     "block)")
-    assert [name for name, _ in tools.calls][:4] == ["correctness_check", "memcheck", "static_analysis", "racecheck"]
+    assert sorted(name for name, _ in tools.calls[:4]) == ["correctness_check", "memcheck", "racecheck",
+                                                            "static_analysis"]
     code, record, _, _ = evaluate_v3(tmp_path / "race", monkeypatch, shared_loads=4,
                                      sanitizer_errors={"racecheck": 1})
     assert code == 3 and record["state"] == "failed"
     assert [(s["name"], s["status"]) for s in record["steps"]][2:5] == [
         ("memcheck", "ok"), ("racecheck", "solution_error"), ("benchmark", "skipped")]
+
+
+def test_correctness_memcheck_and_racecheck_run_side_by_side(tmp_path, monkeypatch):
+    """Each of the three waits until all three have started: run one after another, they would time out."""
+    all_started = threading.Barrier(3, timeout=10)
+
+    class SideBySide(FakeTools):
+        def check_solution(self, request):
+            all_started.wait()
+            return super().check_solution(request)
+
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    SideBySide(out, median_us=70.0, shared_loads=4).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
+    record = json.loads((out / "v3" / "evaluation.json").read_text())
+    assert [(s["name"], s["status"]) for s in record["steps"]][:4] == [
+        ("correctness", "ok"), ("hypothesis", "ok"), ("memcheck", "ok"), ("racecheck", "ok")]
 
 
 def test_no_sanitize_skips_the_sanitizer_and_its_static_analysis(tmp_path, monkeypatch):

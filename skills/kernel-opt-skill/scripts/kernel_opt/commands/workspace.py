@@ -14,7 +14,8 @@ next creates v<n+1>/ as a copy of the best version so far, with a hypothesis.txt
 it refuses once the budget is spent, the target is reached, or the newest version is not
 evaluated. evaluate runs, in order: correctness -> hypothesis check (v1 on) -> compute-sanitizer
 memcheck on the smallest shape (and racecheck when the kernel's SASS uses shared memory; a
-finding fails the version like a wrong result; --no-sanitize skips both) -> the GPU's
+finding fails the version like a wrong result; --no-sanitize skips both; these three run side
+by side, as separate processes that time nothing) -> the GPU's
 measured ceilings (read from the cache, measured once per machine) -> benchmark with
 --against the best version so far -> ncu profile with --baseline that version -> experience
 recommendations for the best version's bottleneck; it prints each step's wall time and writes

@@ -17,6 +17,7 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,27 @@ class StepOutcome:
     text: str
 
 
+@dataclass
+class FinishedCall:
+    """A library call that has returned or raised: what a step records of it."""
+
+    outcome: StepOutcome
+    summary: str
+    wall_s: float
+
+
+def finish_call(call: Callable[[], StepOutcome], summarize: Callable[[Any], str]) -> FinishedCall:
+    """Run one library call and time it; a KernelOptError becomes the exit code its CLI would give."""
+    started = time.perf_counter()
+    try:
+        outcome = call()
+        summary = summarize(outcome.record)
+    except KernelOptError as error:
+        text = f"error: {error.message}" + (f"\nhint: {error.hint}" if error.hint else "")
+        outcome, summary = StepOutcome(None, int(error.exit_code), text), error.message[:SUMMARY_CHARS]
+    return FinishedCall(outcome, summary, time.perf_counter() - started)
+
+
 def gpu_available() -> bool:
     try:
         import torch
@@ -140,14 +162,12 @@ class Evaluation:
     def step(self, name: str, command_line: list[str], call: Callable[[], StepOutcome],
              summarize: Callable[[Any], str], outputs: list[str]) -> tuple[StepResult, Any]:
         """Run one library call; record its status, summary and log entry. Returns the step and the record."""
-        started = time.perf_counter()
-        try:
-            outcome = call()
-            summary = summarize(outcome.record)
-        except KernelOptError as error:  # what the tool's CLI would have turned into its exit code
-            text = f"error: {error.message}" + (f"\nhint: {error.hint}" if error.hint else "")
-            outcome, summary = StepOutcome(None, int(error.exit_code), text), error.message[:SUMMARY_CHARS]
-        wall_s = time.perf_counter() - started
+        return self.record(name, command_line, finish_call(call, summarize), outputs)
+
+    def record(self, name: str, command_line: list[str], finished: FinishedCall,
+               outputs: list[str]) -> tuple[StepResult, Any]:
+        """Record a call that has finished (here or on a worker thread): its status, summary and log entry."""
+        outcome, summary, wall_s = finished.outcome, finished.summary, finished.wall_s
         self.log.append(f"$ {shlex.join(command_line)}\n{outcome.text.rstrip()}\n"
                         f"exit {outcome.exit_code}, {wall_s:.1f} s\n")
         status = STEP_STATUS_BY_EXIT_CODE.get(outcome.exit_code, "solution_error")
@@ -205,13 +225,7 @@ def _warn_unchanged(evaluation: Evaluation, versions: list[VersionState]) -> Non
 
 
 def _gpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
-    _correctness_step(evaluation, CorrectnessRequest(
-        evaluation.solution, evaluation.reference, evaluation.folder, dims=dict(evaluation.run.dims),
-        build=evaluation.run.build_options()))
-    if not evaluation.stopped:
-        _hypothesis_step(evaluation)
-    if not evaluation.stopped:
-        _sanitize_steps(evaluation, options)
+    _checks_before_timing(evaluation, options)
     if evaluation.stopped:
         for name in ("benchmark", "profile"):
             evaluation.skip(name, "an earlier check failed")
@@ -266,36 +280,62 @@ def _correctness_step(evaluation: Evaluation, request: CorrectnessRequest) -> No
                     _correctness_line, ["correctness.json", "correctness.md"])
 
 
-def _sanitize_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
-    """memcheck on every new version; racecheck too when a kernel uses shared memory (its SASS says so).
+def _checks_before_timing(evaluation: Evaluation, options: EvaluateOptions) -> None:
+    """Correctness, the hypothesis check, and compute-sanitizer, recorded in that order.
 
-    One case, the smallest, under compute-sanitizer (correctness_check.py --sanitize): a finding
-    fails the version as a wrong result does, before anything is timed.
+    memcheck runs on every new version, racecheck too when a kernel uses shared memory (its SASS
+    says so): one case, the smallest, under compute-sanitizer (correctness_check.py --sanitize).
+    A finding fails the version as a wrong result does, before anything is timed. The three runs
+    are separate processes that time nothing (the correctness check's stream rule orders kernels
+    of its own process only), so they run side by side: on the H100 this took an evaluation from
+    the sum of the three (11.9 + 7.2 + 8.0 s for a Triton layernorm) to about the longest of them.
+    A sanitizer finding is recorded even when the correctness check failed: it may say why.
     """
-    if not options.sanitize:
+    correctness = CorrectnessRequest(evaluation.solution, evaluation.reference, evaluation.folder,
+                                     dims=dict(evaluation.run.dims), build=evaluation.run.build_options())
+    hypothesis = _hypothesis_result(evaluation)
+    sanitize = options.sanitize and (hypothesis is None or hypothesis.status == "ok")
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        running = {"correctness": pool.submit(finish_call, lambda: _check(correctness), _correctness_line)}
+        if sanitize:
+            running["memcheck"] = _start_sanitizer(pool, evaluation, "memcheck", "")
+            racecheck_needed, racecheck_why = racecheck_reason(_static_report(evaluation))
+            if racecheck_needed:
+                running["racecheck"] = _start_sanitizer(pool, evaluation, "racecheck",
+                                                        f"; it ran because the kernel {racecheck_why}")
+        finished = {name: future.result() for name, future in running.items()}
+    evaluation.record("correctness", [CORRECTNESS_PROG, *correctness.argv()], finished["correctness"],
+                      ["correctness.json", "correctness.md"])
+    if hypothesis is not None and not evaluation.stopped:
+        evaluation.steps.append(hypothesis)
+    if not options.sanitize and not evaluation.stopped:
         evaluation.skip("memcheck", "--no-sanitize")
+    if not sanitize:
         return
-    memcheck = _sanitizer_step(evaluation, "memcheck", "")
-    if evaluation.stopped:
-        return
+    memcheck, _ = _record_sanitizer(evaluation, "memcheck", finished["memcheck"])
     if memcheck.status == "cannot_run_here":
         evaluation.skip("racecheck", "compute-sanitizer cannot run here (the memcheck step says why)")
-        return
-    needed, why = racecheck_reason(_static_report(evaluation))
-    if needed:
-        _sanitizer_step(evaluation, "racecheck", f"; it ran because the kernel {why}")
+    elif "racecheck" in finished:
+        _record_sanitizer(evaluation, "racecheck", finished["racecheck"])
     else:
-        evaluation.skip("racecheck", why)
+        evaluation.skip("racecheck", racecheck_why)
 
 
-def _sanitizer_step(evaluation: Evaluation, tool: str, why: str) -> StepResult:
-    request = CorrectnessRequest(evaluation.solution, evaluation.reference, evaluation.folder,
-                                 dims=dict(evaluation.run.dims), check=CheckOptions(sanitize=tool),
-                                 build=evaluation.run.build_options())
-    step, _ = evaluation.step(tool, [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
-                              lambda report: (_sanitizer_line(report) + why)[:SUMMARY_CHARS],
-                              [f"correctness_{tool}.json", f"correctness_{tool}.md", log_name(tool)])
-    return step
+def _sanitizer_request(evaluation: Evaluation, tool: str) -> CorrectnessRequest:
+    return CorrectnessRequest(evaluation.solution, evaluation.reference, evaluation.folder,
+                              dims=dict(evaluation.run.dims), check=CheckOptions(sanitize=tool),
+                              build=evaluation.run.build_options())
+
+
+def _start_sanitizer(pool: ThreadPoolExecutor, evaluation: Evaluation, tool: str, why: str) -> Future:
+    request = _sanitizer_request(evaluation, tool)
+    return pool.submit(finish_call, lambda: _check(request),
+                       lambda report: (_sanitizer_line(report) + why)[:SUMMARY_CHARS])
+
+
+def _record_sanitizer(evaluation: Evaluation, tool: str, finished: FinishedCall) -> tuple[StepResult, Any]:
+    return evaluation.record(tool, [CORRECTNESS_PROG, *_sanitizer_request(evaluation, tool).argv()], finished,
+                             [f"correctness_{tool}.json", f"correctness_{tool}.md", log_name(tool)])
 
 
 def _static_report(evaluation: Evaluation) -> StaticReport | None:
@@ -310,8 +350,15 @@ def _static_report(evaluation: Evaluation) -> StaticReport | None:
 
 
 def _hypothesis_step(evaluation: Evaluation) -> None:
+    hypothesis = _hypothesis_result(evaluation)
+    if hypothesis is not None:
+        evaluation.steps.append(hypothesis)
+
+
+def _hypothesis_result(evaluation: Evaluation) -> StepResult | None:
+    """The check of vN/hypothesis.txt (v1 on; None for v0): a file read, nothing run."""
     if evaluation.version.number == 0:
-        return
+        return None
     started = time.perf_counter()
     path = evaluation.folder / HYPOTHESIS_FILE
     if not path.is_file():
@@ -324,7 +371,7 @@ def _hypothesis_step(evaluation: Evaluation) -> None:
         step = StepResult("hypothesis", "ok" if check.ok else "failed", 0.0,
                           int(ExitCode.OK if check.ok else ExitCode.CHECK_FAILED), summary, [str(path)])
     step.wall_s = round(time.perf_counter() - started, 2)
-    evaluation.steps.append(step)
+    return step
 
 
 def _ceilings_step(evaluation: Evaluation) -> None:

@@ -8,6 +8,7 @@ grid, too much shared memory) that would otherwise vanish silently.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shlex
 import shutil
@@ -16,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kernel_opt.core.errors import EnvironmentFault, SolutionError, UsageError
+from kernel_opt.core.files import write_text_atomic
 
 DEFAULT_ARCH_WITHOUT_GPU = "sm_90"  # compile-only on a machine with no GPU: Hopper, the chip this skill targets
 NVCC_TIMEOUT_S = 600
@@ -147,20 +149,27 @@ def build_shared_library(
     if library.exists() and log.exists():
         output = log.read_text()
         return BuildResult(library, command, arch, parse_ptxas_output(output), output, cached=True)
-    entry.write_text(_ENTRY_TEMPLATE.format(source=str(source).replace("\\", "/")))
+    # Several processes may build the same source at once (workspace.py evaluate runs the
+    # correctness check and compute-sanitizer side by side): each compiles to a file of its own
+    # and renames it into place, so no process ever loads a library another is still writing.
+    write_text_atomic(entry, _ENTRY_TEMPLATE.format(source=str(source).replace("\\", "/")))
+    private = library.with_name(f"{library.name}.{os.getpid()}.tmp")
     try:
-        completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+        completed = subprocess.run(nvcc_command(nvcc, entry, private, arch, source.parent, extra_flags),
+                                   capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired as error:
+        private.unlink(missing_ok=True)
         raise SolutionError(f"nvcc did not finish within {timeout_s:.0f} s", kind="compile_timeout") from error
     output = completed.stdout + completed.stderr
     if completed.returncode != 0:
-        library.unlink(missing_ok=True)
+        private.unlink(missing_ok=True)
         raise SolutionError(
             f"nvcc failed to compile {source.name} for {arch}:\n{_tail(output, 40)}",
             kind="compile_error",
             hint="fix the compiler errors above; the full command was: " + shlex.join(command),
         )
-    log.write_text(output)
+    os.replace(private, library)
+    write_text_atomic(log, output)  # last: a library counts as built once its log is there
     return BuildResult(library, command, arch, parse_ptxas_output(output), output)
 
 
