@@ -173,7 +173,9 @@ def test_cheating_crashing_and_hanging_solutions_cost_their_own_row_only(tmp_pat
     entries = {e.name: e for e in read(out).entries}
     assert entries["honest"].verdict == "correct"
     assert (entries["freed_result"].verdict, entries["cached_output"].verdict) == ("incorrect", "incorrect")
-    assert "still NaN" in entries["freed_result"].message
+    # Whatever the allocator hands back for torch.empty on the CPU (the reference's poisoned block, or
+    # another), it is not the product: the message names the output and how far off it is.
+    assert entries["freed_result"].message.startswith("output 'output': 9216 of 9216 elements off by more than")
     assert (entries["returns_input"].verdict, entries["returns_input"].error_kind) == ("solution_error",
                                                                                         "output_aliases_input")
     assert (entries["crash"].verdict, entries["crash"].error_kind) == ("solution_error", "crash")

@@ -36,6 +36,7 @@ from kernel_opt.run.events import (
     ErrorEvent,
     LaunchCheckEvent,
     PhaseEvent,
+    RoundingProbeEvent,
     SweepOutcomeEvent,
     SweepSizeEvent,
     WorkEvent,
@@ -131,7 +132,8 @@ def test_worker_events_round_trip_through_their_json_lines():
               SweepSizeEvent({"N": 1024, "D": 4096}, {"bytes": 3.3e7, "dtype": "float32", "allow_tf32": False}),
               SweepOutcomeEvent(1024, True, frame="nsight/N-1024/frame.csv"),
               SweepOutcomeEvent(2048, False, error="ncu failed"),
-              LaunchCheckEvent({"profiled": False, "note": "not profiled: the CPU"})]
+              LaunchCheckEvent({"profiled": False, "note": "not profiled: the CPU"}),
+              RoundingProbeEvent({"ran": False, "note": "not run: no float32 output"})]
     for event in events:
         line = json.loads(json.dumps({**event.to_json(), "t": 12.5}))
         assert parse_event(line) == event and parse_event(line).t == 12.5
@@ -140,7 +142,7 @@ def test_worker_events_round_trip_through_their_json_lines():
     assert PhaseEvent("profile", nvtx_range="r").to_json()["range"] == "r"
     assert WorkEvent({"flops": 1.0}).to_json() == {"event": "work", "flops": 1.0}
     assert SweepOutcomeEvent(8, True).to_json() == {"event": "sweep_outcome", "value": 8, "profiled": True}
-    assert len(EVENT_TYPES) == 23
+    assert len(EVENT_TYPES) == 24
     with pytest.raises(ValueError, match="unknown worker event 'teleport'"):
         parse_event({"event": "teleport"})
 

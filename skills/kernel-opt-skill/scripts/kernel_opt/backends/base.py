@@ -102,6 +102,14 @@ class Launcher(ABC):
         """
         return None
 
+    def arguments_taken_once(self, dims: dict[str, Any], device: str) -> frozenset[str]:
+        """Names of the values the solution takes when it is built, not on each call (a ModelNew's weights).
+
+        A change to them between calls never reaches the solution, so the rounding probe
+        (check/rounding_probe.py) leaves them alone.
+        """
+        return frozenset()
+
     def takes_caller_stream(self) -> bool:
         """Whether the solution launches on the stream it is called on (torch's current stream, or a stream argument).
 

@@ -17,6 +17,7 @@ from kernel_opt.run.events import (
     NoteEvent,
     PhaseEvent,
     PlanEvent,
+    RoundingProbeEvent,
     ToleranceEvent,
     WarningEvent,
     environment_info,
@@ -73,6 +74,10 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
         from kernel_opt.check.launch_check import check_launches
 
         events.emit(LaunchCheckEvent(check_launches(runner, cases[0], max(request["seeds"]) + 1).to_dict()))
+    if request.get("rounding_probe", True) and runner.all_passed and not runner.policy.explicit:
+        from kernel_opt.check.rounding_probe import probe_rounding
+
+        events.emit(RoundingProbeEvent(probe_rounding(runner, cases[0], max(request["seeds"]) + 3).to_dict()))
     events.emit(DoneEvent())
 
 
@@ -85,6 +90,7 @@ class _CaseRunner:
         self.guard = guard
         self.device = request["device"]
         self._warned: set[str] = set()
+        self.all_passed = True  # every case so far matched the reference (the rounding probe runs only then)
         self._tolerances_seen: set[str] = set()
         from kernel_opt.check.tolerance import TolerancePolicy  # imports torch: the worker's business only
 
@@ -128,8 +134,10 @@ class _CaseRunner:
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
         comparisons = [self.compare(name, values[name], expectation) for name in outputs]
         modified = inputs_modified(pristine, values)
+        passed = case_verdict(comparisons, modified)
+        self.all_passed = self.all_passed and passed
         self.events.emit(CaseResultEvent(
-            case=case, dims=instance.dims, seed=seed, passed=case_verdict(comparisons, modified),
+            case=case, dims=instance.dims, seed=seed, passed=passed,
             outputs=[comparison.to_dict() for comparison in comparisons], modified_inputs=modified,
         ))
         return inputs_fingerprint

@@ -37,6 +37,7 @@ from kernel_opt.run.events import (
     LaunchCheckEvent,
     NoteEvent,
     PlanEvent,
+    RoundingProbeEvent,
     ToleranceEvent,
     WarningEvent,
     dispatch,
@@ -278,6 +279,7 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
     ToleranceEvent: lambda report, event: report.tolerances.append(event.tolerance()),
     CaseResultEvent: _case_result,
     LaunchCheckEvent: lambda report, event: setattr(report, "launches", event.check),
+    RoundingProbeEvent: lambda report, event: setattr(report, "rounding_probe", event.probe),
 }
 
 
@@ -288,7 +290,8 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     if report.error is not None:
         report.verdict = failure_verdict(report.error["exit_code"])
     elif (report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases
-          and (report.launches is None or LaunchCheck.from_dict(report.launches).passed)):
+          and (report.launches is None or LaunchCheck.from_dict(report.launches).passed)
+          and (report.kernelbench_tolerances or not report.rounding_downgrades)):
         report.verdict = "pass"
     else:
         report.verdict = "fail"

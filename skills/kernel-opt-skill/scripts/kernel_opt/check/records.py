@@ -154,6 +154,8 @@ class CorrectnessReport:
     build: dict[str, Any] | None = None  # CUDA: arch, command, kernels (registers, spills...), signature
     # check.launches.LaunchCheck.to_dict(): the profiled call's kernels, streams and outputs (None: none ran)
     launches: dict[str, Any] | None = None
+    # check.rounding_probe.RoundingProbe.to_dict(): whether the outputs follow the float32 inputs' low bits
+    rounding_probe: dict[str, Any] | None = None
     error: dict[str, Any] | None = None  # kind, message, hint, exit_code
     environment: dict[str, Any] = field(default_factory=dict)
     # What this verdict is about (check/reuse.py): solution_sha256, reference_sha256, arch, nvcc_flags.
@@ -169,8 +171,13 @@ class CorrectnessReport:
     @property
     def precision_downgrades(self) -> list[str]:
         """The outputs flagged as precision downgrades in any case (check/tolerance.py), each named once."""
-        return list(dict.fromkeys(output.name for case in self.cases for output in case.outputs
-                                  if output.precision_downgrade))
+        flagged = [output.name for case in self.cases for output in case.outputs if output.precision_downgrade]
+        return list(dict.fromkeys(flagged + self.rounding_downgrades))
+
+    @property
+    def rounding_downgrades(self) -> list[str]:
+        """The outputs the rounding probe found ignoring an input's low bits (check/rounding_probe.py)."""
+        return list((self.rounding_probe or {}).get("downgraded_outputs") or [])
 
     def to_dict(self) -> dict[str, Any]:
         """The record; sections that did not apply (no --sanitize, no launch check, the project's own tolerance rule)
@@ -178,8 +185,9 @@ class CorrectnessReport:
         payload = {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
         if self.sanitizer is None:
             del payload["sanitizer"]
-        if payload["launches"] is None:
-            del payload["launches"]
+        for section in ("launches", "rounding_probe"):
+            if payload[section] is None:
+                del payload[section]
         if not self.kernelbench_tolerances:
             del payload["kernelbench_tolerances"]
         return payload

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kernel_opt.check.launches import OWN, LaunchCheck, correctness_failures, kernel_base_name, launch_check_of
 from kernel_opt.check.records import CaseResult, CorrectnessReport
+from kernel_opt.check.rounding_probe import RoundingProbe
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
 
@@ -28,6 +29,8 @@ def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_
         tables=_tables(report),
         launches=launches,
         launch_table=launch_table(launches) if launches is not None else "",
+        rounding=RoundingProbe.from_dict(report.rounding_probe) if report.rounding_probe else None,
+        rounding_table=rounding_table(report),
         versions=", ".join(
             f"{key} {report.environment[key]}" for key in ("python", "torch", "triton", "cuda")
             if report.environment.get(key)
@@ -46,6 +49,18 @@ def launch_table(check: LaunchCheck) -> str:
              f"caller's ({row.stream})" if row.on_caller_stream else f"other ({row.stream})", row.count,
              format_number(row.total_us)] for row in check.work]
     return markdown_table(rows, ["kernel or copy", "kind", "whose", "stream", "runs", "GPU µs"])
+
+
+def rounding_table(report: CorrectnessReport) -> str:
+    """The rounding probe's rows: each input rounded, and how far reference and solution moved."""
+    if not report.rounding_probe:
+        return ""
+    probe = RoundingProbe.from_dict(report.rounding_probe)
+    rows = [[f"`{row.input}`", row.rounding, f"`{row.output}`", f"{row.reference_change:.3g}",
+             f"{row.solution_change:.3g}", "—" if row.ratio is None else f"{row.ratio:.3g}", row.verdict]
+            for row in probe.probes]
+    return markdown_table(rows, ["input", "rounded to", "output", "reference moved", "solution moved",
+                                 "solution / reference", "verdict"])
 
 
 def _shortened(name: str) -> str:
@@ -170,15 +185,19 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
             text += "\n(judged at KernelBench's atol = rtol = 1e-2, --kernelbench-tolerances)"
         if report.precision_downgrades:
             text += (f"\nPRECISION DOWNGRADE: output {', '.join(report.precision_downgrades)} passes only at "
-                     "KernelBench's tolerance and fails the reference-error rule (see correctness.md)")
+                     "KernelBench's tolerance: it fails the reference-error rule or the rounding probe "
+                     "(see correctness.md)")
         if report.warnings:
             text += f"\n{len(report.warnings)} warning(s), read them in {where}"
         return text + f"\nreport: {where}\nnext: time and profile this version (SKILL.md, the profile step)"
     failed = [case for case in report.cases if not case.passed]
-    if failed or launches is None or launches.passed:
-        lines = [f"FAIL{mode}: {len(failed)} of {total} cases differ from the reference."]
-    else:
+    if not failed and launches is not None and not launches.passed:
         lines = [f"FAIL: all {total} cases match the reference, but the profiled call failed the launch check."]
+    elif not failed and report.rounding_downgrades:
+        lines = [f"FAIL{mode}: all {total} cases are within the tolerance, but the rounding probe found output "
+                 f"{', '.join(map(repr, report.rounding_downgrades))} computed from inputs in a lower precision."]
+    else:
+        lines = [f"FAIL{mode}: {len(failed)} of {total} cases differ from the reference."]
     lines += [f"  - {sentence}" for sentence in correctness_failures(report)[:5]]
     lines.append(f"report: {where}")
     lines.append("next: fix the solution and re-run this command")

@@ -160,6 +160,14 @@ class LaunchCheckEvent(Event):
 
 
 @dataclass
+class RoundingProbeEvent(Event):
+    """The rounding probe: each float32 input rounded, and whether the outputs followed (check/rounding_probe.py)."""
+
+    tag: ClassVar[str] = "rounding_probe"
+    probe: dict[str, Any]  # check.rounding_probe.RoundingProbe.to_dict()
+
+
+@dataclass
 class DoneEvent(Event):
     tag: ClassVar[str] = "done"
     dims: dict[str, Any] | None = None  # the profiled program: the dims it ran
@@ -281,8 +289,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
     event_type.tag: event_type
     for event_type in (
         EnvironmentEvent, PhaseEvent, CaseStartEvent, PlanEvent, NoteEvent, WarningEvent, ToleranceEvent,
-        CaseResultEvent, LaunchCheckEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent, WorkEvent,
-        CeilingsEvent, TimedEvent, PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent,
+        CaseResultEvent, LaunchCheckEvent, RoundingProbeEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent,
+        WorkEvent, CeilingsEvent, TimedEvent, PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent,
         InterleavedEvent, SweepSizeEvent, SweepOutcomeEvent,
     )
 }

@@ -66,6 +66,10 @@ class ModelNewLauncher(Launcher):
         inputs = tuple(values[name] for name in arguments.inputs)
         return ReturningCall(lambda: model(*inputs), values, outputs, self._note_reused_memory)
 
+    def arguments_taken_once(self, dims: dict[str, Any], device: str) -> frozenset[str]:
+        """The Model's weights: copied into ModelNew when it is built for a size, never passed to forward."""
+        return frozenset(self.problem.arguments(self.problem.sizes(dims), device).weights)
+
     def _model(self, sizes: dict[str, Any], device: str, values: dict[str, Any], arguments: Arguments):
         """ModelNew for these sizes, built and given the Model's weights once (they depend on the sizes alone)."""
         import torch
