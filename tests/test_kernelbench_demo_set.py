@@ -132,6 +132,7 @@ def test_the_estimator_counts_each_eager_op_s_traffic_and_flops(tmp_path):
         max((m * k + k * n + m * n) * F32 / 3027e9, 2 * m * k * n / 51.2e12) * 1e6
         + (2 * m * n * F32 + (2 * m * n + n) * F32) / 3027e9 * 1e6)
     assert (cost.input_bytes, cost.weight_bytes, cost.output_bytes) == ((m * k + k * n) * F32, n * F32, m * n * F32)
+    assert cost.fused_floor_us == pytest.approx(2 * m * k * n / 51.2e12 * 1e6)  # compute-bound: its FLOPs
     # nll_loss gathers one value per row: it does not read the whole log-probability matrix again
     cross_entropy = estimate_tool.estimate(PROBLEMS / "L1_03_cross_entropy_large_vocab.py")
     (_, log_softmax_bytes), (_, nll_bytes) = [(op.op, op.bytes_moved) for op in cross_entropy.ops]
