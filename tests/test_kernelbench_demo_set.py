@@ -9,7 +9,7 @@
 - every v0 passes correctness_check.py (the real CLI in-process, its child on the CPU under the Triton
   interpreter, the default tolerance rule) at scaled-down sizes given as --NAME=VALUE, and v0s broken
   on purpose fail (the problems' inputs and weights catch a skipped weight, a missing mask, a scan
-  the wrong way);
+  the wrong way, padding that takes part in a max);
 - tools/kernelbench_loop.py's decisions (the deadline, what counts as failing to run) with its
   commands faked, and tools/kernelbench_loop_table.py on the demo runs recorded on the H100.
 """
@@ -158,20 +158,23 @@ def test_every_v0_passes_the_correctness_check(problem, tmp_path):
     assert len(report["cases"]) == (9 if problem == "L2_06_group_norm_silu" else 12)
 
 
-@pytest.mark.parametrize("problem, honest, broken", [
-    ("L1_01_rms_norm", "x / rms * weight, mask=mask)", "x / rms, mask=mask)"),  # the learned weight skipped
+@pytest.mark.parametrize("problem, honest, broken, every_case", [
+    ("L1_01_rms_norm", "x / rms * weight, mask=mask)", "x / rms, mask=mask)", True),  # the learned weight skipped
     ("L2_03_causal_attention_fp16", "visible = (keys[None, :] <= rows[:, None]) & key_mask[None, :]",
-     "visible = key_mask[None, :]"),  # the future not masked
-    ("L1_06_reverse_cumsum", "cols = n_cols - 1 - steps", "cols = steps"),  # a forward scan
+     "visible = key_mask[None, :]", True),  # the future not masked
+    ("L1_06_reverse_cumsum", "cols = n_cols - 1 - steps", "cols = steps", True),  # a forward scan
+    # zero padding: wrong only where a window over the padding is all negative (the inputs make that common)
+    ("L1_05_max_pool2d_large_window", 'mask=ok, other=-float("inf")', "mask=ok, other=0.0", False),
 ])
-def test_a_broken_v0_fails(problem, honest, broken, tmp_path):
+def test_a_broken_v0_fails(problem, honest, broken, every_case, tmp_path):
     source = (V0 / f"{problem}.py").read_text()
     assert source.count(honest) == 1
     solution = tmp_path / f"{problem}.py"
     solution.write_text(source.replace(honest, broken))
     code, report = check(solution, problem, tmp_path / "out")
     assert code == 1 and report["verdict"] == "fail"
-    assert not any(output["passed"] for case in report["cases"] for output in case["outputs"])
+    failed = [not output["passed"] for case in report["cases"] for output in case["outputs"]]
+    assert all(failed) if every_case else sum(failed) >= len(failed) // 2, failed
 
 
 # --- the loop driver, its commands faked ---------------------------------------------------------------
