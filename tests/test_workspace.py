@@ -896,3 +896,46 @@ def test_an_invalid_benchmark_fails_the_version_and_never_counts(tmp_path, monke
     assert row.missing["median_us"].startswith("invalid: faster than the physical floor")
     assert row.expectation == "did not hold: its time is invalid (faster than the physical floor)"
     assert "v3: invalid (faster than the physical floor)" in report.not_on_roofline
+
+
+# --- a KernelBench ModelNew run (no static analysis: its kernels exist only once it runs) ---------------
+
+KERNELBENCH = REPO_ROOT / "tests" / "fixtures" / "kernelbench"
+
+
+def make_model_new_run(out: Path) -> None:
+    assert workspace_command.main([
+        "init", str(out), "--kernel", str(KERNELBENCH / "solutions" / "2_Gemm_Multiply_ReLU.py"),
+        "--ref", str(KERNELBENCH / "problems" / "2_Gemm_Multiply_ReLU.py"), "--iterations", "1"]) == 0
+    assert read_run(out).backend == "modelnew"
+
+
+def test_a_model_new_on_a_gpu_gets_racecheck_without_static_analysis(tmp_path, monkeypatch):
+    """The racecheck decision once asked static_analysis for a ModelNew and crashed on its missing request."""
+    out = tmp_path / "run"
+    make_model_new_run(out)
+    tools = FakeTools(out, median_us=100.0).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v0", "--static-analysis"]) == 0
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    steps = {s["name"]: (s["status"], s["summary"]) for s in record["steps"]}
+    assert record["state"] == "measured" and steps["racecheck"][0] == "ok"
+    assert steps["racecheck"][1].endswith("it ran because the kernel static analysis did not run, so shared memory "
+                                          "use is unknown: racecheck runs")
+    assert steps["static_analysis"] == ("skipped", "static analysis is not available for ModelNew solutions: "
+                                                   "load_inline or Triton build their kernels only when the file runs")
+    assert not tools.requests("static_analysis") and record["warnings"] == []
+
+
+def test_a_model_new_without_a_gpu_is_checked_and_lists_what_needs_one(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    make_model_new_run(out)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    capsys.readouterr()
+    assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
+    payload = json.loads(capsys.readouterr().out)
+    assert {s["name"]: s["status"] for s in payload["steps"]} == {
+        "correctness": "ok", "memcheck": "cannot_run_here", "benchmark": "cannot_run_here",
+        "profile": "cannot_run_here", "static_analysis": "skipped", "recommend": "ok"}
+    assert payload["state"] == "needs_gpu"
+    assert json.loads((out / "v0" / "correctness.json").read_text())["passed"] is True

@@ -339,10 +339,12 @@ def _record_sanitizer(evaluation: Evaluation, tool: str, finished: FinishedCall)
 
 
 def _static_report(evaluation: Evaluation) -> StaticReport | None:
-    """The version's static analysis (vN/static_analysis.json), made once; None when it cannot be made."""
-    if evaluation.static_report is None:
+    """The version's static analysis (vN/static_analysis.json), made once; None when it cannot be made,
+    or where the backend has none (a ModelNew's kernels exist only once it runs): racecheck then runs."""
+    request = _static_request(evaluation)
+    if evaluation.static_report is None and request is not None:
         try:
-            evaluation.static_report = analyze_solution(_static_request(evaluation))
+            evaluation.static_report = analyze_solution(request)
         except KernelOptError as error:
             evaluation.warnings.append(f"static analysis failed ({error.message}), so whether a kernel uses shared "
                                        "memory is unknown: racecheck ran to be safe")
@@ -444,12 +446,12 @@ def _profile_step(evaluation: Evaluation) -> None:
                     ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])
 
 
-def _static_request(evaluation: Evaluation) -> StaticAnalysisRequest:
+def _static_request(evaluation: Evaluation) -> StaticAnalysisRequest | None:
+    """What static_analysis.py would be asked; None for a backend without it (a KernelBench ModelNew:
+    nothing to compile ahead of a run)."""
     run = evaluation.run
-    unavailable = registry.get(run.backend).no_static_analysis_reason
-    if unavailable is not None:  # e.g. a KernelBench ModelNew: nothing to compile ahead of a run
-        evaluation.skip("static_analysis", unavailable)
-        return
+    if registry.get(run.backend).no_static_analysis_reason is not None:
+        return None
     # e.g. Triton kernels, specialised on the inputs ref.py's setup() makes
     needs_inputs = registry.get(run.backend).static_analysis_needs_inputs
     return StaticAnalysisRequest(evaluation.solution, evaluation.folder, build=run.build_options(),
@@ -459,6 +461,9 @@ def _static_request(evaluation: Evaluation) -> StaticAnalysisRequest:
 
 def _static_analysis_step(evaluation: Evaluation) -> None:
     request = _static_request(evaluation)
+    if request is None:
+        evaluation.skip("static_analysis", registry.get(evaluation.run.backend).no_static_analysis_reason)
+        return
 
     def analyze() -> StepOutcome:
         report = evaluation.static_report or analyze_solution(request)  # the racecheck decision may have made it
