@@ -73,8 +73,11 @@ def test_a_tf32_model_new_is_a_precision_downgrade_under_either_rule(tmp_path):
     code, loose = check(solution, "1_Square_matrix_multiplication_", tmp_path / "loose", "--N=1024",
                         "--kernelbench-tolerances")
     assert code == 0 and loose["verdict"] == "pass" and loose["kernelbench_tolerances"] is True
+    # On torch.rand inputs cuBLAS's TF32 error averages out to little above the float32 floor (1.27e-5 against
+    # 1e-5 at N = 1024 on an H100): the error norms barely flag it, the rounding probe plainly does.
     output = loose["cases"][0]["outputs"][0]
-    assert output["precision_downgrade"] and output["solution_error"] > 10 * output["allowed_error"]
+    assert output["precision_downgrade"] and output["solution_error"] > output["allowed_error"]
+    assert loose["rounding_probe"]["downgraded_outputs"] == ["output"]
 
 
 def test_a_triton_model_new_is_timed_against_the_problem_s_own_model(tmp_path):

@@ -105,7 +105,7 @@ def test_the_benchmark_lists_what_its_correctness_gate_saw_launched(reference_di
 @pytest.mark.timing
 def test_tampering_after_a_warm_up_is_caught_by_the_benchmark_child(reference_dir, tmp_path):
     code, report = bench(reference_dir, "wrong/tamper_after_warmup.py", tmp_path)
-    assert report["correctness"]["passed"]  # at most 20 calls there: it had not tampered yet
+    assert report["correctness"]["passed"]  # at most 29 calls there: it had not tampered yet
     assert code == 3 and report["verdict"] == "solution_error" and report["error"]["kind"] == "tampering"
     assert "replaced torch.cuda.Event.elapsed_time" in report["error"]["message"]
     assert report["solution"].get("median_us") is None  # no time measured with the replaced timer is kept

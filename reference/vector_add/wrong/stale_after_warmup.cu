@@ -1,11 +1,11 @@
-// WRONG (stale after warm-up): correct for its first 32 calls in a process, then solve
+// WRONG (stale after warm-up): correct for its first 64 calls in a process, then solve
 // returns without launching. correctness_check makes at most 18 calls (6 shapes x 3 seeds),
 // so it PASSES there (exit 0); the benchmark poisons the outputs before every timed call and
 // checks what the last one left: FAIL (exit 1), outputs of the timed calls all NaN.
 #include <cuda_runtime.h>
 
 static int calls = 0;
-static const int kHonestCalls = 32;
+static const int kHonestCalls = 64;
 
 __global__ void vector_add_kernel(const float* __restrict__ x, const float* __restrict__ y,
                                   float* __restrict__ out, int n) {

@@ -1,4 +1,4 @@
-"""WRONG (stale after warm-up): correct for its first 32 calls in a process, then skips the launch.
+"""WRONG (stale after warm-up): correct for its first 64 calls in a process, then skips the launch.
 
 Stands in for a kernel that goes wrong only under repetition (state that is never reset, a
 result memoised once "warm"). correctness_check makes at most 18 calls in its process
@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-HONEST_CALLS = 32
+HONEST_CALLS = 64
 
 _calls = 0
 

@@ -1,11 +1,11 @@
-"""WRONG (timer tampering after a warm-up): correct, until its 25th call replaces torch.cuda.Event.elapsed_time.
+"""WRONG (timer tampering after a warm-up): correct, until its 60th call replaces torch.cuda.Event.elapsed_time.
 
-correctness_check makes at most 20 calls in its process (6 shapes x 3 seeds, then the launch
-check's warm-up and profiled calls), so it never sees the patch: PASS (exit 0). benchmark.py
-times hundreds of calls in its own process, and its child checks the primitives again after
-every timing, before it records the time: exit 3, verdict solution_error, kind `tampering`,
-"the solution replaced torch.cuda.Event.elapsed_time (found after the timed calls)", and no
-time in the record.
+correctness_check makes at most 29 calls in its process (6 shapes x 3 seeds, the launch check's
+warm-up and profiled calls, then the rounding probe's 9: once as it is, then x and y each rounded
+four ways), so it never sees the patch: PASS (exit 0). benchmark.py times hundreds of calls in
+its own process, and its child checks the primitives again after every timing, before it records
+the time: exit 3, verdict solution_error, kind `tampering`, "the solution replaced
+torch.cuda.Event.elapsed_time (found after the timed calls)", and no time in the record.
 """
 
 import torch
@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-TAMPER_AT_CALL = 25
+TAMPER_AT_CALL = 60
 _calls = 0
 
 

@@ -13,6 +13,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -149,11 +150,12 @@ def build_shared_library(
     if library.exists() and log.exists():
         output = log.read_text()
         return BuildResult(library, command, arch, parse_ptxas_output(output), output, cached=True)
-    # Several processes may build the same source at once (workspace.py evaluate runs the
-    # correctness check and compute-sanitizer side by side): each compiles to a file of its own
-    # and renames it into place, so no process ever loads a library another is still writing.
+    # Several builds of one source may run at once (workspace.py evaluate runs the correctness
+    # check and compute-sanitizer side by side, each building from its own thread of one process):
+    # each compiles to a file of its own and renames it into place, so no process ever loads a
+    # library another is still writing.
     write_text_atomic(entry, _ENTRY_TEMPLATE.format(source=str(source).replace("\\", "/")))
-    private = library.with_name(f"{library.name}.{os.getpid()}.tmp")
+    private = library.with_name(f"{library.name}.{uuid.uuid4().hex[:16]}.tmp")
     try:
         completed = subprocess.run(nvcc_command(nvcc, entry, private, arch, source.parent, extra_flags),
                                    capture_output=True, text=True, timeout=timeout_s)
