@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -235,8 +236,9 @@ def test_the_driver_starts_no_evaluation_that_would_end_past_the_deadline(tmp_pa
     assert init[2:] == ["init", str(tmp_path / "runs" / "L1_01_rms_norm"), "--kernel", str(V0 / "L1_01_rms_norm.py"),
                         "--ref", str(PROBLEMS / "L1_01_rms_norm.py"), "--iterations", "4", "--backend", "modelnew",
                         "--name", "L1_01_rms_norm"]
-    copied = tmp_path / "out" / "runs" / "L1_01_rms_norm"
-    assert (copied / "v0" / "evaluation.json").is_file() and not (copied / "v0" / "build").exists()
+    with tarfile.open(tmp_path / "out" / "runs.tar.gz") as bundle:
+        names = bundle.getnames()
+    assert "L1_01_rms_norm/v0/evaluation.json" in names and not any("/build" in name for name in names)
 
 
 def test_a_failed_check_is_a_result_but_a_crash_or_exit_4_is_a_failure_to_run(tmp_path, capsys):
@@ -304,3 +306,17 @@ def test_each_problem_takes_at_least_100_us_in_eager_on_the_gpu(problem):
     timing = eager_tool.time_eager(PROBLEMS / f"{problem}.py")
     assert timing.error is None, timing.error
     assert timing.median_us >= eager_tool.MIN_EAGER_US, timing
+
+
+def test_the_run_folders_come_back_as_one_archive_without_builds_or_reports(tmp_path):
+    runs = tmp_path / "runs"
+    for problem in ("L1_01_rms_norm", "L2_03_causal_attention_fp16"):
+        (runs / problem / "v0" / "build" / "torch_extensions").mkdir(parents=True)
+        (runs / problem / "v0" / "build" / "torch_extensions" / "lib.so").write_bytes(b"\0" * 64)
+        (runs / problem / "v0" / "profile.ncu-rep").write_bytes(b"\0" * 64)
+        (runs / problem / "v0" / "evaluation.json").write_text("{}")
+        (runs / problem / "run.json").write_text("{}")
+    loop_tool.archive_runs(runs, ["L1_01_rms_norm", "L1_02_log_softmax_wide"], tmp_path / "out" / "runs.tar.gz")
+    with tarfile.open(tmp_path / "out" / "runs.tar.gz") as bundle:
+        names = sorted(member.name for member in bundle.getmembers() if member.isfile())
+    assert names == ["L1_01_rms_norm/run.json", "L1_01_rms_norm/v0/evaluation.json"]  # only the problems named

@@ -10,9 +10,10 @@ evaluation so far (FIRST_EVALUATE_GUESS_S before any) still fits, and names ever
 skipped with the command that resumes them. env_check runs once per call, and a run folder made by
 this call gets a copy of its env_check.json and .md (the same machine, checked minutes before).
 
-Under OUT_DIR: logs/ (one log per command), runs/ (a copy of every run folder touched, to bring
-back into demo/kernelbench/runs/), table.md (tools/kernelbench_loop_table.py's table of the
-versions asked for) and steps.json (what ran, its exit code and wall time).
+Under OUT_DIR: logs/ (one log per command), runs.tar.gz (every run folder touched, to unpack
+into demo/kernelbench/runs/: tar xzf OUT_DIR/runs.tar.gz -C demo/kernelbench/runs), table.md
+(tools/kernelbench_loop_table.py's table of the versions asked for) and steps.json (what ran, its
+exit code and wall time).
 `--eager-only` runs tools/kernelbench_eager.py instead: the Models alone, timed in eager.
 
 Usage (from the repository root, on a GPU machine; tools/kernelbench_loop.sh wraps it):
@@ -181,12 +182,30 @@ class Driver:
         return [step for step in self.steps if step.action == "skipped_deadline"]
 
 
-def copy_runs(runs: Path, problems: list[str], destination: Path) -> None:
-    """Every run folder of `problems` under destination/, build outputs left out."""
-    for problem in problems:
-        if (runs / problem).is_dir():
-            shutil.copytree(runs / problem, destination / problem, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns("build", "__pycache__"))
+# Left out of the archive: build outputs, and the profiler's reports (megabytes each; git ignores them
+# in demo/, and each version's ncu_summary.md/ncu_details.md keep what was read from them).
+ARCHIVE_LEFT_OUT = ("build", "__pycache__", "*.ncu-rep")
+
+
+def archive_runs(runs: Path, problems: list[str], archive: Path) -> None:
+    """Every run folder of `problems` in one .tar.gz (relative to runs/), build outputs and reports left out.
+
+    One file, because a GPU machine may hand back only so many files of a call: a folder of run
+    folders (dozens of records per version) came back empty from the device tool once (2026-11-25).
+    """
+    import tarfile
+
+    left_out = shutil.ignore_patterns(*ARCHIVE_LEFT_OUT)
+
+    def keep(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        path = Path(member.name)
+        return None if left_out(str(path.parent), [path.name]) else member
+
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive, "w:gz") as bundle:
+        for problem in problems:
+            if (runs / problem).is_dir():
+                bundle.add(runs / problem, arcname=problem, filter=keep)
 
 
 def summary(driver: Driver, out: Path) -> list[str]:
@@ -244,7 +263,7 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str], Path], int]
         return code
     driver = Driver(args.out, args.runs, versions, args.deadline, runner, clock)
     driver.run(problems, args.problems, args.v0)
-    copy_runs(args.runs, problems, args.out / "runs")
+    archive_runs(args.runs, problems, args.out / "runs.tar.gz")
     table = render(loop_rows(args.runs, versions, problems))
     (args.out / "table.md").write_text(table + "\n")
     (args.out / "steps.json").write_text(json.dumps([asdict(step) for step in driver.steps], indent=1) + "\n")

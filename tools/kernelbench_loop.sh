@@ -11,7 +11,7 @@
 #   bash tools/kernelbench_loop.sh OUT_DIR --eager-only          # each Model timed in eager (~2 min)
 #   bash tools/kernelbench_loop.sh OUT_DIR --versions v0          # init + evaluate v0 of every problem
 #   bash tools/kernelbench_loop.sh OUT_DIR --versions v1 --only L1_01_rms_norm,L2_03_causal_attention_fp16
-# Afterwards copy OUT_DIR/runs/* back into demo/kernelbench/runs/ (the run folders as the GPU left them).
+# Afterwards unpack them where they belong: tar xzf OUT_DIR/runs.tar.gz -C demo/kernelbench/runs
 # Exit code: 0 every command ran (a failed check is a result); 1 an init or evaluate failed to run, or
 # --eager-only found a problem under 100 us; 2 bad arguments.
 set -u
