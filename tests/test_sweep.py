@@ -324,6 +324,49 @@ def test_a_time_under_the_physical_floor_is_invalid_and_never_charted(tmp_path):
     assert point.message.startswith("INVALID: 1.00 us is faster than the memory floor")
 
 
+def with_rows(tmp_path, replacements: dict[str, str], added: list[str]) -> dict:
+    """The fixture's frame with some rows' values replaced and rows added (an annotation the fixture lacks)."""
+    text = FIXTURE.read_text()
+    for old, new in replacements.items():
+        assert old in text
+        text = text.replace(old, new)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "frame.csv"
+    path.write_text(text.rstrip("\n") + "\n" + "\n".join(added) + "\n")
+    return frame.read_frame(path, "N")
+
+
+def copy_row(value: int, time_ns: float) -> str:
+    """A "copy" annotation's time row at one size, in the fixture's column layout."""
+    return (f"copy,gpu__time_duration.sum,{value},{time_ns},10.0,{time_ns - 10},{time_ns + 10},3,"
+            f"vectorized_elementwise_kernel,{H100},gpu-host,1980000,2619000,{time_ns - 20},{time_ns + 20},0.1,True,"
+            f"False,{time_ns}")
+
+
+def test_a_same_size_copy_is_a_roof_so_an_honest_kernel_never_passes_100_percent(tmp_path):
+    """At N = 1024 (33.5 MB counted) the datasheet's 3350 GB/s floor is 10.0 us; an output tail still in L2 when
+    ncu stops the clock lets a kernel finish in 9.7 us (103% of the datasheet), and a copy of the same bytes in 9.5."""
+    counted = 2 * 1024 * 4096 * 4
+    faster = {"solution,gpu__time_duration.sum,1024,14200.0": "solution,gpu__time_duration.sum,1024,9700.0"}
+    datasheet_only = points_for(frames=with_rows(tmp_path / "a", faster, []))[0]
+    assert datasheet_only.solution.ceiling_basis == "datasheet"
+    assert datasheet_only.solution.percent_of_ceiling == pytest.approx(100 * counted / 3350e3 / 9.7)  # 103.1%
+    point = points_for(frames=with_rows(tmp_path / "b", faster, [copy_row(1024, 9500.0)]))[0]
+    assert point.copy_bandwidth_gbps == pytest.approx(counted / 9.5e-6 / 1e9)
+    assert point.solution.ceiling_basis == "same-size copy"
+    assert point.solution.percent_of_ceiling == pytest.approx(100 * 9.5 / 9.7)  # 97.9%
+    assert point.status == "profiled" and not point.solution.below_floor
+
+
+def test_beating_the_datasheet_floor_is_invalid_unless_a_copy_of_the_same_bytes_is_as_fast(tmp_path):
+    fastest = {"solution,gpu__time_duration.sum,1024,14200.0": "solution,gpu__time_duration.sum,1024,9000.0"}
+    alone = points_for(frames=with_rows(tmp_path / "a", fastest, []))[0]
+    assert alone.status == "invalid" and alone.solution.below_floor  # 10% under the datasheet's floor
+    beside_copy = points_for(frames=with_rows(tmp_path / "b", fastest, [copy_row(1024, 8800.0)]))[0]
+    assert beside_copy.status == "profiled" and beside_copy.solution.ceiling_basis == "same-size copy"
+    assert beside_copy.solution.percent_of_ceiling == pytest.approx(100 * 8.8 / 9.0)
+
+
 def test_the_parent_reads_the_ceilings_cache_of_the_gpu_the_child_named(tmp_path, monkeypatch):
     from kernel_opt.measure import ceilings
 

@@ -20,6 +20,7 @@ from kernel_opt.measure.ceilings import MeasuredCeilings
 from kernel_opt.measure.datasheet import GpuDatasheet, lookup_gpu
 from kernel_opt.profile.sweep.frame import AnnotationFrame
 from kernel_opt.profile.sweep.plan import (
+    COPY_ANNOTATION,
     DRAM_METRICS,
     REFERENCE_ANNOTATION,
     SIZE_PHASE,
@@ -133,8 +134,12 @@ class Roofs:
                 if roofs is not None]
 
 
-def measure(frame: AnnotationFrame | None, work: dict[str, Any], roofs: Roofs) -> Measurement | None:
-    """One annotation's numbers: nsight-python's statistics (ns -> us), the rates, and its % of ceiling."""
+def measure(frame: AnnotationFrame | None, work: dict[str, Any], roofs: Roofs,
+            copy_bandwidth_gbps: float | None = None) -> Measurement | None:
+    """One annotation's numbers: nsight-python's statistics (ns -> us), the rates, and its % of ceiling.
+
+    `copy_bandwidth_gbps`: the same-size copy's rate at this size (plan.COPY_ANNOTATION), a roof of its own.
+    """
     if frame is None or TIME_METRIC not in frame.metrics or frame.metrics[TIME_METRIC].mean is None:
         return None
     time = frame.metrics[TIME_METRIC]
@@ -154,11 +159,19 @@ def measure(frame: AnnotationFrame | None, work: dict[str, Any], roofs: Roofs) -
         return measurement
     if dram_bytes is not None:
         measurement.dram_bandwidth_gbps = dram_bytes / seconds / 1e9
-    _place(measurement, work, roofs)
+    _place(measurement, work, roofs, copy_bandwidth_gbps)
     return measurement
 
 
-def _place(measurement: Measurement, work: dict[str, Any], roofs: Roofs) -> None:
+def copy_bandwidth(frame: AnnotationFrame | None, work: dict[str, Any]) -> float | None:
+    """The same-size copy's rate: the problem's minimum bytes over the copy's time, in GB/s (None: no copy ran)."""
+    traffic = work.get("bytes")
+    if not traffic or frame is None or TIME_METRIC not in frame.metrics or not frame.metrics[TIME_METRIC].mean:
+        return None
+    return traffic / (frame.metrics[TIME_METRIC].mean / 1e9) / 1e9
+
+
+def _place(measurement: Measurement, work: dict[str, Any], roofs: Roofs, copy_gbps: float | None) -> None:
     """The rates from the counted work, the % of ceiling on the benchmark's basis, and the physical floor."""
     traffic, flops = work.get("bytes"), work.get("flops")
     dtype, allow_tf32 = work.get("dtype") or "float32", bool(work.get("allow_tf32"))
@@ -171,12 +184,13 @@ def _place(measurement: Measurement, work: dict[str, Any], roofs: Roofs) -> None
         return
     measured = roofs.measured.roofline_ceilings(dtype, allow_tf32) if roofs.measured else None
     points = placement.roofline_points(flops, traffic, measurement.time_us, measured,
-                                       placement.datasheet_roofs(roofs.sheet, dtype, allow_tf32), None)
+                                       placement.datasheet_roofs(roofs.sheet, dtype, allow_tf32), copy_gbps)
     basis, _ = placement.choose_basis(points)
     if basis is not None:
         measurement.percent_of_ceiling = points[basis]["percent_of_ceiling"]
         measurement.ceiling_basis, measurement.bound = basis, points[basis]["bound"]
-    bandwidths = {"measured copy": roofs.measured.memory_bandwidth_gbps} if roofs.measured else {}
+    bandwidths = {"measured copy": roofs.measured.memory_bandwidth_gbps if roofs.measured else None,
+                  "same-size copy": copy_gbps}
     floor = placement.physical_floor(
         measurement.time_us, flops, traffic, dtype, roofs.sheet,
         {name: value for name, value in bandwidths.items() if value},
@@ -224,8 +238,10 @@ def build_points(plan: SweepPlan, checks: dict[int, SizeCheck], events: list[Eve
         if failure is not None:
             point.status, point.exit_code, point.message = failure
             continue
-        point.solution = measure(frames.get((SOLUTION_ANNOTATION, value)), point.work, roofs)
-        point.reference = measure(frames.get((REFERENCE_ANNOTATION, value)), point.work, roofs)
+        point.copy_bandwidth_gbps = copy_bandwidth(frames.get((COPY_ANNOTATION, value)), point.work)
+        point.solution = measure(frames.get((SOLUTION_ANNOTATION, value)), point.work, roofs, point.copy_bandwidth_gbps)
+        point.reference = measure(frames.get((REFERENCE_ANNOTATION, value)), point.work, roofs,
+                                  point.copy_bandwidth_gbps)
         _judge(point)
     return points
 

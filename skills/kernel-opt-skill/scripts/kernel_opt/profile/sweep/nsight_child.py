@@ -13,7 +13,8 @@ program is a file, never `python -m`, and all of it runs twice:
   call (the parent reads the cached ceilings: nothing here asks nvidia-smi under ncu). Every run
   calls the solution and the reference once outside any annotation (JIT, autotuning and the
   caching allocator settle there), then the solution inside the annotation "solution" and ref.py's
-  reference inside "reference". ncu profiles only kernels inside nsight-python's annotations.
+  reference inside "reference", then a device copy of the problem's minimum bytes inside "copy"
+  (the same-size copy roof, plan.COPY_ANNOTATION). ncu profiles only kernels inside nsight-python's annotations.
 
 One ncu process per size: nsight-python matches kernels to sizes by counting them, so a size whose
 reference launches more kernels than another's would shift every later size's numbers if all
@@ -42,6 +43,7 @@ from typing import Any  # noqa: E402
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError  # noqa: E402
 from kernel_opt.profile.sweep.frame import merge_frames  # noqa: E402
 from kernel_opt.profile.sweep.plan import (  # noqa: E402
+    COPY_ANNOTATION,
     FRAME_FILE,
     REFERENCE_ANNOTATION,
     SIZE_PHASE,
@@ -111,6 +113,7 @@ class ProfiledSize:
         arguments = accepted_kwargs(reference.reference, cloned_arguments(self.instance.dims, self.instance.values))
         self.call_reference = lambda: reference.reference(**arguments)
         self.synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+        self.copy = same_size_copy(work.get("bytes"), device)
 
     def run(self, annotate: Callable[[str], Any]) -> None:
         """One run: both warmed up outside any annotation, then each inside its own."""
@@ -125,6 +128,26 @@ class ProfiledSize:
         with annotate(REFERENCE_ANNOTATION):
             self.call_reference()
             self.synchronize()
+        if self.copy is not None:
+            self.copy()  # warmed up like the others
+            with annotate(COPY_ANNOTATION):
+                self.copy()
+                self.synchronize()
+
+
+def same_size_copy(traffic_bytes: float | None, device: str) -> Callable[[], Any] | None:
+    """A device copy of `traffic_bytes` in all (half read, half written), or None where it has no size or no room."""
+    import torch
+
+    half = int(traffic_bytes or 0) // 2
+    if half <= 0 or device != "cuda":
+        return None
+    free, _ = torch.cuda.mem_get_info()
+    if 2 * half > free // 2:
+        return None
+    source = torch.ones(half, dtype=torch.uint8, device=device)
+    destination = torch.empty_like(source)
+    return lambda: destination.copy_(source)
 
 
 def profiled_function(request: dict[str, Any], events: EventLog, annotate: Callable[[str], Any],

@@ -51,7 +51,7 @@ class Measurement(Record):
     dram_bandwidth_gbps: float | None = None
     achieved_tflops: float | None = None
     percent_of_ceiling: float | None = None
-    ceiling_basis: str | None = None  # "measured" or "datasheet" (measure/placement.choose_basis)
+    ceiling_basis: str | None = None  # "measured", "same-size copy" or "datasheet" (measure/placement.choose_basis)
     bound: str | None = None  # "memory" or "compute" on that basis
     below_floor: bool = False  # faster than the physical floor: the time counts for nothing
     floor_message: str | None = None
@@ -70,6 +70,8 @@ class SweepPoint:
     solution: Measurement | None = None
     reference: Measurement | None = None
     speedup_vs_reference: float | None = None  # the reference's time / the solution's, same size and run
+    # The same-size copy's rate (plan.COPY_ANNOTATION): a roof of its own in the % of ceiling; None: no copy ran
+    copy_bandwidth_gbps: float | None = None
 
     @property
     def charted(self) -> bool:
