@@ -282,3 +282,10 @@ def test_the_real_nsight_python_runs_the_child_under_its_ncu_command(tmp_path, m
     assert [point.work["bytes"] for point in record.points] == [256.0, 512.0]  # the profiled runs reported their sizes
     assert [(point.status, point.exit_code) for point in record.points] == [("profile_failed", 4)] * 2
     assert all("No NVIDIA Nsight Compute report found" in point.message for point in record.points)
+
+
+def test_the_same_size_copy_needs_a_gpu_and_bytes_to_move():
+    from kernel_opt.profile.sweep.nsight_child import same_size_copy
+
+    assert same_size_copy(None, "cuda") is None and same_size_copy(4, "cuda") is None  # under one float each way
+    assert same_size_copy(2**20, "cpu") is None  # the sweep profiles GPU kernels only

@@ -53,7 +53,11 @@ def test_a_two_size_sweep_of_the_triton_softmax_is_sane(reference_dir, tmp_path)
         assert solution["kernels"] == ["softmax_kernel"] and reference["kernels"]
         # caches are flushed before every replay: DRAM moves about the counted minimum, never far less
         assert 0.8 * counted < solution["dram_bytes"] < 2.0 * counted
-        assert 0 < solution["percent_of_ceiling"] < 110 and solution["ceiling_basis"] in ("measured", "datasheet")
+        # The same-size copy ran as a kernel ncu could see (a plain copy_ is a cudaMemcpy it cannot), and is a roof:
+        # no honest kernel passes 100% of the stricter of it and the other roofs.
+        assert 1000 < point["copy_bandwidth_gbps"] < 5000
+        assert 0 < solution["percent_of_ceiling"] <= 100.5
+        assert solution["ceiling_basis"] in ("measured", "same-size copy", "datasheet")
         assert solution["achieved_bandwidth_gbps"] < 5000  # no GPU this skill targets moves more
     small, large = record["points"]
     assert large["solution"]["time_us"] > small["solution"]["time_us"]  # four times the work takes longer

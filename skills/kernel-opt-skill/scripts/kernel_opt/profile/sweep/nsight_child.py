@@ -13,8 +13,8 @@ program is a file, never `python -m`, and all of it runs twice:
   call (the parent reads the cached ceilings: nothing here asks nvidia-smi under ncu). Every run
   calls the solution and the reference once outside any annotation (JIT, autotuning and the
   caching allocator settle there), then the solution inside the annotation "solution" and ref.py's
-  reference inside "reference", then a device copy of the problem's minimum bytes inside "copy"
-  (the same-size copy roof, plan.COPY_ANNOTATION). ncu profiles only kernels inside nsight-python's annotations.
+  reference inside "reference", then a kernel that moves the problem's minimum bytes (an
+  elementwise copy) inside "copy" (the same-size copy roof, plan.COPY_ANNOTATION). ncu profiles only kernels inside nsight-python's annotations.
 
 One ncu process per size: nsight-python matches kernels to sizes by counting them, so a size whose
 reference launches more kernels than another's would shift every later size's numbers if all
@@ -136,18 +136,23 @@ class ProfiledSize:
 
 
 def same_size_copy(traffic_bytes: float | None, device: str) -> Callable[[], Any] | None:
-    """A device copy of `traffic_bytes` in all (half read, half written), or None where it has no size or no room."""
+    """A kernel that moves `traffic_bytes` in all (half read, half written), or None where it has no size or no room.
+
+    An elementwise kernel (torch.neg into a second buffer), not `copy_`: a plain copy of contiguous
+    memory becomes a cudaMemcpy, which ncu does not profile (on the H100 the "copy" annotation came
+    back empty at every size, 2026-11-25).
+    """
     import torch
 
-    half = int(traffic_bytes or 0) // 2
-    if half <= 0 or device != "cuda":
+    elements = int(traffic_bytes or 0) // 2 // 4
+    if elements <= 0 or device != "cuda":
         return None
     free, _ = torch.cuda.mem_get_info()
-    if 2 * half > free // 2:
+    if 2 * elements * 4 > free // 2:
         return None
-    source = torch.ones(half, dtype=torch.uint8, device=device)
+    source = torch.ones(elements, dtype=torch.float32, device=device)
     destination = torch.empty_like(source)
-    return lambda: destination.copy_(source)
+    return lambda: torch.neg(source, out=destination)
 
 
 def profiled_function(request: dict[str, Any], events: EventLog, annotate: Callable[[str], Any],

@@ -28,8 +28,8 @@ SWEEP_METRICS = (TIME_METRIC, *DRAM_METRICS)
 # The annotations of every size, in the order they run: nsight-python names its rows by them.
 SOLUTION_ANNOTATION = "solution"
 REFERENCE_ANNOTATION = "reference"
-# A device copy of the problem's minimum bytes (half read, half written), profiled the same way: the
-# same-size copy roof. A problem of tens of MB ends with part of its output still dirty in the 50 MB
+# An elementwise copy kernel moving the problem's minimum bytes (half read, half written), profiled the
+# same way: the same-size copy roof. A problem of tens of MB ends with part of its output still dirty in the 50 MB
 # L2, which ncu's clock does not wait for, so a honest kernel can pass the datasheet's bandwidth
 # (a Triton softmax at N = 2048 read 102.2% of it on an H100, 2026-11-25); a copy of the same size
 # gets the same benefit, and the % of ceiling takes the stricter roof, as the benchmark's does.
