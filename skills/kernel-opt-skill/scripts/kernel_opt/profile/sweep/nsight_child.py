@@ -14,7 +14,8 @@ program is a file, never `python -m`, and all of it runs twice:
   calls the solution and the reference once outside any annotation (JIT, autotuning and the
   caching allocator settle there), then the solution inside the annotation "solution" and ref.py's
   reference inside "reference", then a kernel that moves the problem's minimum bytes (an
-  elementwise copy) inside "copy" (the same-size copy roof, plan.COPY_ANNOTATION). ncu profiles only kernels inside nsight-python's annotations.
+  elementwise copy) inside "copy" (the same-size copy roof, plan.COPY_ANNOTATION). ncu profiles
+  only kernels inside nsight-python's annotations.
 
 One ncu process per size: nsight-python matches kernels to sizes by counting them, so a size whose
 reference launches more kernels than another's would shift every later size's numbers if all
