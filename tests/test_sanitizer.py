@@ -269,8 +269,8 @@ def test_racecheck_runs_only_where_a_kernel_uses_shared_memory():
     assert racecheck_reason(static(kernel("t", tma_loads=2)))[0]
     assert racecheck_reason(static(kernel("t", opcode_counts={"ATOMS": 1})))[0]
     assert racecheck_reason(static(kernel("dynamic_only", 0, shared_stores=1)))[0]
-    assert racecheck_reason(None) == (True, "static analysis did not run, so shared memory use is unknown: racecheck "
-                                            "runs")
+    assert racecheck_reason(None) == (True, "may use shared memory (no static analysis of its SASS ran, so "
+                                            "racecheck runs to be safe)")
 
 
 def test_missing_compute_sanitizer_is_exit_4_naming_where_it_looked(tmp_path, monkeypatch):

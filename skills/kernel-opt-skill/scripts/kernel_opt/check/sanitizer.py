@@ -211,12 +211,14 @@ def sanitizer_error(section: SanitizerRun, outcome: ChildOutcome) -> dict[str, A
 def racecheck_reason(report: StaticReport | None) -> tuple[bool, str]:
     """Whether racecheck has anything to check, from the kernels' SASS: (run it, why).
 
+    `why` completes "the kernel ...", as evaluate's racecheck summary reads it.
+
     racecheck looks only at shared memory, so it runs when a kernel's disassembly has shared
     memory instructions (LDS/STS, ldmatrix/stmatrix, cp.async, TMA, bulk copies, shared atomics)
     or a shared allocation per block. Without a static report (it failed), it runs anyway.
     """
     if report is None:
-        return True, "static analysis did not run, so shared memory use is unknown: racecheck runs"
+        return True, "may use shared memory (no static analysis of its SASS ran, so racecheck runs to be safe)"
     users = []
     for kernel in report.kernels:
         mix = kernel.mix
