@@ -8,6 +8,7 @@ load_inline is refused there (exit 4) and checked by tests/gpu/test_kernelbench_
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -194,3 +195,35 @@ def test_the_kernelbench_switch_and_explicit_tolerances_exclude_each_other(tmp_p
     assert code == 2
     assert "--kernelbench-tolerances sets atol = rtol = 1e-2: give it or --atol/--rtol, not both" in \
         capsys.readouterr().err
+
+
+# --- static analysis: a Triton ModelNew's forward compiled, never run ------------------------------------
+
+
+def analyze(tmp_path: Path, solution: Path, problem: Path | None, *extra: str) -> int:
+    from kernel_opt.commands.static_analysis import main
+
+    return main([str(solution), *(["--ref", str(problem)] if problem else []), "--output-dir", str(tmp_path), *extra])
+
+
+def test_a_triton_model_new_is_compiled_for_sm_90_without_a_gpu_and_its_sass_read(tmp_path):
+    assert analyze(tmp_path, SOLUTIONS / "2_Gemm_Multiply_ReLU.py", PROBLEMS / "2_Gemm_Multiply_ReLU.py") == 0
+    report = json.loads((tmp_path / "static_analysis.json").read_text())
+    assert report["backend"] == "modelnew" and report["arch"] == "sm_90"
+    [kernel] = report["kernels"]
+    assert kernel["name"] == "gemm_scale_relu_kernel" and kernel["registers_per_thread"] > 0
+    assert kernel["mix"]["global_loads"] > 0
+
+
+def test_a_kernel_only_the_interpreter_accepts_is_a_compile_error(tmp_path, capsys):
+    solution = FIXTURES / "gpu_only" / "2_Gemm_Multiply_ReLU_global_float.py"
+    assert analyze(tmp_path / "check", solution, PROBLEMS / "2_Gemm_Multiply_ReLU.py") == 3
+    assert "the Triton kernel failed to compile" in capsys.readouterr().err  # the interpreter passes it
+
+
+def test_static_analysis_refuses_a_load_inline_model_new_and_one_without_its_problem(tmp_path, capsys):
+    relu = Path(__file__).resolve().parents[1] / "reference" / "kernelbench"
+    assert analyze(tmp_path / "a", relu / "solutions" / "19_ReLU.py", relu / "problems" / "19_ReLU.py") == 2
+    assert "not available for a ModelNew that builds CUDA with load_inline" in capsys.readouterr().err
+    assert analyze(tmp_path / "b", SOLUTIONS / "2_Gemm_Multiply_ReLU.py", None) == 2
+    assert "needs its KernelBench problem file" in capsys.readouterr().err

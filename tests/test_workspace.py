@@ -898,22 +898,38 @@ def test_an_invalid_benchmark_fails_the_version_and_never_counts(tmp_path, monke
     assert "v3: invalid (faster than the physical floor)" in report.not_on_roofline
 
 
-# --- a KernelBench ModelNew run (no static analysis: its kernels exist only once it runs) ---------------
+# --- a KernelBench ModelNew run: static analysis of its Triton kernels, none for load_inline ---------------
 
 KERNELBENCH = REPO_ROOT / "tests" / "fixtures" / "kernelbench"
+H100_KERNELBENCH = REPO_ROOT / "reference" / "kernelbench"
 
 
-def make_model_new_run(out: Path) -> None:
-    assert workspace_command.main([
-        "init", str(out), "--kernel", str(KERNELBENCH / "solutions" / "2_Gemm_Multiply_ReLU.py"),
-        "--ref", str(KERNELBENCH / "problems" / "2_Gemm_Multiply_ReLU.py"), "--iterations", "1"]) == 0
+def make_model_new_run(out: Path, solution: Path = KERNELBENCH / "solutions" / "2_Gemm_Multiply_ReLU.py",
+                       problem: Path = KERNELBENCH / "problems" / "2_Gemm_Multiply_ReLU.py") -> None:
+    assert workspace_command.main(["init", str(out), "--kernel", str(solution), "--ref", str(problem),
+                                   "--iterations", "1"]) == 0
     assert read_run(out).backend == "modelnew"
 
 
-def test_a_model_new_on_a_gpu_gets_racecheck_without_static_analysis(tmp_path, monkeypatch):
-    """The racecheck decision once asked static_analysis for a ModelNew and crashed on its missing request."""
+def test_a_triton_model_new_on_a_gpu_gets_racecheck_from_its_static_analysis(tmp_path, monkeypatch):
+    """Its forward runs once compile-only, so the racecheck decision reads its kernels' SASS as for run_kernel."""
     out = tmp_path / "run"
     make_model_new_run(out)
+    tools = FakeTools(out, median_us=100.0).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v0", "--static-analysis"]) == 0
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    steps = {s["name"]: (s["status"], s["summary"]) for s in record["steps"]}
+    assert record["state"] == "measured" and steps["racecheck"][0] == "skipped"
+    assert steps["racecheck"][1].startswith("no kernel uses shared memory")
+    assert steps["static_analysis"][0] == "ok" and len(tools.requests("static_analysis")) == 1
+    [request] = tools.requests("static_analysis")
+    assert request.reference == out / "ref.py" and request.dims == read_run(out).dims
+
+
+def test_a_load_inline_model_new_on_a_gpu_gets_racecheck_without_static_analysis(tmp_path, monkeypatch):
+    """The racecheck decision once asked static_analysis for a ModelNew and crashed on its missing request."""
+    out = tmp_path / "run"
+    make_model_new_run(out, H100_KERNELBENCH / "solutions" / "19_ReLU.py", H100_KERNELBENCH / "problems" / "19_ReLU.py")
     tools = FakeTools(out, median_us=100.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v0", "--static-analysis"]) == 0
     record = json.loads((out / "v0" / "evaluation.json").read_text())
@@ -921,8 +937,9 @@ def test_a_model_new_on_a_gpu_gets_racecheck_without_static_analysis(tmp_path, m
     assert record["state"] == "measured" and steps["racecheck"][0] == "ok"
     assert steps["racecheck"][1].endswith("it ran because the kernel may use shared memory (no static analysis of "
                                           "its SASS ran, so racecheck runs to be safe)")
-    assert steps["static_analysis"] == ("skipped", "static analysis is not available for ModelNew solutions: "
-                                                   "load_inline or Triton build their kernels only when the file runs")
+    assert steps["static_analysis"][0] == "skipped"
+    assert steps["static_analysis"][1].startswith("static analysis is not available for a ModelNew that builds CUDA "
+                                                  "with load_inline")
     assert not tools.requests("static_analysis") and record["warnings"] == []
 
 
@@ -936,6 +953,23 @@ def test_a_model_new_without_a_gpu_is_checked_and_lists_what_needs_one(tmp_path,
     payload = json.loads(capsys.readouterr().out)
     assert {s["name"]: s["status"] for s in payload["steps"]} == {
         "correctness": "ok", "memcheck": "cannot_run_here", "benchmark": "cannot_run_here",
-        "profile": "cannot_run_here", "static_analysis": "skipped", "recommend": "ok"}
+        "profile": "cannot_run_here", "static_analysis": "ok", "recommend": "ok"}
     assert payload["state"] == "needs_gpu"
     assert json.loads((out / "v0" / "correctness.json").read_text())["passed"] is True
+    analysis = json.loads((out / "v0" / "static_analysis.json").read_text())
+    assert [kernel["name"] for kernel in analysis["kernels"]] == ["gemm_scale_relu_kernel"]
+
+
+def test_a_model_new_kernel_that_only_the_interpreter_accepts_fails_without_a_gpu(tmp_path, monkeypatch):
+    """Correct under TRITON_INTERPRET=1, refused by Triton's compiler: the static analysis step compiles it."""
+    out = tmp_path / "run"
+    make_model_new_run(out, KERNELBENCH / "gpu_only" / "2_Gemm_Multiply_ReLU_global_float.py")
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    code = workspace_command.main(["evaluate", str(out), "v0"])
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    steps = {s["name"]: (s["status"], s["summary"]) for s in record["steps"]}
+    assert code == 3 and record["state"] == "failed"
+    assert steps["correctness"][0] == "ok"
+    assert steps["static_analysis"][0] == "solution_error"
+    assert steps["static_analysis"][1].startswith("the Triton kernel failed to compile")

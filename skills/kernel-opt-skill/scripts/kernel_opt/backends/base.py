@@ -264,6 +264,10 @@ class Backend(ABC):
         """
         return None
 
+    def static_analysis_unavailable(self, solution: Path) -> str | None:
+        """Why this solution's kernels cannot be compiled ahead of a run for static analysis; None: they can."""
+        return self.no_static_analysis_reason
+
     def analyze(self, request: AnalysisInputs) -> StaticReport:
         """Compile (never run) the solution's kernels and analyse their SASS: resources and instruction mix."""
         raise UsageError(f"static analysis is not available for {self.title} solutions")

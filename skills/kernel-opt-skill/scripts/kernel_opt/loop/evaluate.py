@@ -447,10 +447,10 @@ def _profile_step(evaluation: Evaluation) -> None:
 
 
 def _static_request(evaluation: Evaluation) -> StaticAnalysisRequest | None:
-    """What static_analysis.py would be asked; None for a backend without it (a KernelBench ModelNew:
-    nothing to compile ahead of a run)."""
+    """What static_analysis.py would be asked; None where this solution's kernels cannot be compiled ahead of a
+    run (a ModelNew that builds CUDA with load_inline)."""
     run = evaluation.run
-    if registry.get(run.backend).no_static_analysis_reason is not None:
+    if registry.get(run.backend).static_analysis_unavailable(evaluation.solution) is not None:
         return None
     # e.g. Triton kernels, specialised on the inputs ref.py's setup() makes
     needs_inputs = registry.get(run.backend).static_analysis_needs_inputs
@@ -462,7 +462,8 @@ def _static_request(evaluation: Evaluation) -> StaticAnalysisRequest | None:
 def _static_analysis_step(evaluation: Evaluation) -> None:
     request = _static_request(evaluation)
     if request is None:
-        evaluation.skip("static_analysis", registry.get(evaluation.run.backend).no_static_analysis_reason)
+        evaluation.skip("static_analysis",
+                        registry.get(evaluation.run.backend).static_analysis_unavailable(evaluation.solution))
         return
 
     def analyze() -> StepOutcome:

@@ -50,8 +50,7 @@ class ModelNewBackend(Backend):
     runs_on_cpu = True  # pure-torch and Triton ModelNews run there; prepare() refuses CUDA extensions
     cpu_interpreter = INTERPRETER
     gpu_only_reason = "a ModelNew that builds CUDA code runs only on an NVIDIA GPU"
-    no_static_analysis_reason = ("static analysis is not available for ModelNew solutions: load_inline or Triton "
-                                 "build their kernels only when the file runs")
+    static_analysis_needs_inputs = True  # the problem's inputs and weights, to run forward compile-only
 
     def claims(self, solution: Path, source: str | None) -> bool:
         """A .py that defines class ModelNew at top level."""
@@ -85,9 +84,33 @@ class ModelNewBackend(Backend):
         except OSError:
             return None
 
+    def static_analysis_unavailable(self, solution: Path) -> str | None:
+        """Triton kernels compile ahead of a run (modelnew/static_analysis.py); load_inline builds only when run."""
+        try:
+            source = solution.read_text(errors="replace")
+        except OSError:
+            return None  # analyze() says what is wrong with the file
+        if _BUILDS_CUDA.search(source):
+            return ("static analysis is not available for a ModelNew that builds CUDA with load_inline: its kernels "
+                    "exist only once the file runs (ncu_profile.py's report covers every kernel a call launches)")
+        return None
+
     def analyze(self, request: AnalysisInputs):
-        raise UsageError(self.no_static_analysis_reason,
-                         hint="profile it with ncu_profile.py, whose report covers every kernel the call launches")
+        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+        from kernel_opt.backends.modelnew.static_analysis import analyze_model_new
+        from kernel_opt.env.device import gpu_arch_if_any
+
+        reason = self.static_analysis_unavailable(request.solution)
+        if reason is not None:
+            raise UsageError(reason, hint="profile it with ncu_profile.py")
+        if request.reference is None:
+            raise UsageError("static analysis of a ModelNew needs its KernelBench problem file: pass --ref problem.py")
+        if request.options.nvcc_flags:
+            raise UsageError("--nvcc-flags applies to .cu solutions")
+        arch = request.options.arch
+        target = None if arch == "auto" and gpu_arch_if_any() else normalize_arch(
+            DEFAULT_ARCH_WITHOUT_GPU if arch == "auto" else arch)
+        return analyze_model_new(request.solution, request.reference, request.dims, request.build_dir, target)
 
 
 BACKEND = ModelNewBackend()

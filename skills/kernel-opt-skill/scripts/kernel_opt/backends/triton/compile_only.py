@@ -137,21 +137,21 @@ def compile_triton_solution(solution: Path, reference: Path | None, dims: dict[s
                 call_with_accepted(triton_solution.run_kernel, {**instance.dims, **instance.values})
             except Exception as error:
                 if not compiled:
-                    raise _compile_only_fault(error, target_arch) from error
+                    raise compile_only_fault(error, target_arch) from error
         return list(compiled)
     finally:
         if interpret is not None:
             os.environ["TRITON_INTERPRET"] = interpret
 
 
-def _compile_only_fault(error: Exception, target_arch: str | None) -> Exception:
-    """A run_kernel that raised before any kernel compiled: the kernel's fault, or this machine's."""
+def compile_only_fault(error: Exception, target_arch: str | None, caller: str = "run_kernel") -> Exception:
+    """A call that raised before any kernel compiled: the kernel's fault, or this machine's."""
     if type(error).__name__ == "CompilationError":
         return SolutionError(f"the Triton kernel failed to compile: {error}", kind="compile_error")
     where = "without a GPU" if target_arch is not None else "on this GPU"
     fault = EnvironmentFault if target_arch is not None else SolutionError
     return fault(
-        f"run_kernel could not be executed compile-only {where}: {type(error).__name__}: "
+        f"{caller} could not be executed compile-only {where}: {type(error).__name__}: "
         f"{str(error).strip().splitlines()[0] if str(error).strip() else ''}",
-        hint="run static_analysis.py on a GPU machine (run_kernel may need the GPU for more than the launch)",
+        hint=f"run static_analysis.py on a GPU machine ({caller} may need the GPU for more than the launch)",
     )

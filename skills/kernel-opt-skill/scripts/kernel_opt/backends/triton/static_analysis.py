@@ -26,10 +26,21 @@ from kernel_opt.profile.sass import (
 def analyze_triton(solution: Path, reference: Path | None, dims: dict[str, Any], build_dir: Path,
                    target_arch: str | None) -> StaticReport:
     """Compile a Triton solution's kernels and analyse their SASS (target_arch None: this GPU)."""
-    triton = require("triton", "static analysis of a Triton solution")
+    require("triton", "static analysis of a Triton solution")
+    find_cuobjdump()  # before compiling: a machine without it cannot finish
+    compilations = compile_triton_solution(solution, reference, dims, target_arch)
+    return report_from_compilations(compilations, solution, build_dir, target_arch, "triton", "run_kernel")
+
+
+def report_from_compilations(compilations: list[Any], solution: Path, build_dir: Path, target_arch: str | None,
+                             backend: str, launcher: str) -> StaticReport:
+    """The SASS of every distinct compiled Triton kernel, read back: resources, instruction mix, findings.
+
+    `launcher` names what launched them (run_kernel, ModelNew.forward) for the note when none did.
+    """
+    import triton
 
     cuobjdump, disassembler = find_cuobjdump()
-    compilations = compile_triton_solution(solution, reference, dims, target_arch)
     build_dir.mkdir(parents=True, exist_ok=True)
     kernels: list[KernelStaticAnalysis] = []
     seen: set[str] = set()
@@ -67,6 +78,6 @@ def analyze_triton(solution: Path, reference: Path | None, dims: dict[str, Any],
     notes.append(f"{how}; Triton keeps no ptxas report, so spills show as local memory per thread "
                  "(cuobjdump -res-usage LOCAL: spilled registers and local arrays together)")
     if not kernels:
-        notes.append("run_kernel launched no Triton kernel")
-    return StaticReport(str(solution), "triton", arch or "unknown", disassembler,
+        notes.append(f"{launcher} launched no Triton kernel")
+    return StaticReport(str(solution), backend, arch or "unknown", disassembler,
                         f"triton {triton.__version__}, {how}", kernels, notes)
