@@ -249,6 +249,48 @@ def test_an_autotuned_triton_kernel_compiles_every_config(tmp_path):
     assert [k.mix.global_loads_by_width_bits for k in report.kernels] == [{128: 1}, {128: 2}]
 
 
+TWO_KERNELS_SECOND_BROKEN = textwrap.dedent("""\
+    import torch
+    import triton
+    import triton.language as tl
+
+    SCALE = 2.0  # a plain global: the interpreter reads it, the compiler refuses it
+
+
+    @triton.jit
+    def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+    @triton.jit
+    def scale_kernel(out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=offsets < n) * SCALE, mask=offsets < n)
+
+
+    def setup(seed=0, device="cuda", n=4096):
+        x = torch.randn(n, device=device)
+        return {"inputs": {"x": x, "out": torch.empty_like(x), "n": n}, "outputs": ["out"]}
+
+
+    def run_kernel(x, out, n, **_):
+        copy_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+        scale_kernel[(triton.cdiv(n, 1024),)](out, n, BLOCK=1024)
+""")
+
+
+def test_a_compile_error_in_a_later_kernel_is_not_hidden_by_an_earlier_one(tmp_path):
+    pytest.importorskip("triton")
+    from kernel_opt.core.errors import SolutionError
+
+    solution = tmp_path / "two.py"
+    solution.write_text(TWO_KERNELS_SECOND_BROKEN)
+    with pytest.raises(SolutionError, match="the Triton kernel failed to compile") as caught:
+        compile_triton_solution(solution, None, {}, "sm_90")
+    assert caught.value.kind == "compile_error" and "SCALE" in caught.value.message
+
+
 def test_triton_static_analysis_needs_inputs(reference_dir, tmp_path):
     pytest.importorskip("triton")
     from kernel_opt.core.errors import UsageError

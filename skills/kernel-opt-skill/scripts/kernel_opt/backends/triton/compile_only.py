@@ -135,8 +135,8 @@ def compile_triton_solution(solution: Path, reference: Path | None, dims: dict[s
         with compile_only_triton(target_arch) as compiled:
             try:
                 call_with_accepted(triton_solution.run_kernel, {**instance.dims, **instance.values})
-            except Exception as error:
-                if not compiled:
+            except Exception as error:  # a compile error is the kernel's, even after another kernel compiled
+                if type(error).__name__ == "CompilationError" or not compiled:
                     raise compile_only_fault(error, target_arch) from error
         return list(compiled)
     finally:
