@@ -64,8 +64,9 @@ PROVISIONAL = {"cuda/attention/v0", "cuda/attention/v2", "cuda/attention/v3", "c
 
 @pytest.fixture(scope="module")
 def verdicts() -> dict:
+    """The case studies (demo/<backend>/<case>/vN); demo/kernelbench/runs/ is the KernelBench set's own loop."""
     return {item.version: item for item in map(reclassify_demo.reclassify_version,
-                                                reclassify_demo.version_folders([DEMO]))}
+                                                reclassify_demo.version_folders([DEMO / "cuda", DEMO / "triton"]))}
 
 
 def test_every_demo_version_gets_its_expected_label(verdicts):

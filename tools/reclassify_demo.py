@@ -165,7 +165,9 @@ def reclassify_version(folder: Path, static_root: Path | None = None, reprofile:
     verdict = summarize(kernels, load_static_opcodes(static_path))
     dominant = next(item for item in verdict.kernels if item.name == verdict.dominant_kernel)
     source = "ncu_details.md raw table + ncu_summary.json" if raw_by_kernel else "ncu_summary.json only"
-    advice = suggest(dominant.classification, dominant.metrics, (relative.parts[0],),
+    run = folder.parent / "run.json"  # the run's backend; a case study's folder is also named after it
+    backend = json.loads(run.read_text()).get("backend") if run.is_file() else None
+    advice = suggest(dominant.classification, dominant.metrics, (backend or relative.parts[0],),
                      (summary.get("device") or {}).get("compute_capability"))
     recorded_advice = summary.get("read_next") or []
     return VersionVerdict(
