@@ -577,3 +577,38 @@ def test_the_profiled_program_reports_a_missing_gpu_as_exit_4(reference_dir, tmp
     assert profile_target.main([str(tmp_path / "request.json")]) == 4
     (error,) = [json.loads(line) for line in events.read_text().splitlines()]
     assert error["event"] == "error" and error["exit_code"] == 4 and "no CUDA GPU" in error["message"]
+
+
+@pytest.mark.parametrize("allow_tf32", [False, True])
+def test_the_profiled_program_runs_under_the_checks_precision_policy(reference_dir, tmp_path, monkeypatch, allow_tf32):
+    """cuDNN's own default (allow_tf32 = True) once profiled a float32 convolution as a TF32 kernel that neither the
+    correctness check nor the benchmark ran; the profiled program now sets what ref.py allows, as they do."""
+    import torch
+
+    from kernel_opt.profile import target as profile_target
+    from kernel_opt.run.events import EventLog, read_event_log
+    from kernel_opt.solution import loaded
+
+    class Stop(Exception):
+        pass
+
+    def stop(request):
+        raise Stop  # the policy is set before the solution loads: nothing later is needed here
+
+    ref = tmp_path / "ref.py"
+    ref.write_text((reference_dir / "vector_add" / "ref.py").read_text() + f"\nallow_tf32 = {allow_tf32}\n")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(profile_target, "environment_info", lambda device: {})
+    monkeypatch.setattr(profile_target, "solution_or_fault", stop)
+    monkeypatch.setattr(loaded, "solution_or_fault", stop)
+    previous = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32 = not allow_tf32
+    try:
+        with pytest.raises(Stop):
+            profile_target.run_profile_target({"reference": str(ref)}, EventLog(tmp_path / "events.jsonl"))
+        assert torch.backends.cudnn.allow_tf32 is allow_tf32 and torch.backends.cuda.matmul.allow_tf32 is allow_tf32
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = previous
+        torch.set_float32_matmul_precision("highest")
+    [precision] = [event for event in read_event_log(tmp_path / "events.jsonl") if event.tag == "precision"]
+    assert precision.allow_tf32 is allow_tf32

@@ -25,6 +25,7 @@ from kernel_opt.run.events import (
     ErrorEvent,
     EventLog,
     PhaseEvent,
+    PrecisionEvent,
     WarningEvent,
     environment_info,
     one_line,
@@ -35,12 +36,16 @@ from kernel_opt.solution.loaded import call_solution, instance_maker, solution_o
 def run_profile_target(request: dict[str, Any], events: EventLog) -> None:
     import torch
 
-    from kernel_opt.solution.contract import load_reference, problem_cases
+    from kernel_opt.solution.contract import load_reference, problem_cases, set_matmul_precision
 
     if not torch.cuda.is_available():
         raise EnvironmentFault("torch sees no CUDA GPU in the profiled process")
     events.emit(EnvironmentEvent(environment_info("cuda")))
     reference = load_reference(Path(request["reference"]))
+    # The precision the correctness check and the benchmark run under: without it torch's own defaults
+    # apply here, and cuDNN's (allow_tf32 = True) profiled a float32 convolution as a TF32 kernel that
+    # neither of them ran (demo/kernelbench L2_02, H100, 2026-11-25).
+    events.emit(PrecisionEvent(**set_matmul_precision(reference.allow_tf32)))
     events.emit(PhaseEvent("load_solution"))
     solution = solution_or_fault(request)
     make = instance_maker(reference, solution, "cuda", events)
