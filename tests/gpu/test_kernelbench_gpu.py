@@ -138,3 +138,25 @@ def test_a_model_new_is_profiled_with_the_cuda_guide(tmp_path):
     assert code == 0 and summary["bottleneck"] is not None
     assert "softmax_kernel" in summary["dominant_kernel"]["name"]
     assert all(link["link"].startswith("experience/cuda/CUDA.md#") for link in summary["read_next"])
+
+
+@pytest.mark.ncu
+def test_a_float32_convolution_is_profiled_as_the_strict_kernel_the_checks_run(tmp_path):
+    """The profiled program once ran under cuDNN's own default (TF32 allowed) and profiled a tf32 kernel."""
+    from kernel_opt.commands.ncu_profile import main as profile_main
+
+    problem = CPU_FIXTURES / "problems" / "4_Conv2d_ReLU_BiasAdd.py"
+    solution = tmp_path / "conv_model_new.py"
+    solution.write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+        "    def __init__(self, in_channels, out_channels, kernel_size, bias_shape):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)\n"
+        "        self.bias = nn.Parameter(torch.randn(bias_shape))\n\n"
+        "    def forward(self, x):\n"
+        "        return torch.relu(self.conv(x)) + self.bias\n")
+    code = profile_main([str(solution), "--ref", str(problem), "--output-dir", str(tmp_path / "out"),
+                         "--batch_size=32", "--in_channels=64", "--out_channels=128", "--height=64", "--width=64"])
+    summary = json.loads((tmp_path / "out" / "ncu_summary.json").read_text())
+    names = [kernel["name"] for kernel in summary["kernels"]]
+    assert code == 0 and names and not any("tf32" in name.lower() for name in names), names
