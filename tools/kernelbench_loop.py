@@ -229,7 +229,7 @@ def summary(driver: Driver, out: Path) -> list[str]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path, help="where logs, the table and copies of the run folders go")
+    parser.add_argument("out", type=Path, help="where logs, the table and runs.tar.gz (the run folders) go")
     parser.add_argument("--versions", default="v0", help="comma-separated versions to evaluate (default v0)")
     parser.add_argument("--only", default="", help="comma-separated problem names (default: every problem)")
     parser.add_argument("--eager-only", action="store_true", help="only time each problem's Model in eager")

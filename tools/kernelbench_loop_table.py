@@ -21,8 +21,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+SCRIPTS = Path(__file__).resolve().parents[1] / "skills" / "kernel-opt-skill" / "scripts"
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
+from kernel_opt.core.errors import KernelOptError  # noqa: E402
+from kernel_opt.measure.records import EAGER_BASELINE, BenchmarkReport  # noqa: E402
+
 MISSING = "—"
-COMPILE_PREFIX = "torch.compile"  # the benchmark names each mode's baseline "torch.compile (MODE)"
 
 
 @dataclass
@@ -50,12 +55,12 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _baseline_medians(benchmark: dict[str, Any]) -> tuple[float | None, float | None]:
-    """(eager median, fastest torch.compile median) among the baselines that were timed."""
-    timed = [b for b in benchmark.get("baselines") or [] if b.get("median_us") is not None and not b.get("error")]
-    eager = next((b["median_us"] for b in timed if b.get("name") == "eager"), None)
-    compiled = [b["median_us"] for b in timed if str(b.get("name", "")).startswith(COMPILE_PREFIX)]
-    return eager, min(compiled) if compiled else None
+def _benchmark(payload: dict[str, Any]) -> BenchmarkReport | None:
+    """The benchmark record, or None where there is none or it is not one (its row then shows "—")."""
+    try:
+        return BenchmarkReport.from_dict(payload) if payload else None
+    except KernelOptError:
+        return None
 
 
 def first_advice(evaluation: dict[str, Any], profile: dict[str, Any]) -> str | None:
@@ -74,18 +79,19 @@ def loop_row(run: Path, version: str) -> LoopRow:
     """The row of `version` in the run folder `run` (a problem's name is its folder's name)."""
     folder = run / version
     evaluation = _read(folder / "evaluation.json")
-    benchmark = _read(folder / "benchmark.json")
+    benchmark = _benchmark(_read(folder / "benchmark.json"))
     profile = _read(folder / "ncu_summary.json")
-    eager, compiled = _baseline_medians(benchmark)
+    fastest = benchmark.fastest_compile() if benchmark else None
     return LoopRow(
         problem=run.name, version=version,
         state=evaluation.get("state") or ("not evaluated" if folder.is_dir() else "no such version"),
         exit_code=evaluation.get("exit_code"),
-        solution_us=(benchmark.get("solution") or {}).get("median_us"),
-        eager_us=eager, compile_us=compiled,
-        best_baseline=benchmark.get("best_baseline"),
-        speedup_vs_best=benchmark.get("speedup_vs_best_baseline"),
-        percent_of_ceiling=benchmark.get("percent_of_ceiling"),
+        solution_us=benchmark.median_us if benchmark else None,
+        eager_us=benchmark.baseline_medians().get(EAGER_BASELINE) if benchmark else None,
+        compile_us=fastest[1] if fastest else None,
+        best_baseline=benchmark.best_baseline if benchmark else None,
+        speedup_vs_best=benchmark.speedup_vs_best_baseline if benchmark else None,
+        percent_of_ceiling=benchmark.percent_of_ceiling if benchmark else None,
         bottleneck=profile.get("bottleneck"),
         advice=first_advice(evaluation, profile))
 

@@ -23,9 +23,13 @@ DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may s
 OLDER_PRIMARY_SOURCES = ("measured", "datasheet")
 
 
+COMPILE_BASELINE_PREFIX = "torch.compile"
+EAGER_BASELINE = "eager"
+
+
 def compile_baseline_name(mode: str) -> str:
     """The name a torch.compile baseline's entry carries: "torch.compile (default)"."""
-    return f"torch.compile ({mode})"
+    return f"{COMPILE_BASELINE_PREFIX} ({mode})"
 
 
 @dataclass
@@ -164,6 +168,16 @@ class BenchmarkReport:
     @property
     def gpu_name(self) -> str | None:
         return self.gpu.get("name")
+
+    def baseline_medians(self) -> dict[str, float]:
+        """Each baseline that was timed: its name -> median (us)."""
+        return {entry.name: entry.median_us for entry in self.baselines if entry.median_us and not entry.error}
+
+    def fastest_compile(self) -> tuple[str, float] | None:
+        """The fastest torch.compile mode timed: (its baseline's name, median us); None when none was."""
+        compiled = {name: median for name, median in self.baseline_medians().items()
+                    if name.startswith(COMPILE_BASELINE_PREFIX)}
+        return min(compiled.items(), key=lambda item: item[1]) if compiled else None
 
     def roofline_points(self) -> dict[str, dict[str, Any]]:
         """Roofline points by the ceilings they are against ("measured", "same-size copy", "datasheet")."""

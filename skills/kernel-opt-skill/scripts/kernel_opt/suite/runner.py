@@ -28,7 +28,7 @@ from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.env.device import resolve_device
 from kernel_opt.measure.benchmark import DEFAULT_BASELINES, DEFAULT_COMPILE_MODES, BenchmarkRequest, benchmark_solution
-from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.records import EAGER_BASELINE, BenchmarkReport
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
 from kernel_opt.run.events import one_line
 from kernel_opt.solution.dims import check_dims
@@ -198,12 +198,10 @@ def _read_benchmark(entry: EvalEntry, report: BenchmarkReport) -> None:
         return
     entry.timed, entry.solution_us = True, report.median_us
     entry.percent_of_ceiling = report.percent_of_ceiling
-    timed = {baseline.name: baseline.median_us for baseline in report.baselines if baseline.median_us}
-    entry.eager_us = timed.get("eager")
-    compiled = {name: value for name, value in timed.items() if name.startswith("torch.compile")}
-    if compiled:
-        entry.compile_mode = min(compiled, key=compiled.get)
-        entry.compile_us = compiled[entry.compile_mode]
+    entry.eager_us = report.baseline_medians().get(EAGER_BASELINE)
+    fastest = report.fastest_compile()
+    if fastest is not None:
+        entry.compile_mode, entry.compile_us = fastest
     if entry.solution_us:
         entry.speedup_vs_eager = entry.eager_us / entry.solution_us if entry.eager_us else None
         entry.speedup_vs_compile = entry.compile_us / entry.solution_us if entry.compile_us else None
