@@ -96,9 +96,8 @@ class ModelNewBackend(Backend):
         return None
 
     def analyze(self, request: AnalysisInputs):
-        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
         from kernel_opt.backends.modelnew.static_analysis import analyze_model_new
-        from kernel_opt.env.device import gpu_arch_if_any
+        from kernel_opt.backends.triton.compile_only import compile_target
 
         reason = self.static_analysis_unavailable(request.solution)
         if reason is not None:
@@ -107,10 +106,8 @@ class ModelNewBackend(Backend):
             raise UsageError("static analysis of a ModelNew needs its KernelBench problem file: pass --ref problem.py")
         if request.options.nvcc_flags:
             raise UsageError("--nvcc-flags applies to .cu solutions")
-        arch = request.options.arch
-        target = None if arch == "auto" and gpu_arch_if_any() else normalize_arch(
-            DEFAULT_ARCH_WITHOUT_GPU if arch == "auto" else arch)
-        return analyze_model_new(request.solution, request.reference, request.dims, request.build_dir, target)
+        return analyze_model_new(request.solution, request.reference, request.dims, request.build_dir,
+                                 compile_target(request.options.arch))
 
 
 BACKEND = ModelNewBackend()

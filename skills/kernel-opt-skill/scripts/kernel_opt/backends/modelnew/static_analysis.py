@@ -14,11 +14,15 @@ float passes there and fails to compile on a GPU (demo/kernelbench L2_01's first
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.triton.compile_only import TritonCompilation, compile_only_fault, compile_only_triton
+from kernel_opt.backends.triton.compile_only import (
+    TritonCompilation,
+    compile_only_fault,
+    compile_only_triton,
+    compiler_not_interpreter,
+)
 from kernel_opt.profile.sass import StaticReport
 
 CALLER = "ModelNew.forward"
@@ -31,8 +35,7 @@ def compile_model_new(solution: Path, reference: Path, dims: dict[str, Any],
     from kernel_opt.solution.contract import load_reference, problem_cases
     from kernel_opt.solution.inputs import build_instance
 
-    interpret = os.environ.pop("TRITON_INTERPRET", None)  # the interpreter would replace compilation
-    try:
+    with compiler_not_interpreter():
         problem = load_reference(reference)
         launcher = ModelNewLauncher({"reference": str(reference), "solution": str(solution)})
         sizes = problem_cases(dims, [], problem.setup)[0]
@@ -46,9 +49,6 @@ def compile_model_new(solution: Path, reference: Path, dims: dict[str, Any],
                 if type(error).__name__ == "CompilationError" or not compiled:
                     raise compile_only_fault(error, target_arch, CALLER) from error
         return list(compiled)
-    finally:
-        if interpret is not None:
-            os.environ["TRITON_INTERPRET"] = interpret
 
 
 def analyze_model_new(solution: Path, reference: Path, dims: dict[str, Any], build_dir: Path,

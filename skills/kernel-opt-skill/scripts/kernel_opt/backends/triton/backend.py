@@ -72,17 +72,13 @@ class TritonBackend(Backend):
         return TritonLauncher(Path(request["solution"]))
 
     def analyze(self, request: AnalysisInputs):
-        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+        from kernel_opt.backends.triton.compile_only import compile_target
         from kernel_opt.backends.triton.static_analysis import analyze_triton
-        from kernel_opt.env.device import gpu_arch_if_any
 
         if request.options.nvcc_flags:
             raise UsageError("--nvcc-flags applies to CUDA solutions only")
-        arch = request.options.arch
-        # On a GPU (and no --arch) the real driver compiles for it; otherwise a named target.
-        target = None if arch == "auto" and gpu_arch_if_any() else normalize_arch(
-            DEFAULT_ARCH_WITHOUT_GPU if arch == "auto" else arch)
-        return analyze_triton(request.solution, request.reference, request.dims, request.build_dir, target)
+        return analyze_triton(request.solution, request.reference, request.dims, request.build_dir,
+                              compile_target(request.options.arch))
 
     def strategies_in_place(self, classification) -> set[str]:
         return strategies_in_place(classification)

@@ -91,6 +91,17 @@ def compile_only_triton(target_arch: str | None) -> Iterator[list[TritonCompilat
             driver_config._active = previous_driver  # reset_active() would build the real driver, which fails here
 
 
+def compile_target(arch: str) -> str | None:
+    """The target compile-only launches build for: None (this GPU's, through the real driver) on a GPU when
+    --arch is auto; otherwise the named arch, or sm_90 without a GPU."""
+    from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+    from kernel_opt.env.device import gpu_arch_if_any
+
+    if arch == "auto" and gpu_arch_if_any():
+        return None
+    return normalize_arch(DEFAULT_ARCH_WITHOUT_GPU if arch == "auto" else arch)
+
+
 def _variant(function: Any, args: tuple, kwargs: dict, kernel: Any) -> str:
     """num_warps / num_stages and the constexpr values of one compilation, for the report."""
     metadata = kernel.metadata
@@ -115,8 +126,7 @@ def compile_triton_solution(solution: Path, reference: Path | None, dims: dict[s
     from kernel_opt.solution.contract import call_with_accepted, load_reference, problem_cases
     from kernel_opt.solution.inputs import build_instance
 
-    interpret = os.environ.pop("TRITON_INTERPRET", None)  # the interpreter would replace compilation
-    try:
+    with compiler_not_interpreter():
         triton_solution = load_triton_solution(solution)
         setup = None
         if reference is not None:
@@ -139,6 +149,14 @@ def compile_triton_solution(solution: Path, reference: Path | None, dims: dict[s
                 if type(error).__name__ == "CompilationError" or not compiled:
                     raise compile_only_fault(error, target_arch) from error
         return list(compiled)
+
+
+@contextlib.contextmanager
+def compiler_not_interpreter() -> Iterator[None]:
+    """TRITON_INTERPRET unset for the block (the interpreter would replace compilation), then as it was."""
+    interpret = os.environ.pop("TRITON_INTERPRET", None)
+    try:
+        yield
     finally:
         if interpret is not None:
             os.environ["TRITON_INTERPRET"] = interpret
