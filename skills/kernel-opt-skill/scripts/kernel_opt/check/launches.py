@@ -152,18 +152,10 @@ def correctness_failures(report: CorrectnessReport) -> list[str]:
     """Every reason a correctness record failed: its cases' (summarize_failures), its launch check's, then the
     rounding probe's (a downgrade fails only under the default rule)."""
     check = launch_check_of(report)
-    rounding = [] if report.kernelbench_tolerances else rounding_failures(report)
-    return summarize_failures(report.cases) + (check.failure_sentences() if check is not None else []) + rounding
-
-
-def rounding_failures(report: CorrectnessReport) -> list[str]:
-    """The rounding probe's downgrade in words, with what to do about it (check/rounding_probe.py)."""
-    if not report.rounding_downgrades:
-        return []
-    finding = RoundingProbe.from_dict(report.rounding_probe or {}).finding()
-    return [f"{finding} (a precision downgrade; compute in float32, e.g. tl.dot(..., input_precision=\"ieee\") and "
-            "no torch.backends.cuda.matmul.allow_tf32, or say in ref.py which precision is allowed: "
-            "allow_tf32 = True, or atol/rtol)"]
+    probe = None if report.kernelbench_tolerances or not report.rounding_probe else \
+        RoundingProbe.from_dict(report.rounding_probe)
+    return (summarize_failures(report.cases) + (check.failure_sentences() if check is not None else [])
+            + (probe.failure_sentences() if probe is not None else []))
 
 
 @dataclass

@@ -176,7 +176,8 @@ class CorrectnessReport:
 
     @property
     def rounding_downgrades(self) -> list[str]:
-        """The outputs the rounding probe found ignoring an input's low bits (check/rounding_probe.py)."""
+        """The outputs the rounding probe found ignoring an input's low bits (check/rounding_probe.py writes them
+        beside its probes; read as written, since that module's child side depends on this one's neighbours)."""
         return list((self.rounding_probe or {}).get("downgraded_outputs") or [])
 
     def to_dict(self) -> dict[str, Any]:

@@ -128,6 +128,15 @@ class RoundingProbe:
                 f"and the solution's by {probe.solution_change:.3g}, so the solution computes with {probe.input!r} "
                 f"already rounded to {probe.precision}")
 
+    def failure_sentences(self) -> list[str]:
+        """Why the probe fails the check, with what to do about it; [] when it found no downgrade."""
+        finding = self.finding()
+        if finding is None:
+            return []
+        return [f"{finding} (a precision downgrade; compute in float32, e.g. tl.dot(..., input_precision=\"ieee\") "
+                "and no torch.backends.cuda.matmul.allow_tf32, or say in ref.py which precision is allowed: "
+                "allow_tf32 = True, or atol/rtol)"]
+
     def to_dict(self) -> dict[str, Any]:
         payload = asdict(self)
         payload["downgraded_outputs"] = self.downgraded_outputs
