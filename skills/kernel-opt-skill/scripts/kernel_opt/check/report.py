@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kernel_opt.check.launches import OWN, LaunchCheck, correctness_failures, kernel_base_name, launch_check_of
 from kernel_opt.check.records import CaseResult, CorrectnessReport
-from kernel_opt.check.rounding_probe import RoundingProbe
+from kernel_opt.check.rounding_probe import IGNORED_RATIO, MIN_REFERENCE_CHANGE, RoundingProbe
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
 
@@ -31,6 +31,7 @@ def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_
         launch_table=launch_table(launches) if launches is not None else "",
         rounding=RoundingProbe.from_dict(report.rounding_probe) if report.rounding_probe else None,
         rounding_table=rounding_table(report),
+        rounding_rule={"ratio": f"{IGNORED_RATIO:g}", "units": f"{MIN_REFERENCE_CHANGE / 2.0**-24:g}"},
         versions=", ".join(
             f"{key} {report.environment[key]}" for key in ("python", "torch", "triton", "cuda")
             if report.environment.get(key)
