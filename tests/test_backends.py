@@ -280,6 +280,28 @@ def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
     assert all(s.link.startswith(registry.get(s.guide).guide + "#") for s in suggestions)
 
 
+def test_a_modelnew_follows_the_guide_of_the_kernels_it_defines(tmp_path):
+    """A Triton ModelNew is profiled and advised from Triton's guide and records; load_inline or libraries: CUDA's."""
+    modelnew = registry.get("modelnew")
+    header, model = "import torch.nn as nn\n", "\nclass ModelNew(nn.Module): pass\n"
+    files = {
+        "triton_kernels.py": header + "import triton\n\n@triton.jit\ndef k(x): pass\n" + model,
+        "bare_jit.py": header + "from triton import jit\n\n@jit\ndef k(x): pass\n" + model,
+        "load_inline.py": header + "from torch.utils.cpp_extension import load_inline\n"
+                                   "ext = load_inline('e', '', cuda_sources='__global__ void k() {}')\n"
+                                   "class ModelNew(nn.Module): pass\n",
+        "library_only.py": header + "class ModelNew(nn.Module):\n    def forward(self, x): return x.relu()\n",
+    }
+    guides = {}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        guides[name] = modelnew.guide_backend(tmp_path / name)
+    assert guides == {"triton_kernels.py": "triton", "bare_jit.py": "triton", "load_inline.py": "cuda",
+                      "library_only.py": "cuda"}
+    assert modelnew.guide_backend(tmp_path / "missing.py") == "cuda"
+    assert registry.get("triton").guide_backend(tmp_path / "triton_kernels.py") == "triton"
+
+
 def test_a_guide_is_whatever_the_backend_names(toy_backend, tmp_path, monkeypatch):
     from kernel_opt.profile import guides
 

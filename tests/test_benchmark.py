@@ -207,6 +207,19 @@ def test_the_compute_floor_is_the_datasheet_peak_of_the_dtype(dtype, peak_tflops
     assert honest.verdict == "measured"
 
 
+def test_a_partial_flop_count_places_the_kernel_but_never_makes_it_invalid():
+    """FlopCounterMode's matmul count of a matmul + epilogue is a lower bound of the reference's work; a causal
+    kernel needs half of a masked full product, so no INVALID verdict may rest on it (placement.floor_flops)."""
+    flops = 2.0 * 4096**3
+    sequence = gemm_events("bfloat16", flops, flops / 989.5e12 * 1e6 * 0.9)
+    sequence[3] = {**sequence[3], "flops_source": "at least: counted by torch FlopCounterMode",
+                   "flops_lower_bound": True}
+    report = assemble(sequence)
+    assert report.verdict == "measured" and report.roofline["physical_floor"]["bound"] == "memory"
+    assert report.roofline["points"]["datasheet"]["bound"] == "compute"  # the count still places it
+    assert "at least: counted by torch FlopCounterMode" in render_markdown(report)
+
+
 def test_a_gpu_without_a_datasheet_entry_gets_no_floor_check():
     sequence = events(solution_us=1.0)
     sequence[0]["info"]["gpu"]["name"] = "NVIDIA Imaginary 1"

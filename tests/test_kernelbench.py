@@ -17,7 +17,7 @@ from kernel_opt.solution import kernelbench
 from kernel_opt.solution.contract import load_reference, plan_cases
 from kernel_opt.solution.dims import check_dims
 from kernel_opt.solution.inputs import build_instance
-from kernel_opt.solution.kernelbench_problem import WEIGHT_SEED, problem_for, released_poisoned
+from kernel_opt.solution.kernelbench_problem import WEIGHT_SEED, device_key, problem_for, released_poisoned
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
 PROBLEMS = FIXTURES / "problems"
@@ -191,6 +191,17 @@ def test_the_flop_count_sees_the_model_s_arithmetic_not_the_poisoning():
     instance = build_instance(reference.setup, {"N": 32}, 0, "cpu")
     count = count_flops(reference.reference, cloned_arguments(instance.dims, instance.values))
     assert count.flops == 2 * 32**3 and count.uncounted_operators == []  # released memory is refilled via set_
+
+
+def test_cuda_and_cuda_0_name_one_device_so_the_model_is_built_once(monkeypatch):
+    """setup() is handed "cuda" and reference() reads "cuda:0" off its tensors: one Model, not two."""
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    assert device_key("cuda") == device_key("cuda:0") == "cuda:0" and device_key("cpu") == "cpu"
+    problem = problem_for(MATMUL)
+    built = []
+    monkeypatch.setattr(problem, "build_model", lambda dims, device: built.append(device) or object())
+    monkeypatch.setattr(problem, "_models", {})
+    assert problem.model({}, "cuda") is problem.model({}, "cuda:0") and built == ["cuda"]
 
 
 def test_derived_shapes_scale_the_run_s_sizes_and_drop_what_the_model_rejects():

@@ -15,6 +15,7 @@ from kernel_opt.measure.reference_cache import (
     still_to_time,
     visible_gpu,
 )
+from kernel_opt.measure.roofline import FLOP_COUNTING
 
 H100 = SimpleNamespace(index=0, name="NVIDIA H100 80GB HBM3", driver_version="580.159.04")
 WORK = {"flops": None, "bytes": 134234112.0, "bytes_source": "ref.py bytes()", "dtype": "float16"}
@@ -79,6 +80,18 @@ def test_another_key_misses_and_a_reused_entry_is_not_stored_again(key, tmp_path
     assert [e.median_us for e in cache.baselines(key, ["eager"])] == [49.0]
     assert cache.work(key)[0]["bytes"] == 1.0
     assert len(json.loads((tmp_path / "reference_cache.json").read_text())["work"]) == 1
+
+
+def test_work_counted_another_way_is_counted_again_while_the_baselines_are_reused(key, tmp_path):
+    """Runs from before FLOP_COUNTING "FlopCounterMode/2" hold no FLOPs for a matmul + epilogue: recount them."""
+    path = tmp_path / "reference_cache.json"
+    ReferenceCache(path).remember(key, [entry("eager", 50.0)], WORK, by="v0")
+    stored = json.loads(path.read_text())
+    assert stored["work"][0]["counting"] == FLOP_COUNTING
+    del stored["work"][0]["counting"]  # as a file written before the counting changed
+    path.write_text(json.dumps(stored))
+    assert ReferenceCache(path).work(key) is None
+    assert [e.median_us for e in ReferenceCache(path).baselines(key, ["eager"])] == [50.0]
 
 
 def test_a_foreign_file_is_bad_input(key, tmp_path):

@@ -148,20 +148,34 @@ def test_flop_counter_works_on_meta_tensors_and_views():
 
 def test_elementwise_reference_has_no_flop_count():
     count = roofline.count_flops(lambda x, y: x + y, {"x": torch.randn(100), "y": torch.randn(100)})
-    assert count.flops is None
+    assert count.flops is None and count.complete is False
     assert count.counted_flops == 0
     assert "aten.add" in count.uncounted_operators
-    assert "flops(**dims)" in count.reason
+    assert "flops(**dims)" in count.reason and "aten.add" in count.reason
 
 
-def test_matmul_plus_softmax_keeps_the_partial_count_but_returns_none():
+def test_matmul_plus_softmax_is_counted_as_a_lower_bound_naming_what_was_left_out():
     m, n, k = 32, 16, 8
     count = roofline.count_flops(
         lambda a, b: torch.softmax(a @ b, dim=-1), {"a": torch.randn(m, k), "b": torch.randn(k, n)}
     )
-    assert count.flops is None
-    assert count.counted_flops == 2 * m * n * k
+    assert count.flops == count.counted_flops == 2 * m * n * k and count.complete is False
     assert "aten._softmax" in count.uncounted_operators
+    assert count.reason.startswith("a lower bound") and "aten._softmax" in count.reason
+
+
+def test_what_a_first_call_builds_is_not_counted_as_one_call_s_work():
+    m, n, k = 16, 12, 8
+    built = {}
+
+    def reference(a, out):
+        if "weight" not in built:  # a first call builds and initialises what later calls reuse
+            built["weight"] = torch.randn(k, n)
+            torch.mm(torch.randn(m, k), built["weight"])  # and runs a forward to find shapes
+        out.copy_(a @ built["weight"])
+
+    count = roofline.count_flops(reference, {"a": torch.randn(m, k), "out": torch.empty(m, n)})
+    assert count.flops == 2 * m * n * k and count.complete and count.uncounted_operators == []
 
 
 def test_reference_that_only_copies_has_no_flop_count():

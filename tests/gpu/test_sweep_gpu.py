@@ -51,8 +51,10 @@ def test_a_two_size_sweep_of_the_triton_softmax_is_sane(reference_dir, tmp_path)
         assert solution["time_us"] > 0 and reference["time_us"] > 0 and solution["runs"] == 3
         assert math.isfinite(point["speedup_vs_reference"]) and point["speedup_vs_reference"] > 0
         assert solution["kernels"] == ["softmax_kernel"] and reference["kernels"]
-        # caches are flushed before every replay: DRAM moves about the counted minimum, never far less
-        assert 0.8 * counted < solution["dram_bytes"] < 2.0 * counted
+        # Caches are flushed before every replay, so the input comes from DRAM; the output may still sit in the
+        # 50 MB L2 when the kernel ends (H100, N=1024: 17.19 MB of DRAM traffic for 16.8 MB read and 16.8 MB
+        # written), since ncu counts only the write-backs made during the kernel. So: at least the bytes read.
+        assert 0.95 * counted / 2 < solution["dram_bytes"] < 2.0 * counted
         # The same-size copy ran as a kernel ncu could see (a plain copy_ is a cudaMemcpy it cannot), and is a roof:
         # no honest kernel passes 100% of the stricter of it and the other roofs.
         assert 1000 < point["copy_bandwidth_gbps"] < 5000

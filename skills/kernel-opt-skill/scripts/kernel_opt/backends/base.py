@@ -276,6 +276,10 @@ class Backend(ABC):
         """What in the source will distort a benchmark, read before timing it."""
         return []
 
+    def guide_backend(self, solution: Path) -> str:
+        """The backend whose guide and experience records fit this solution: strategies_from, else this one."""
+        return self.strategies_from or self.name
+
     def strategies_in_place(self, classification: Any) -> set[str]:
         """Strategies the kernel's design already shows (e.g. wgmma in its SASS): never suggested again."""
         return set()

@@ -482,7 +482,9 @@ def _recommend_step(evaluation: Evaluation) -> None:
         return
     best = best_so_far(list_versions(evaluation.out, evaluation.run)) or evaluation.version
     chip = best.gpu_name or evaluation.version.gpu_name
-    request = RecommendRequest(kernel=evaluation.run.kernel_name, backend=evaluation.run.backend, chip=chip,
+    # the guide the best version's kernels follow: a Triton ModelNew's records are Triton's
+    backend = registry.get(evaluation.run.backend).guide_backend(Path(best.solution))
+    request = RecommendRequest(kernel=evaluation.run.kernel_name, backend=backend, chip=chip,
                                bottleneck=best.bottleneck, limit=RECOMMENDATIONS_SHOWN)
 
     def recommend() -> StepOutcome:

@@ -411,7 +411,7 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     report.roofline["points"] = points
     bandwidths = {"measured copy": measured.memory_bandwidth_gbps if measured else None,
                   "same-size copy": copy_bandwidth}
-    floor = placement.physical_floor(time_us, flops, traffic, dtype, sheet,
+    floor = placement.physical_floor(time_us, placement.floor_flops(report.work), traffic, dtype, sheet,
                                      {name: value for name, value in bandwidths.items() if value},
                                      measured.peak_tflops(dtype, allow_tf32) if measured else None)
     if floor is None:

@@ -312,9 +312,10 @@ def problem_work(reference, values: dict[str, Any], outputs: list[str], dims: di
         work.update(flops=float(call_with_accepted(reference.flops, dims)), flops_source="ref.py flops()")
     else:
         count = roofline.count_flops(reference.reference, cloned_arguments(dims, values))
-        work.update(flops=count.flops,
-                    flops_source="counted by torch FlopCounterMode" if count.flops is not None else None,
-                    flops_note=count.reason)
+        source = None if count.flops is None else (
+            "counted by torch FlopCounterMode" if count.complete else "at least: counted by torch FlopCounterMode")
+        work.update(flops=count.flops, flops_source=source, flops_note=count.reason,
+                    flops_lower_bound=count.flops is not None and not count.complete)
     if reference.bytes is not None:
         work.update(bytes=float(call_with_accepted(reference.bytes, dims)), bytes_source="ref.py bytes()")
     else:

@@ -92,6 +92,17 @@ def datasheet_compute_limit(sheet: GpuDatasheet, dtype: str) -> tuple[float | No
     return value, f"{value:g} TFLOP/s ({sheet.display_name} datasheet, {label}, at its max boost clock)"
 
 
+def floor_flops(work: dict[str, Any]) -> float | None:
+    """The FLOPs a physical floor may rest on: a complete count only.
+
+    A partial count (measure/roofline.count_flops: the matmul of a matmul + GELU) is a lower bound
+    of the reference's arithmetic, not of every honest solution's: a causal mask applied after a
+    full QK^T counts twice the products a kernel that skips the masked blocks needs. It places a
+    kernel under the compute roof, but an INVALID verdict must never rest on it.
+    """
+    return None if work.get("flops_lower_bound") else work.get("flops")
+
+
 def physical_floor(time_us: float, flops: float | None, traffic_bytes: float, dtype: str,
                    sheet: GpuDatasheet | None, measured_bandwidths_gbps: dict[str, float],
                    measured_tflops: float | None) -> PhysicalFloor | None:

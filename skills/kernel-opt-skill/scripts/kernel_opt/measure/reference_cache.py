@@ -25,6 +25,7 @@ from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
 from kernel_opt.core.records import check_schema, now_iso
 from kernel_opt.measure.records import TimedEntry, compile_baseline_name
+from kernel_opt.measure.roofline import FLOP_COUNTING
 
 REFERENCE_CACHE_FILE = "reference_cache.json"
 REFERENCE_CACHE_SCHEMA = "kernel_opt.reference_cache/1"
@@ -102,8 +103,9 @@ class ReferenceCache:
         return found
 
     def work(self, key: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-        """The work counted under this key, and where it came from; None when there is none."""
-        item = next((item for item in reversed(self._payload()["work"]) if item.get("key") == key), None)
+        """The work counted under this key the current way (FLOP_COUNTING), and where it came from; else None."""
+        item = next((item for item in reversed(self._payload()["work"])
+                     if item.get("key") == key and item.get("counting") == FLOP_COUNTING), None)
         if item is None or not isinstance(item.get("work"), dict):
             return None
         return dict(item["work"]), f"counted by {item.get('by')} at {item.get('at')} ({self.path.name})"
@@ -124,5 +126,5 @@ class ReferenceCache:
         payload["baselines"] += [{"key": key, "entry": entry.to_dict(), "by": by, "at": stamp} for entry in fresh]
         if work:
             payload["work"] = [item for item in payload["work"] if item.get("key") != key]
-            payload["work"].append({"key": key, "work": work, "by": by, "at": stamp})
+            payload["work"].append({"key": key, "work": work, "counting": FLOP_COUNTING, "by": by, "at": stamp})
         write_json_atomic(self.path, {"schema": REFERENCE_CACHE_SCHEMA, **payload})

@@ -296,14 +296,20 @@ _DATA_MOVEMENT_OPERATORS = frozenset(
 )
 
 
+# How count_flops counts, stored with every cached count (measure/reference_cache.py): a count made
+# another way is counted again. 2: one warm-up call before counting; partial counts kept as lower bounds.
+FLOP_COUNTING = "FlopCounterMode/2"
+
+
 @dataclass(frozen=True)
 class FlopCount:
     """FLOPs of one reference call as `torch.utils.flop_counter.FlopCounterMode` counts them.
 
-    `flops` is None when the count is incomplete: the reference ran operators the counter has
-    no formula for (`uncounted_operators`), or it counted nothing. `counted_flops` keeps what
-    was counted either way (e.g. the matmul inside a matmul + bias + softmax), and `reason`
-    says why `flops` is None.
+    `flops` is the count, or None when the counter counted nothing. When the reference also ran
+    operators the counter has no formula for (`uncounted_operators`: elementwise, reductions,
+    softmax), `complete` is False and `flops` is a lower bound: the matmul of a linear + GELU is
+    counted, the GELU is not. A lower bound keeps the physical floor a floor and places a GEMM
+    with an epilogue under the compute roof where it belongs; `reason` says what was left out.
     """
 
     flops: int | None
@@ -311,6 +317,7 @@ class FlopCount:
     by_operator: dict[str, int] = field(default_factory=dict)
     uncounted_operators: list[str] = field(default_factory=list)
     reason: str | None = None
+    complete: bool = True
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -322,9 +329,13 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
     FlopCounterMode knows formulas for matrix products, convolutions and attention (mm,
     addmm, bmm, baddbmm, _scaled_mm, convolution, scaled-dot-product attention variants)
     and nothing else: elementwise, reduction, softmax and normalisation work counts as 0.
-    So the count is returned only when every arithmetic operator the reference ran is one
-    the counter knows; otherwise `flops` is None with the operators listed, and the FLOPs
-    should come from ref.py's `flops(**dims)` (e.g. 1 FLOP per element for a vector add).
+    So a count is complete only when every arithmetic operator the reference ran is one the
+    counter knows; otherwise it is a lower bound with the operators listed (ref.py's
+    `flops(**dims)` gives the full count, e.g. 1 FLOP per element for a vector add).
+
+    The reference is called once before counting: a first call may build what later calls
+    reuse (a KernelBench Model and its weights, a cached plan), and that work, with its random
+    initialisers and a shape-finding forward, is not one call's arithmetic.
 
     kwargs may hold meta tensors (`torch.empty(shape, dtype=..., device="meta")`): counting
     needs only shapes, so no GPU time or memory is spent.
@@ -341,6 +352,7 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
             self.operators.append(func)
             return func(*args, **(kwargs or {}))
 
+    reference(**kwargs)
     with FlopCounterMode(display=False) as counter, _OperatorRecorder() as recorder:
         reference(**kwargs)
 
@@ -359,14 +371,12 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
         if name not in uncounted:
             uncounted.append(name)
 
-    if uncounted:
-        reason = (
-            f"FlopCounterMode has no FLOP formula for {', '.join(uncounted)} (it counts matmul, "
-            "convolution and attention only); give flops(**dims) in ref.py"
-        )
-        return FlopCount(None, counted, by_operator, uncounted, reason)
     if counted == 0:
-        return FlopCount(
-            None, 0, by_operator, [], "FlopCounterMode counted no FLOPs; give flops(**dims) in ref.py"
-        )
+        reason = ("FlopCounterMode counted no FLOPs" + (f" (it has no formula for {', '.join(uncounted)}: it counts "
+                  "matmul, convolution and attention only)" if uncounted else "") + "; give flops(**dims) in ref.py")
+        return FlopCount(None, 0, by_operator, uncounted, reason, complete=False)
+    if uncounted:
+        reason = (f"a lower bound: FlopCounterMode counts matmul, convolution and attention only, and "
+                  f"{', '.join(uncounted)} ran uncounted; give flops(**dims) in ref.py for the full count")
+        return FlopCount(counted, counted, by_operator, uncounted, reason, complete=False)
     return FlopCount(counted, counted, by_operator, [], None)

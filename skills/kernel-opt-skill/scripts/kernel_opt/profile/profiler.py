@@ -90,7 +90,7 @@ def profile_solution(request: ProfileRequest) -> NcuSummary:
         backend = registry.detect(solution, request.backend)
         baseline = _read_baseline(request.baseline)
         report_path, ncu_path, collection = _profile(request, backend, solution, reference)
-        backends = (backend,)
+        backends = (registry.get(backend).guide_backend(solution),)  # a Triton ModelNew: Triton's guide
     profile = reading.read_profile(report_path, ncu_path)
     collection.reader = profile.reader
     # static_analysis.py's output in the same folder, when present: the SASS the verdict reads

@@ -148,7 +148,7 @@ class KernelBenchProblem:
 
     def model(self, dims: dict[str, Any], device: str):
         """The Model for these sizes on `device`, built once; its weights are never changed afterwards."""
-        key = (self.overrides(dims), str(device))
+        key = (self.overrides(dims), device_key(device))
         if key not in self._models:
             self._models[key] = self.build_model(dims, device)
         return self._models[key]
@@ -174,7 +174,7 @@ class KernelBenchProblem:
 
     def arguments(self, dims: dict[str, Any], device: str, inputs: list[Any] | None = None) -> Arguments:
         """The argument names at these sizes (outputs found by one forward on `inputs`, seed 0's by default)."""
-        key = (self.overrides(dims), str(device))
+        key = (self.overrides(dims), device_key(device))
         if key not in self._arguments:
             model = self.model(dims, device)
             inputs = self.inputs(dims, 0, device) if inputs is None else inputs
@@ -336,6 +336,20 @@ def _to_device(value: Any, device: str) -> Any:
     import torch
 
     return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def device_key(device: Any) -> str:
+    """One name per device: setup() is handed "cuda", reference() finds "cuda:0" on its tensors.
+
+    Keyed apart, the Model was built a second time inside the first reference() call, that is
+    inside the benchmark's FLOP count (its random initialisers and shape-finding forward counted).
+    """
+    import torch
+
+    resolved = torch.device(device)
+    if resolved.type == "cuda" and resolved.index is None:
+        resolved = torch.device("cuda", torch.cuda.current_device())
+    return str(resolved)
 
 
 def _device_of(kwargs: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ _DEFINES_MODEL_NEW = re.compile(r"^class\s+ModelNew\b", re.MULTILINE)
 _BUILDS_CUDA = re.compile(r"\bcuda_sources\b|\bload_inline\b|\bcpp_extension\b|__global__")
 # Source that defines a kernel of its own (CUDA through an extension, raw CUDA, Triton); without any,
 # the ModelNew only calls libraries (torch ops, cuBLAS, cuDNN).
+_TRITON_KERNEL = re.compile(r"\btriton\.jit\b|^\s*@\s*jit\b", re.MULTILINE)
 _OWN_KERNEL = re.compile(r"\bload_inline\b|\bcpp_extension\b|__global__|\btriton\.jit\b|@\s*jit\b|\bRawKernel\b")
 EXTENSIONS_DIR = "torch_extensions"
 
@@ -55,6 +56,14 @@ class ModelNewBackend(Backend):
     def claims(self, solution: Path, source: str | None) -> bool:
         """A .py that defines class ModelNew at top level."""
         return solution.suffix == ".py" and source is not None and bool(_DEFINES_MODEL_NEW.search(source))
+
+    def guide_backend(self, solution: Path) -> str:
+        """Triton's guide for a ModelNew whose kernels are Triton's, else CUDA's (load_inline kernels, libraries)."""
+        try:
+            source = solution.read_text(errors="replace")
+        except OSError:
+            return "cuda"
+        return "triton" if _TRITON_KERNEL.search(source) and not _BUILDS_CUDA.search(source) else "cuda"
 
     def prepare(self, solution: Path, device: str, build_dir: Path, options: BuildOptions,
                 notes: list[str]) -> Prepared:

@@ -192,7 +192,7 @@ def _place(measurement: Measurement, work: dict[str, Any], roofs: Roofs, copy_gb
     bandwidths = {"measured copy": roofs.measured.memory_bandwidth_gbps if roofs.measured else None,
                   "same-size copy": copy_gbps}
     floor = placement.physical_floor(
-        measurement.time_us, flops, traffic, dtype, roofs.sheet,
+        measurement.time_us, placement.floor_flops(work), traffic, dtype, roofs.sheet,
         {name: value for name, value in bandwidths.items() if value},
         roofs.measured.peak_tflops(dtype, allow_tf32) if roofs.measured else None)
     if floor is not None and floor.beaten:
