@@ -281,7 +281,7 @@ def test_wrong_timed_outputs_name_the_cause_the_checks_point_at():
     report = assemble(sequence)
     [message] = [w for w in report.warnings if w.startswith("the outputs of the timed calls are wrong (solution)")]
     assert "reuses results from earlier calls" in message
-    assert report.failure_reason() == ""  # nothing else: the summary falls back to this warning
+    assert report.failure_reason() == message  # what evaluate's step line and every summary print
 
 
 def test_interleaved_comparison_gets_a_verdict():

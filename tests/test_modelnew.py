@@ -141,6 +141,29 @@ def test_weights_are_copied_by_name_where_the_shapes_agree():
                     "shape (not copied): bias; Model weights it has no place for: conv.weight")
 
 
+def test_a_model_new_built_on_unfilled_buffers_still_gets_the_model_s_weights(monkeypatch):
+    """The benchmark builds an --against version on fresh buffer sets whose weights hold no values yet (NaN here):
+    ModelNew's weights come from the problem's Model, so its outputs are the reference's."""
+    from kernel_opt.backends.modelnew.launcher import ModelNewLauncher
+    from kernel_opt.solution.kernelbench_problem import problem_for
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    name = "2_Gemm_Multiply_ReLU"
+    problem = problem_for(PROBLEMS / f"{name}.py")
+    values = problem.setup(0, "cpu", {})["inputs"]
+    expected = {key: value.clone() for key, value in values.items()}
+    problem.reference(**expected)
+    weights = set(problem.arguments(problem.sizes({}), "cpu").weights)
+    assert weights == {"gemm_weight", "gemm_bias"}
+    unfilled = {key: torch.full_like(value, float("nan")) if key in weights or key == "output" else value
+                for key, value in values.items()}
+    launcher = ModelNewLauncher({"reference": str(PROBLEMS / f"{name}.py"), "solution": str(SOLUTIONS / f"{name}.py")})
+    call = launcher.prepared(unfilled, {}, ["output"])
+    call()
+    deliver_outputs(call)
+    assert torch.allclose(unfilled["output"], expected["output"], atol=1e-5) and unfilled["output"].abs().sum() > 0
+
+
 # --- through the real check (child process, CPU) -----------------------------------------------------
 
 

@@ -198,7 +198,12 @@ class BenchmarkReport:
         """Why nothing was timed, or why the time counts for nothing: the error, the floor beaten, the failures."""
         if self.verdict == "invalid":
             return (self.roofline.get("physical_floor") or {}).get("message") or "faster than the physical floor"
-        return (self.error or {}).get("message") or "; ".join(self.correctness.get("failures") or [])
+        reason = (self.error or {}).get("message") or "; ".join(self.correctness.get("failures") or [])
+        if not reason and not all(check.get("passed", True) for check in self.post_timing_check.values()):
+            from kernel_opt.measure.timed_outputs import wrong_timed_outputs_text
+
+            return wrong_timed_outputs_text(self.post_timing_check, self.launch_check())
+        return reason
 
     def launch_check(self) -> LaunchCheck | None:
         """The correctness gate's launch check (the kernels its profiled call ran); None in older records."""

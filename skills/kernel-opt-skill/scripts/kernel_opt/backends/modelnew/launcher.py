@@ -7,9 +7,12 @@
   torch.manual_seed(42), then torch.manual_seed(42) and ModelNew(*init_inputs), as KernelBench's
   eval does; the solution file's module constants of the same name take the run's sizes first.
 - Weights: the Model's state_dict is copied into ModelNew by name (load_state_dict, strict=False,
-  only where the shapes agree). KernelBench copies nothing and relies on both models drawing the
-  same numbers from the same seed; copying is exact wherever the names match, and the seed still
-  covers parameters named otherwise. Which were copied, which ModelNew initialised itself and
+  only where the shapes agree), from the problem's own Model, never from a call's buffers: the
+  benchmark builds an --against version on fresh, unfilled buffer sets (measure/benchmark_child.py),
+  and a ModelNew built from those got garbage weights (H100, 2026-11-25: five v0s "wrong" beside
+  their v1). KernelBench copies nothing and relies on both models drawing the same numbers from
+  the same seed; copying is exact wherever the names match, and the seed still covers parameters
+  named otherwise. Which were copied, which ModelNew initialised itself and
   which Model weights found no place is written to the run's notes.
 - Calls: `model(*inputs)` returns the outputs; backends.base.ReturningCall keeps them and
   delivers them into the checked buffers outside the timed region.
@@ -62,7 +65,7 @@ class ModelNewLauncher(Launcher):
         device = next(str(v.device) for v in values.values() if isinstance(v, torch.Tensor))
         sizes = self.problem.sizes(dims)
         arguments = self.problem.arguments(sizes, device)
-        model = self._model(sizes, device, values, arguments)
+        model = self._model(sizes, device, arguments)
         inputs = tuple(values[name] for name in arguments.inputs)
         return ReturningCall(lambda: model(*inputs), values, outputs, self._note_reused_memory)
 
@@ -70,7 +73,7 @@ class ModelNewLauncher(Launcher):
         """The Model's weights: copied into ModelNew when it is built for a size, never passed to forward."""
         return frozenset(self.problem.arguments(self.problem.sizes(dims), device).weights)
 
-    def _model(self, sizes: dict[str, Any], device: str, values: dict[str, Any], arguments: Arguments):
+    def _model(self, sizes: dict[str, Any], device: str, arguments: Arguments):
         """ModelNew for these sizes, built and given the Model's weights once (they depend on the sizes alone)."""
         import torch
 
@@ -90,7 +93,8 @@ class ModelNewLauncher(Launcher):
             raise SolutionError(f"ModelNew(*get_init_inputs()) raised {one_line(error)}", kind="load_error") from error
         for parameter in model.parameters():
             parameter.requires_grad_(False)  # no autograd graph on any call, as for the Model
-        self._note(copy_weights(model, {key: values[argument] for argument, key in arguments.weights.items()}))
+        weights = self.problem.model(sizes, device).state_dict()  # what setup() hands every call, cloned
+        self._note(copy_weights(model, {key: weights[key] for key in arguments.weights.values()}))
         self._models[key] = model
         return model
 
