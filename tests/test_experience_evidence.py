@@ -191,3 +191,16 @@ def test_record_json_is_plain(tmp_path):
     _, v3 = _run(tmp_path)
     line = build_record({"kernel": "softmax", "optimization": "x"}, read_version(v3)).record.to_json_line()
     assert json.loads(line)["speedup"] == 1.4
+
+
+@pytest.mark.parametrize("source, backend", [
+    ("import triton\n\n@triton.jit\ndef k(x): pass\n\nclass ModelNew: pass\n", "triton"),
+    ("from torch.utils.cpp_extension import load_inline\n\nclass ModelNew: pass\n", "cuda"),
+])
+def test_a_model_new_is_filed_under_the_kernels_it_defines(tmp_path, source, backend):
+    """evaluate asks recommend about a Triton ModelNew as Triton (Backend.guide_backend): its records say triton."""
+    _, v3 = _run(tmp_path)
+    correctness = json.loads((v3 / "correctness.json").read_text())
+    write_json(v3 / "correctness.json", {**correctness, "backend": "modelnew", "solution": "/on/the/gpu/host/v3/v3.py"})
+    (v3 / "v3.py").write_text(source)
+    assert read_version(v3).backend == backend

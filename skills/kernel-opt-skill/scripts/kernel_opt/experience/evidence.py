@@ -199,10 +199,19 @@ def _read_correctness(evidence: VersionEvidence, version_dir: Path) -> None:
         evidence.not_measured.append(f"correctness: {path} not found")
         return
     evidence.correct = None if correctness.verdict is None else correctness.passed
-    evidence.backend = normalize_backend(_checked(correctness.backend, "backend", (str,), path),
-                                         field=f"{path}: backend")
+    evidence.backend = _guide_backend(normalize_backend(_checked(correctness.backend, "backend", (str,), path),
+                                                        field=f"{path}: backend"), correctness.solution, version_dir)
     evidence.dims = _checked(correctness.dims, "dims", (dict,), path)
     evidence.chip = _chip(correctness.device, "device", path)
+
+
+def _guide_backend(backend: str | None, solution: str | None, version_dir: Path) -> str | None:
+    """A ModelNew's record is filed under the kernels it defines (Triton's or CUDA's), as evaluate queries them."""
+    from kernel_opt.backends import registry
+
+    if backend is None or backend not in registry.names() or not solution:
+        return backend
+    return registry.get(backend).guide_backend(version_dir / Path(solution).name)
 
 
 def _read_benchmark(evidence: VersionEvidence, version_dir: Path) -> None:
