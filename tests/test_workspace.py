@@ -216,6 +216,20 @@ def test_a_neutral_version_does_not_replace_the_best_whatever_its_median(tmp_pat
     assert json.loads((out / "v3" / "version.json").read_text())["parent"] == "v1"
 
 
+@pytest.mark.parametrize("speedup, ci, best", [
+    (1.040, (1.039, 1.041), "v1"),  # H100 smooth-L1, one kernel for three: past the 2% bias, kept
+    (1.040, (0.990, 1.090), "v0"),  # the same estimate with an interval reaching 1: no evidence
+    (1.015, (1.014, 1.016), "v0"),  # inside the comparison's own 2% bias
+])
+def test_a_neutral_gain_past_the_comparison_s_bias_becomes_the_best(tmp_path, speedup, ci, best):
+    out = tmp_path / "run"
+    make_run(out, iterations=3)
+    write_version(out, 0, median_us=183.1, ncu_fixture="memory_streaming")
+    write_version(out, 1, median_us=176.6, ncu_fixture="memory_streaming", against="v0", speedup=speedup,
+                  ci=ci, verdict="neutral", parent="v0")
+    assert run_status(out).best.name == best
+
+
 def test_unfilled_template_names_each_slot(tmp_path, capsys):
     out = tmp_path / "run"
     synthetic_run(out, iterations=4)

@@ -42,6 +42,7 @@ from kernel_opt.loop.records import (
     read_run_record,
     read_version_record,
 )
+from kernel_opt.measure.verdicts import clearly_faster
 
 HYPOTHESIS_FILE = "hypothesis.txt"
 _VERSION_DIR = re.compile(r"^v(\d+)$")
@@ -146,6 +147,7 @@ class VersionState:
     target_reached: bool | None = None
     compared_with: str | None = None  # the version benchmark.json's comparison was against
     comparison_speedup: float | None = None
+    comparison_ci_low: float | None = None
     comparison_verdict: str | None = None
     bottleneck: str | None = None
     memory_limiter: str | None = None
@@ -211,6 +213,7 @@ def read_version(out: Path, number: int, run: RunRecord | None = None) -> Versio
         if benchmark.comparison is not None:
             state.compared_with = benchmark.comparison.against_folder()
             state.comparison_speedup = benchmark.comparison.speedup
+            state.comparison_ci_low = benchmark.comparison.ci_low
             state.comparison_verdict = benchmark.comparison.verdict
     profile = read_profile(folder)
     if profile is not None:
@@ -231,10 +234,11 @@ def best_measured(versions: list[VersionState], below: int | None = None) -> Ver
     """The best measured-and-correct version (optionally among those numbered below `below`).
 
     The interleaved comparisons decide, in version order: a version replaces the best so far
-    only when it was compared with that very version and the verdict was a success. A neutral
-    result keeps the older version, which needs no new evidence; medians from separate runs
-    differ by a few percent between processes, so they must not promote a version that its
-    own interleaved comparison found no faster. A version with no comparison against the
+    only when it was compared with that very version and found faster beyond the comparison's
+    own bias (measure/verdicts.clearly_faster: a success, or a neutral gain of more than 2% with
+    its interval above 1). Anything less keeps the older version, which needs no new evidence;
+    medians from separate runs differ by a few percent between processes, so they must not
+    promote a version that its own interleaved comparison found no faster. A version with no comparison against the
     best so far (records from older runs) falls back to its median.
     """
     candidates = sorted((v for v in versions if v.measured and (below is None or v.number < below)),
@@ -244,7 +248,9 @@ def best_measured(versions: list[VersionState], below: int | None = None) -> Ver
         if best is None:
             best = version
         elif version.compared_with == best.name:
-            if version.comparison_verdict == "success":
+            if version.comparison_verdict == "success" or (
+                    version.comparison_verdict == "neutral"
+                    and clearly_faster(version.comparison_speedup, version.comparison_ci_low)):
                 best = version
         elif version.median_us < best.median_us:
             best = version
