@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -320,3 +321,60 @@ def test_the_run_folders_come_back_as_one_archive_without_builds_or_reports(tmp_
     with tarfile.open(tmp_path / "out" / "runs.tar.gz") as bundle:
         names = sorted(member.name for member in bundle.getmembers() if member.isfile())
     assert names == ["L1_01_rms_norm/run.json", "L1_01_rms_norm/v0/evaluation.json"]  # only the problems named
+
+
+# --- the Finish step over the set ------------------------------------------------------------------------
+
+
+class FakeFinish(FakeCommands):
+    """benchmark.py writes RUN/benchmark.json naming the solution it timed; final_report.py exits as told."""
+
+    def __init__(self, seconds: float, report_exit: int = 0):
+        super().__init__(seconds)
+        self.report_exit = report_exit
+
+    def __call__(self, command: list[str], log: Path) -> int:
+        self.commands.append(command)
+        verb = Path(command[1]).stem
+        if verb == "benchmark":
+            out = Path(command[command.index("--output-dir") + 1])
+            (out / "benchmark.json").write_text(json.dumps({"solution": {"path": command[2]}}))
+            self.now += self.seconds
+            return 0
+        return self.report_exit if verb == "final_report" else 0
+
+
+def test_finish_benchmarks_each_run_s_best_version_against_v0_once_then_reports(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    for name in ("L1_04_smooth_l1_loss", "L2_05_residual_add_layer_norm", "L2_01_linear_gelu_scale"):
+        shutil.copytree(DEMO / "runs" / name, runs / name)  # unfinished: no RUN/benchmark.json yet
+    commands = FakeFinish(seconds=100.0)
+    only = "L1_04_smooth_l1_loss,L2_01_linear_gelu_scale,L2_05_residual_add_layer_norm"
+    assert drive(tmp_path, commands, "--finish", "--only", only, "--deadline", "250") == 0
+    benchmarks = [command for command in commands.commands if Path(command[1]).stem == "benchmark"]
+    # best v1 (1.040x [1.039, 1.041] vs v0), then best v2; a third would end past 250 s (200 s + 100 s)
+    assert [command[2:] for command in benchmarks] == [
+        [str(runs / "L1_04_smooth_l1_loss" / "v1" / "v1.py"), "--ref", str(runs / "L1_04_smooth_l1_loss" / "ref.py"),
+         "--output-dir", str(runs / "L1_04_smooth_l1_loss"), "--against",
+         str(runs / "L1_04_smooth_l1_loss" / "v0" / "v0.py")],
+        [str(runs / "L2_01_linear_gelu_scale" / "v2" / "v2.py"), "--ref",
+         str(runs / "L2_01_linear_gelu_scale" / "ref.py"), "--output-dir", str(runs / "L2_01_linear_gelu_scale"),
+         "--against", str(runs / "L2_01_linear_gelu_scale" / "v0" / "v0.py")]]
+    steps = json.loads((tmp_path / "out" / "steps.json").read_text())
+    assert [(s["problem"][:5], s["action"], s["version"]) for s in steps] == [
+        ("L1_04", "final_benchmark", "v1"), ("L1_04", "final_report", "v1"),
+        ("L2_01", "final_benchmark", "v2"), ("L2_01", "final_report", "v2"),
+        ("L2_05", "skipped_deadline", "v0")]
+    printed = capsys.readouterr().out
+    assert f"bash tools/kernelbench_loop.sh {tmp_path / 'out'} --finish --only L2_05_residual_add_layer_norm" in printed
+    assert any(line.startswith("| L1_04_smooth_l1_loss ") and "| final (v1) " in line for line in printed.splitlines())
+    # resumed: the finished runs get their report only; the best v0 is benchmarked without --against
+    assert drive(tmp_path, commands, "--finish", "--only", only) == 0
+    assert [command[2:] for command in commands.commands[-5:] if Path(command[1]).stem == "benchmark"] == [
+        [str(runs / "L2_05_residual_add_layer_norm" / "v0" / "v0.py"), "--ref",
+         str(runs / "L2_05_residual_add_layer_norm" / "ref.py"), "--output-dir",
+         str(runs / "L2_05_residual_add_layer_norm")]]
+    steps = json.loads((tmp_path / "out" / "steps.json").read_text())
+    assert [s["action"] for s in steps] == ["already_finished", "final_report", "already_finished", "final_report",
+                                          "final_benchmark", "final_report"]
+    assert drive(tmp_path, FakeFinish(1.0, report_exit=2), "--finish", "--only", "L1_04_smooth_l1_loss") == 1

@@ -15,15 +15,20 @@ into demo/kernelbench/runs/: tar xzf OUT_DIR/runs.tar.gz -C demo/kernelbench/run
 (tools/kernelbench_loop_table.py's table of the versions asked for) and steps.json (what ran, its
 exit code and wall time).
 `--eager-only` runs tools/kernelbench_eager.py instead: the Models alone, timed in eager.
+`--finish` runs SKILL.md's Finish step on each run instead: its best version (workspace.py status)
+benchmarked again beside v0 and every baseline into RUN/benchmark.json, then final_report.py; a run
+whose benchmark.json already times its best version gets its report only. The table is then the
+final benchmarks' (kernelbench_loop_table.py --versions final).
 
 Usage (from the repository root, on a GPU machine; tools/kernelbench_loop.sh wraps it):
   python3 tools/kernelbench_loop.py OUT_DIR --eager-only
   python3 tools/kernelbench_loop.py OUT_DIR --versions v0
   python3 tools/kernelbench_loop.py OUT_DIR --versions v1 --only L1_01_rms_norm,L2_03_causal_attention_fp16
+  python3 tools/kernelbench_loop.py OUT_DIR --finish
 
 Exit codes: 0 every command started ran (a version that fails its check is a result: evaluate's
-exit 1 or 3); 1 an init or evaluate failed to run (exit 2, 4, or a crash), or --eager-only found a
-problem under 100 us; 2 bad arguments.
+exit 1 or 3; a final benchmark's exit 1); 1 an init, evaluate, final benchmark or report failed to
+run (exit 2, 4, or a crash), or --eager-only found a problem under 100 us; 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parent
 if str(TOOLS) not in sys.path:
     sys.path.append(str(TOOLS))
-from kernelbench_loop_table import loop_rows, render  # noqa: E402
+from kernelbench_loop_table import FINAL, loop_rows, render  # noqa: E402
 
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 DEMO = REPO / "demo" / "kernelbench"
@@ -54,6 +59,7 @@ DEADLINE_S = 530.0
 # problem's first evaluation also compiles its torch.compile baseline.
 FIRST_EVALUATE_GUESS_S = 75.0
 RESULT_EXIT_CODES = frozenset({0, 1, 3})  # evaluated: measured (0), wrong results (1), solution at fault (3)
+FINAL_BENCHMARK_EXIT_CODES = frozenset({0, 1})  # benchmark.py: measured (0), incorrect or invalid (1)
 ENV_CHECK_FILES = ("env_check.json", "env_check.md")
 
 
@@ -62,7 +68,9 @@ class Step:
     """One thing the driver did, or chose not to do, for one problem."""
 
     problem: str
-    action: str  # init, evaluate, skipped_deadline, already_evaluated, missing_version, env_check
+    # init, evaluate, skipped_deadline, already_evaluated, missing_version, env_check; with --finish:
+    # final_benchmark, already_finished, final_report, nothing_to_finish
+    action: str
     version: str | None = None
     exit_code: int | None = None
     wall_s: float | None = None
@@ -73,8 +81,10 @@ class Step:
     def failed_to_run(self) -> bool:
         """An init that did not make its run folder, or an evaluate that ended without a result: an exit
         code that is no verdict, or one its evaluation.json does not record (a crash also exits 1)."""
-        if self.action == "init":
+        if self.action in ("init", "final_report"):
             return self.exit_code != 0
+        if self.action == "final_benchmark":
+            return self.exit_code not in FINAL_BENCHMARK_EXIT_CODES
         return self.action == "evaluate" and (self.exit_code not in RESULT_EXIT_CODES
                                               or self.recorded_exit_code != self.exit_code)
 
@@ -171,6 +181,31 @@ class Driver:
         step.recorded_exit_code = evaluation_record(run, version).get("exit_code")
         self.durations.append(step.wall_s or 0.0)
 
+    def finish(self, problem: str) -> None:
+        """SKILL.md's Finish for one run: the best version timed again beside v0 and the baselines, then its report."""
+        from kernel_opt.loop.workspace import run_status
+
+        run = self.runs / problem
+        status = run_status(run)
+        best = status.best
+        if best is None or not status.best_is_measured:
+            self.steps.append(Step(problem, "nothing_to_finish"))
+            return
+        if finished_with(run, Path(best.solution)):
+            self.steps.append(Step(problem, "already_finished", best.name))
+        elif not fits_before_deadline(self.clock() - self.started, self.durations, self.deadline_s):
+            self.steps.append(Step(problem, "skipped_deadline", best.name))
+            return
+        else:
+            # against v0 unless the best is v0 (as workspace.py status prints it)
+            against = ["--against", str(status.run.solution_path(run, 0))] if best.number != 0 else []
+            step = self._timed(Step(problem, "final_benchmark", best.name), [
+                sys.executable, str(SCRIPTS / "benchmark.py"), best.solution, "--ref",
+                str(run / status.run.reference_file), "--output-dir", str(run), *against])
+            self.durations.append(step.wall_s or 0.0)
+        self._timed(Step(problem, "final_report", best.name),
+                    [sys.executable, str(SCRIPTS / "final_report.py"), str(run)])
+
     def run(self, problems: list[str], problem_dir: Path, v0_dir: Path) -> None:
         self.env_check()
         for problem in problems:
@@ -178,8 +213,30 @@ class Driver:
                 for version in self.versions:
                     self.evaluate(problem, version)
 
+    def run_finish(self, problems: list[str]) -> None:
+        for problem in problems:
+            if (self.runs / problem / "run.json").is_file():
+                self.finish(problem)
+            else:
+                self.steps.append(Step(problem, "nothing_to_finish"))
+
     def skipped(self) -> list[Step]:
         return [step for step in self.steps if step.action == "skipped_deadline"]
+
+
+def finished_with(run: Path, solution: Path) -> bool:
+    """RUN/benchmark.json is a final benchmark of `solution` (same version folder and file)."""
+    solution_path = _final_solution(run)
+    return solution_path is not None and Path(solution_path).parts[-2:] == solution.parts[-2:]
+
+
+def _final_solution(run: Path) -> str | None:
+    try:
+        payload = json.loads((run / "benchmark.json").read_text())
+    except (OSError, ValueError):
+        return None
+    solution = payload.get("solution") if isinstance(payload, dict) else None
+    return solution.get("path") if isinstance(solution, dict) and isinstance(solution.get("path"), str) else None
 
 
 # Left out of the archive: build outputs, and the profiler's reports (megabytes each; git ignores them
@@ -208,15 +265,18 @@ def archive_runs(runs: Path, problems: list[str], archive: Path) -> None:
                 bundle.add(runs / problem, arcname=problem, filter=keep)
 
 
-def summary(driver: Driver, out: Path) -> list[str]:
-    """The lines printed after the table: what was skipped (and how to resume it), what failed to run."""
+def summary(driver: Driver, out: Path, mode: str | None = None) -> list[str]:
+    """The lines printed after the table: what was skipped (and how to resume it), what failed to run.
+
+    `mode`: "--finish" when the driver ran the Finish step (its resume command says so).
+    """
     lines = []
     skipped = driver.skipped()
     if skipped:
         names = ",".join(dict.fromkeys(step.problem for step in skipped))
         versions = ",".join(dict.fromkeys(step.version or "" for step in skipped))
         lines.append(f"skipped before the {driver.deadline_s:.0f} s deadline: {names} ({versions}); resume with:")
-        lines.append(f"  bash tools/kernelbench_loop.sh {out} --versions {versions} --only {names}")
+        lines.append(f"  bash tools/kernelbench_loop.sh {out} {mode or '--versions ' + versions} --only {names}")
     missing = [f"{step.problem} {step.version}" for step in driver.steps if step.action == "missing_version"]
     if missing:
         lines.append(f"no such version (create it with workspace.py next): {'; '.join(missing)}")
@@ -233,6 +293,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--versions", default="v0", help="comma-separated versions to evaluate (default v0)")
     parser.add_argument("--only", default="", help="comma-separated problem names (default: every problem)")
     parser.add_argument("--eager-only", action="store_true", help="only time each problem's Model in eager")
+    parser.add_argument("--finish", action="store_true",
+                        help="SKILL.md's Finish on each run: its best version benchmarked again, then final_report.py")
     parser.add_argument("--runs", type=Path, default=DEMO / "runs", help="the run folders (default %(default)s)")
     parser.add_argument("--problems", type=Path, default=DEMO / "problems", help=argparse.SUPPRESS)
     parser.add_argument("--v0", type=Path, default=DEMO / "v0", help=argparse.SUPPRESS)
@@ -262,13 +324,16 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str], Path], int]
         print(report.read_text() if report.is_file() else f"no eager table: see {args.out / 'logs' / 'eager.log'}")
         return code
     driver = Driver(args.out, args.runs, versions, args.deadline, runner, clock)
-    driver.run(problems, args.problems, args.v0)
+    if args.finish:
+        driver.run_finish(problems)
+    else:
+        driver.run(problems, args.problems, args.v0)
     archive_runs(args.runs, problems, args.out / "runs.tar.gz")
-    table = render(loop_rows(args.runs, versions, problems))
+    table = render(loop_rows(args.runs, [FINAL] if args.finish else versions, problems))
     (args.out / "table.md").write_text(table + "\n")
     (args.out / "steps.json").write_text(json.dumps([asdict(step) for step in driver.steps], indent=1) + "\n")
     print(table)
-    for line in summary(driver, args.out):
+    for line in summary(driver, args.out, "--finish" if args.finish else None):
         print(line)
     print(f"elapsed: {clock() - driver.started:.0f} s")
     return 1 if any(step.failed_to_run for step in driver.steps) else 0

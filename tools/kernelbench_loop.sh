@@ -11,9 +11,10 @@
 #   bash tools/kernelbench_loop.sh OUT_DIR --eager-only          # each Model timed in eager (~2 min)
 #   bash tools/kernelbench_loop.sh OUT_DIR --versions v0          # init + evaluate v0 of every problem
 #   bash tools/kernelbench_loop.sh OUT_DIR --versions v1 --only L1_01_rms_norm,L2_03_causal_attention_fp16
+#   bash tools/kernelbench_loop.sh OUT_DIR --finish               # each run's best benchmarked again + final report
 # Afterwards unpack them where they belong: tar xzf OUT_DIR/runs.tar.gz -C demo/kernelbench/runs
-# Exit code: 0 every command ran (a failed check is a result); 1 an init or evaluate failed to run, or
-# --eager-only found a problem under 100 us; 2 bad arguments.
+# Exit code: 0 every command ran (a failed check is a result); 1 an init, evaluate, final benchmark or
+# report failed to run, or --eager-only found a problem under 100 us; 2 bad arguments.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: bash tools/kernelbench_loop.sh OUT_DIR [--versions v0,v1] [--only a,b] [--eager-only]}

@@ -5,11 +5,14 @@ code, the solution's median, eager's and the best torch.compile mode's medians, 
 against the best of them, % of the roofline ceiling, the profile's bottleneck and the first
 advice evaluate gave (the experience log's first strategy, else the first guide section to
 read). Every value is copied from vN/evaluation.json, vN/benchmark.json and vN/ncu_summary.json;
-a record that is missing shows "—". It computes no verdict.
+a record that is missing shows "—". It computes no verdict. The version "final" is the Finish
+step's benchmark of the run's best version (RUN/benchmark.json, every baseline timed again beside
+it), with that version's profile.
 
 Usage (from the repository root):
   python3 tools/kernelbench_loop_table.py demo/kernelbench/runs --versions v0
   python3 tools/kernelbench_loop_table.py demo/kernelbench/runs --versions v0,v1 --only L1_01_rms_norm --json
+  python3 tools/kernelbench_loop_table.py demo/kernelbench/runs --versions final
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from kernel_opt.core.errors import KernelOptError  # noqa: E402
 from kernel_opt.measure.records import EAGER_BASELINE, BenchmarkReport  # noqa: E402
 
 MISSING = "—"
+FINAL = "final"  # the Finish step's benchmark of the best version, RUN/benchmark.json
 
 
 @dataclass
@@ -75,8 +79,29 @@ def first_advice(evaluation: dict[str, Any], profile: dict[str, Any]) -> str | N
     return None
 
 
+def final_row(run: Path) -> LoopRow:
+    """The Finish benchmark's row: RUN/benchmark.json, named after the version it timed ("final (v2)")."""
+    benchmark = _benchmark(_read(run / "benchmark.json"))
+    best = Path(str(benchmark.solution.get("path") or "")).parent.name if benchmark else ""
+    profile = _read(run / best / "ncu_summary.json") if best else {}
+    fastest = benchmark.fastest_compile() if benchmark else None
+    return LoopRow(
+        problem=run.name, version=f"{FINAL} ({best})" if best else FINAL,
+        state=benchmark.verdict if benchmark else "not finished",
+        exit_code=benchmark.exit_code if benchmark else None,
+        solution_us=benchmark.median_us if benchmark else None,
+        eager_us=benchmark.baseline_medians().get(EAGER_BASELINE) if benchmark else None,
+        compile_us=fastest[1] if fastest else None,
+        best_baseline=benchmark.best_baseline if benchmark else None,
+        speedup_vs_best=benchmark.speedup_vs_best_baseline if benchmark else None,
+        percent_of_ceiling=benchmark.percent_of_ceiling if benchmark else None,
+        bottleneck=profile.get("bottleneck"), advice=None)
+
+
 def loop_row(run: Path, version: str) -> LoopRow:
     """The row of `version` in the run folder `run` (a problem's name is its folder's name)."""
+    if version == FINAL:
+        return final_row(run)
     folder = run / version
     evaluation = _read(folder / "evaluation.json")
     benchmark = _benchmark(_read(folder / "benchmark.json"))
