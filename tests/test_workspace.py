@@ -287,6 +287,27 @@ def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     assert run_status(out).versions[1].continued_past_target is True
 
 
+def test_a_version_at_its_target_that_pytorch_still_beats_does_not_end_the_run(tmp_path, capsys):
+    """torch.compile moving the same bytes faster shows the ceiling is beatable: the target is no reason to stop."""
+    out = tmp_path / "run"
+    make_run(out, iterations=3, target_percent=50.0)
+    write_version(out, 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0,
+                  baselines={"eager": 130.0, "torch.compile (default)": 38.0})
+    status = run_status(out)
+    assert status.target_reached is True and status.stop_reason is None
+    assert status.behind_baseline == "torch.compile (default)"
+    assert workspace_command.main(["status", str(out)]) == 0
+    assert ("target 50% of the roofline ceiling: reached, but torch.compile (default) is still faster: the run "
+            "goes on") in capsys.readouterr().out
+    assert workspace_command.main(["next", str(out)]) == 0  # no --ignore-target needed
+    assert json.loads((out / "v1" / "version.json").read_text())["continued_past_target"] is False
+    # ahead of every baseline (or level with none timed), the target ends the run as before
+    make_run(tmp_path / "ahead", iterations=3, target_percent=50.0)
+    write_version(tmp_path / "ahead", 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0,
+                  baselines={"eager": 130.0, "torch.compile (default)": 40.5})
+    assert run_status(tmp_path / "ahead").stop_reason == "target_reached"
+
+
 def test_going_past_the_target_is_named_in_the_final_reports_stop_reason(tmp_path):
     out = tmp_path / "run"
     make_run(out, iterations=1, target_percent=50.0)

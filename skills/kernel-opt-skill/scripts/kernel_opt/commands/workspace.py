@@ -11,9 +11,9 @@ Usage:
 init copies the kernel to OUT/v0/ and the reference to OUT/ref.py, and fixes the run's shapes,
 iteration budget and roofline target in OUT/run.json (refuses a folder that is not empty).
 next creates v<n+1>/ as a copy of the best version so far, with a hypothesis.txt template;
-it refuses once the budget is spent, the target is reached, or the newest version is not
-evaluated. evaluate runs, in order: correctness -> hypothesis check (v1 on) -> compute-sanitizer
-memcheck on the smallest shape (and racecheck when the kernel's SASS uses shared memory; a
+it refuses once the budget is spent, the target is reached (while no PyTorch baseline is faster),
+or the newest version is not evaluated. evaluate runs, in order: correctness -> hypothesis check
+(v1 on) -> compute-sanitizer memcheck on the smallest shape (and racecheck when the kernel's SASS uses shared memory; a
 finding fails the version like a wrong result; --no-sanitize skips both; these three run side
 by side, as separate processes that time nothing) -> the GPU's
 measured ceilings (read from the cache, measured once per machine) -> benchmark with
@@ -219,6 +219,8 @@ def _run_line(status: RunStatus) -> str:
         best_text = "none timed yet (v0 is the starting point)"
     budget = status.budget
     target = {True: "reached", False: "not reached", None: "not measured"}[status.target_reached]
+    if status.behind_baseline:
+        target += f", but {status.behind_baseline} is still faster: the run goes on"
     return (f"best so far: {best_text} · budget: {budget.iterations_used} of {budget.iterations_total} iteration(s) "
             f"used, {budget.iterations_left} left · "
             f"target {status.run.target_percent:g}% of the roofline ceiling: {target}")

@@ -145,6 +145,8 @@ class VersionState:
     p80_us: float | None = None
     percent_of_ceiling: float | None = None
     target_reached: bool | None = None
+    best_baseline: str | None = None  # the fastest PyTorch baseline its benchmark timed
+    speedup_vs_best_baseline: float | None = None
     compared_with: str | None = None  # the version benchmark.json's comparison was against
     comparison_speedup: float | None = None
     comparison_ci_low: float | None = None
@@ -209,6 +211,8 @@ def read_version(out: Path, number: int, run: RunRecord | None = None) -> Versio
         state.median_us, state.p20_us, state.p80_us = benchmark.median_us, benchmark.p20_us, benchmark.p80_us
         state.percent_of_ceiling = benchmark.percent_of_ceiling
         state.target_reached = benchmark.target_reached
+        state.best_baseline = benchmark.best_baseline
+        state.speedup_vs_best_baseline = benchmark.speedup_vs_best_baseline
         state.gpu_name = benchmark.gpu_name
         if benchmark.comparison is not None:
             state.compared_with = benchmark.comparison.against_folder()
@@ -296,6 +300,9 @@ class RunStatus:
     stop_reason: str | None  # "target_reached", "budget_spent" or None (the run may go on)
     newest: VersionState | None
     newest_pending: bool  # the newest version has no final evaluation yet
+    # The PyTorch baseline the best version is still slower than, though at its roofline target: PyTorch
+    # itself then shows the ceiling is beatable, so the target does not end the run (run_status).
+    behind_baseline: str | None = None
 
     def speedup_vs_v0(self, version: VersionState) -> float | None:
         """v0's median / this version's median, from their own benchmark runs (not interleaved)."""
@@ -315,6 +322,7 @@ class RunStatus:
             "target_percent": self.run.target_percent,
             "target_reached": self.target_reached,
             "stop_reason": self.stop_reason,
+            "behind_baseline": self.behind_baseline,
             "newest": self.newest.name if self.newest else None,
             "newest_pending": self.newest_pending,
         }
@@ -329,13 +337,28 @@ def run_status(out: Path) -> RunStatus:
     target_reached = measured.target_reached if measured is not None else None
     newest = versions[-1] if versions else None
     newest_pending = newest is not None and newest.evaluation_state not in FINAL_STATES
+    behind = behind_baseline(measured) if target_reached else None
     stop_reason = None
-    if target_reached:
+    if target_reached and behind is None:
         stop_reason = "target_reached"
     elif budget.spent and not newest_pending:
         stop_reason = "budget_spent"
     return RunStatus(str(out), run, versions, best, measured is not None, budget, target_reached, stop_reason,
-                     newest, newest_pending)
+                     newest, newest_pending, behind)
+
+
+def behind_baseline(version: VersionState | None) -> str | None:
+    """The PyTorch baseline this version is slower than (speedup < 1), else None.
+
+    A version at 97% of its roofline ceiling that torch.compile still beats has not reached any
+    ceiling worth stopping at: the compiled kernel moves the same bytes faster (H100, 2026-11-25: a
+    SiLU gate at 97.3% of the same-size copy roof, 0.94x torch.compile, whose kernel read at an
+    effective 3.15 TB/s against the copy's 3.06). Slower by any margin counts: the budget bounds a tie.
+    """
+    speedup = version.speedup_vs_best_baseline if version is not None else None
+    if isinstance(speedup, (int, float)) and speedup < 1.0:
+        return version.best_baseline or "the fastest PyTorch baseline"
+    return None
 
 
 # --- the next version ------------------------------------------------------------------------------
@@ -387,7 +410,7 @@ def check_can_create_next(status: RunStatus, ignore_target: bool = False) -> Ver
         raise RunRefusal(f"budget spent: all {status.budget.iterations_total} iteration(s) of this run are used "
                          f"(fixed at init); finish with the final report",
                          hint=f"run `final_report.py {status.out}`")
-    if status.target_reached and not ignore_target:
+    if status.stop_reason == "target_reached" and not ignore_target:
         raise RunRefusal(f"target reached: {status.best.name} runs at {status.best.percent_of_ceiling:.1f}% of the "
                          f"roofline ceiling (target {status.run.target_percent:g}%); finish with the final report",
                          hint="pass --ignore-target to keep optimizing within the budget anyway")
@@ -409,7 +432,7 @@ def create_next_version(out: Path, ignore_target: bool = False) -> NextVersion:
     write_json_atomic(solution.parent / VERSION_FILE, VersionRecord(
         f"v{number}", parent.name, copied_from=parent.solution, created_at=now_iso(), parent_median_us=parent.median_us,
         # Past the roofline target only by the agent's choice (--ignore-target): the report says so.
-        continued_past_target=bool(status.target_reached and ignore_target),
+        continued_past_target=bool(status.stop_reason == "target_reached" and ignore_target),
     ).to_dict())
     hypothesis = solution.parent / HYPOTHESIS_FILE
     write_text_atomic(hypothesis, hypothesis_template(parent, number, solution.name))
