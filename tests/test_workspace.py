@@ -306,6 +306,14 @@ def test_a_version_at_its_target_that_pytorch_still_beats_does_not_end_the_run(t
     write_version(tmp_path / "ahead", 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0,
                   baselines={"eager": 130.0, "torch.compile (default)": 40.5})
     assert run_status(tmp_path / "ahead").stop_reason == "target_reached"
+    # behind, with the budget spent: it says so, and that the run ends
+    make_run(tmp_path / "spent", iterations=0, target_percent=50.0)
+    write_version(tmp_path / "spent", 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0,
+                  baselines={"torch.compile (default)": 38.0})
+    capsys.readouterr()
+    assert workspace_command.main(["status", str(tmp_path / "spent")]) == 0
+    printed = capsys.readouterr().out
+    assert "reached, but torch.compile (default) is still faster\n" in printed and "finish (budget spent)" in printed
 
 
 def test_going_past_the_target_is_named_in_the_final_reports_stop_reason(tmp_path):

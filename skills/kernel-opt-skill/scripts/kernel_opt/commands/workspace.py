@@ -220,7 +220,8 @@ def _run_line(status: RunStatus) -> str:
     budget = status.budget
     target = {True: "reached", False: "not reached", None: "not measured"}[status.target_reached]
     if status.behind_baseline:
-        target += f", but {status.behind_baseline} is still faster: the run goes on"
+        target += f", but {status.behind_baseline} is still faster" + (": the run goes on" if status.stop_reason
+                                                                          is None else "")
     return (f"best so far: {best_text} · budget: {budget.iterations_used} of {budget.iterations_total} iteration(s) "
             f"used, {budget.iterations_left} left · "
             f"target {status.run.target_percent:g}% of the roofline ceiling: {target}")
