@@ -47,7 +47,7 @@ TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parent
 if str(TOOLS) not in sys.path:
     sys.path.append(str(TOOLS))
-from kernelbench_loop_table import FINAL, loop_rows, render  # noqa: E402
+from kernelbench_loop_table import FINAL, final_benchmark, loop_rows, render, timed_version  # noqa: E402
 
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 DEMO = REPO / "demo" / "kernelbench"
@@ -191,7 +191,7 @@ class Driver:
         if best is None or not status.best_is_measured:
             self.steps.append(Step(problem, "nothing_to_finish"))
             return
-        if finished_with(run, Path(best.solution)):
+        if finished_with(run, best.name):
             self.steps.append(Step(problem, "already_finished", best.name))
         elif not fits_before_deadline(self.clock() - self.started, self.durations, self.deadline_s):
             self.steps.append(Step(problem, "skipped_deadline", best.name))
@@ -224,19 +224,10 @@ class Driver:
         return [step for step in self.steps if step.action == "skipped_deadline"]
 
 
-def finished_with(run: Path, solution: Path) -> bool:
-    """RUN/benchmark.json is a final benchmark of `solution` (same version folder and file)."""
-    solution_path = _final_solution(run)
-    return solution_path is not None and Path(solution_path).parts[-2:] == solution.parts[-2:]
-
-
-def _final_solution(run: Path) -> str | None:
-    try:
-        payload = json.loads((run / "benchmark.json").read_text())
-    except (OSError, ValueError):
-        return None
-    solution = payload.get("solution") if isinstance(payload, dict) else None
-    return solution.get("path") if isinstance(solution, dict) and isinstance(solution.get("path"), str) else None
+def finished_with(run: Path, version: str) -> bool:
+    """RUN/benchmark.json is a Finish benchmark of `version`."""
+    benchmark = final_benchmark(run)
+    return benchmark is not None and timed_version(benchmark) == version
 
 
 # Left out of the archive: build outputs, and the profiler's reports (megabytes each; git ignores them

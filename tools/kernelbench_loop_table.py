@@ -79,10 +79,20 @@ def first_advice(evaluation: dict[str, Any], profile: dict[str, Any]) -> str | N
     return None
 
 
+def final_benchmark(run: Path) -> BenchmarkReport | None:
+    """SKILL.md's Finish benchmark of the run (RUN/benchmark.json); None before it ran."""
+    return _benchmark(_read(run / "benchmark.json"))
+
+
+def timed_version(benchmark: BenchmarkReport) -> str:
+    """The version folder whose solution a benchmark timed ("v2"); "" where the record names none."""
+    return Path(str(benchmark.solution.get("path") or "")).parent.name
+
+
 def final_row(run: Path) -> LoopRow:
     """The Finish benchmark's row: RUN/benchmark.json, named after the version it timed ("final (v2)")."""
-    benchmark = _benchmark(_read(run / "benchmark.json"))
-    best = Path(str(benchmark.solution.get("path") or "")).parent.name if benchmark else ""
+    benchmark = final_benchmark(run)
+    best = timed_version(benchmark) if benchmark else ""
     profile = _read(run / best / "ncu_summary.json") if best else {}
     fastest = benchmark.fastest_compile() if benchmark else None
     return LoopRow(

@@ -252,9 +252,8 @@ def best_measured(versions: list[VersionState], below: int | None = None) -> Ver
         if best is None:
             best = version
         elif version.compared_with == best.name:
-            if version.comparison_verdict == "success" or (
-                    version.comparison_verdict == "neutral"
-                    and clearly_faster(version.comparison_speedup, version.comparison_ci_low)):
+            if version.comparison_verdict == "success" or clearly_faster(version.comparison_speedup,
+                                                                          version.comparison_ci_low):
                 best = version
         elif version.median_us < best.median_us:
             best = version
