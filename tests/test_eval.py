@@ -128,7 +128,8 @@ def test_the_fixture_set_gets_its_verdicts_and_a_second_run_resumes(tmp_path, ca
                         "3_Sum_reduction": ("correct", False, True),
                         "4_Conv2d_ReLU_BiasAdd": ("incorrect", False, True)}
     assert report.summary.correct == 2 and report.summary.fast_p["eager"] is None  # nothing timed on the CPU
-    assert report.device == {"type": "cpu"} and report.schema == "kernel_opt.eval/1"
+    assert report.device["type"] == "cpu" and report.device["torch"] and report.schema == "kernel_opt.eval/1"
+    assert "| device | cpu: nothing timed, torch " in (out / "eval.md").read_text()
     for name in verdicts:
         assert (out / "pairs" / name / "correctness.json").is_file() and (out / "pairs" / name / "entry.json").is_file()
     markdown = (out / "eval.md").read_text()
@@ -185,6 +186,31 @@ def test_cheating_crashing_and_hanging_solutions_cost_their_own_row_only(tmp_pat
     assert read(out).summary.correct == 1
 
 
+def test_a_resumed_run_on_another_gpu_or_torch_runs_every_pair_again(tmp_path, monkeypatch):
+    """An entry's figures belong to the machine that made them: the key holds the GPU model, its driver
+    and the software, so a table never mixes an H100's timings with an H200's."""
+    from kernel_opt.env.probes import NvidiaSmiProbe, SmiGpu
+    from kernel_opt.suite import runner
+
+    def smi(name, driver):
+        return NvidiaSmiProbe(True, gpus=[SmiGpu(0, name, driver, *[None] * 7)])
+
+    pair = find_pairs(PROBLEMS, SOLUTIONS)[0][0]
+    request = runner.EvalRequest(PROBLEMS, SOLUTIONS, tmp_path)
+    keys = {}
+    for gpu, driver in (("NVIDIA H100 80GB HBM3", "580.159.04"), ("NVIDIA H200", "580.159.04"),
+                        ("NVIDIA H100 80GB HBM3", "590.1")):
+        monkeypatch.setattr(runner, "probe_nvidia_smi", lambda gpu=gpu, driver=driver: smi(gpu, driver))
+        identity = runner.device_identity("cuda")
+        assert (identity["gpu"], identity["driver"], identity["type"]) == (gpu, driver, "cuda")
+        keys[gpu, driver] = runner.entry_key(pair, request, identity)
+    assert len(set(keys.values())) == 3
+    h100 = {"type": "cuda", "gpu": "NVIDIA H100 80GB HBM3", "driver": "580.159.04", "torch": "2.11.0",
+            "triton": "3.6.0"}
+    assert runner.entry_key(pair, request, h100) != runner.entry_key(pair, request, {**h100, "torch": "2.13.0"})
+    assert runner.entry_key(pair, request, h100) == runner.entry_key(pair, request, dict(h100))
+
+
 def test_bad_arguments_are_usage_errors(tmp_path, capsys):
     assert run(PROBLEMS, tmp_path / "none", "--output-dir", tmp_path / "out") == 2
     assert "solutions folder not found" in capsys.readouterr().err
@@ -201,7 +227,9 @@ def test_the_report_renders_timed_entries_and_draws_the_chart(tmp_path):
                      solution="19_ReLU.py", bottleneck="memory_bound"),
                entry("1_Square", "incorrect", precision_downgrade=True, library_only=True,
                      message="output 'output': a precision downgrade")]
-    report = EvalReport("problems", "solutions", "eval.py problems solutions", "now", {"type": "cuda"},
+    device = {"type": "cuda", "gpu": "NVIDIA H100 80GB HBM3", "driver": "580.159.04", "torch": "2.11.0+cu130",
+              "triton": "3.6.0"}
+    report = EvalReport("problems", "solutions", "eval.py problems solutions", "now", device,
                         {"kernelbench_tolerances": False, "baselines": ["eager", "compile"],
                          "compile_modes": ["default"]}, entries, summarize(entries))
     written = write_eval_reports(report, tmp_path)
@@ -209,6 +237,7 @@ def test_the_report_renders_timed_entries_and_draws_the_chart(tmp_path):
     assert (tmp_path / "eval.png").stat().st_size > 1000
     markdown = (tmp_path / "eval.md").read_text()
     assert "| fast_1                      | 50%" in markdown and "1.25x over 1" in markdown
+    assert "| device | NVIDIA H100 80GB HBM3 (driver 580.159.04), torch 2.11.0+cu130, triton 3.6.0 |" in markdown
     rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
             for line in markdown.splitlines() if line.startswith(("| 19_ReLU", "| 1_Square"))}
     assert rows["19_ReLU"] == ["correct", "—", "160", "200", "163.2", "1.25x", "1.02x", "91.5%", "memory_bound",

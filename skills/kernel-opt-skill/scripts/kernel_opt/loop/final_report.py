@@ -147,6 +147,7 @@ class FinalReport:
     notes: list[str] = field(default_factory=list)
     sweep: SweepSection | None = None
     sweep_missing: str | None = None
+    behind_pytorch: list[str] = field(default_factory=list)  # why the best version trails a baseline, computed
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -202,6 +203,7 @@ def build_report(out: Path) -> FinalReport:
         notes=notes,
         sweep=sweep,
         sweep_missing=sweep_missing,
+        behind_pytorch=_behind_pytorch(final, rows, remaining),
     )
 
 
@@ -411,7 +413,8 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     it timed the best version; otherwise the best version's own benchmark.json.
     """
     empty = {"source": None, "baselines": [], "median_us": None, "missing": None, "vs_v0": None,
-             "speedup_vs_eager": None, "best_baseline": None, "speedup_vs_best_baseline": None}
+             "speedup_vs_eager": None, "best_baseline": None, "speedup_vs_best_baseline": None, "record": None,
+             "best": None if best is None else best.name}
     if best is None:
         return {**empty, "missing": "no version was timed correct, so there is nothing to compare with PyTorch"}
     final = read_benchmark(out)
@@ -427,10 +430,85 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     comparison = asdict(record.comparison) if source == "benchmark.json" and record.comparison else None
     result = {**empty, "source": source, "baselines": baselines, "median_us": median,
               "speedup_vs_eager": record.speedup_vs_eager, "best_baseline": record.best_baseline,
-              "speedup_vs_best_baseline": record.speedup_vs_best_baseline, "vs_v0": comparison}
+              "speedup_vs_best_baseline": record.speedup_vs_best_baseline, "vs_v0": comparison, "record": record}
     if not baselines:
         result["missing"] = f"{source} timed no PyTorch baseline (the benchmark ran with --baseline none)"
     return result
+
+
+AT_THE_ROOF = 0.97  # share of a same-size copy's bandwidth (or a compute roof) read as "at the roof"
+
+
+def _behind_pytorch(final: dict[str, Any], rows: list[VersionRow], remaining: dict[str, Any]) -> list[str]:
+    """Where a PyTorch baseline beat the best version in the final comparison: why, from the records.
+
+    Sentences computed from one benchmark record (the same inputs, one process): how much faster
+    the baseline ran; where both stand against the same roof (the problem's minimum bytes over a
+    copy of those bytes; its FLOPs over the compute roof when the kernel is compute bound); what
+    each later version's interleaved comparison said; and the first finding of the best version's
+    profile. Empty when no baseline beat it.
+    """
+    record: BenchmarkReport | None = final.get("record")
+    ratio, baseline, best = final.get("speedup_vs_best_baseline"), final.get("best_baseline"), final.get("best")
+    if record is None or ratio is None or ratio >= 1.0 or not baseline or not record.median_us:
+        return []
+    entry = next((b for b in record.baselines if b.name == baseline and b.median_us), None)
+    if entry is None:
+        return []
+    ours, theirs = record.median_us, entry.median_us
+    lines = [f"{baseline} ran {ours / theirs:.3f}x faster than {best} in the same benchmark run "
+             f"({theirs:.2f} µs against {ours:.2f} µs)."]
+    lines += _roof_sentences(record, best, baseline, ours, theirs)
+    tried = [f"{row.name} {_outcome(row)}" for row in rows if row.number >= 1]
+    lines.append(f"Tried: {'; '.join(tried)}." if tried else "No version after v0 was tried (budget 0).")
+    if remaining.get("findings"):
+        lines.append(f"What {remaining['from']}'s profile says is left: {remaining['findings'][0]}.")
+    return lines
+
+
+def _outcome(row: VersionRow) -> str:
+    """A later version's outcome in a few words: its interleaved comparison, else why it has none."""
+    if row.comparison_verdict and row.speedup_vs_previous_best is not None:
+        return f"{row.comparison_verdict} ({row.speedup_vs_previous_best:.3f}x against {row.compared_with})"
+    if row.correctness and row.correctness != "pass":
+        return "incorrect" if row.correctness == "fail" else row.correctness
+    return row.benchmark_verdict or row.evaluation_state or "not evaluated"
+
+
+def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: float, theirs: float) -> list[str]:
+    """Both times against one roof: DRAM for a memory-bound problem, the compute roof for a compute-bound one."""
+    work, primary = record.work or {}, (record.roofline or {}).get("basis") or {}
+    point = ((record.roofline or {}).get("points") or {}).get(primary.get("name")) or {}
+    flops, traffic = work.get("flops"), work.get("bytes")
+    if point.get("bound") == "compute" and flops and primary.get("compute_tflops"):
+        roof, at_least = primary["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""
+        ours_rate, theirs_rate = flops / ours / 1e6, flops / theirs / 1e6
+        return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.get('flops_source')}): {best} runs "
+                f"at {at_least}{ours_rate:.1f} TFLOP/s and {baseline} at {at_least}{theirs_rate:.1f} TFLOP/s, "
+                f"against a {roof:.1f} TFLOP/s roof ({primary.get('source')}, {primary.get('dtype')})."]
+    if not traffic:
+        return ["The records hold no byte count for the problem, so where both stand against the memory roof "
+                "is not measured."]
+    copy = record.copy_same_bytes or {}
+    roof, roof_text = copy.get("bandwidth_gbps"), None
+    if roof:
+        roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.get('median_us'):.2f} µs)"
+    elif primary.get("memory_bandwidth_gbps"):
+        roof = primary["memory_bandwidth_gbps"]
+        roof_text = f"the {primary.get('name')} memory roof is {roof:.0f} GB/s"
+    ours_rate, theirs_rate = traffic / ours / 1e3, traffic / theirs / 1e3
+    lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.get('bytes_source')}): {best} at an effective "
+             f"{ours_rate:.0f} GB/s, {baseline} at {theirs_rate:.0f} GB/s" + (f"; {roof_text}." if roof_text else ".")]
+    if roof:
+        ours_share, theirs_share = ours_rate / roof, theirs_rate / roof
+        if ours_share >= AT_THE_ROOF:
+            lines.append(f"{best} is at {100 * ours_share:.1f}% of that roof and {baseline} at "
+                         f"{100 * theirs_share:.1f}%: both are at the memory roof with the same bytes, and the gap is "
+                         "in how close each gets to DRAM's peak, not in the bytes moved.")
+        else:
+            lines.append(f"{best} reaches {100 * ours_share:.1f}% of that roof and {baseline} "
+                         f"{100 * theirs_share:.1f}%: the bytes are the same, so the gap is in how {best} moves them.")
+    return lines
 
 
 def _sweep(out: Path, best: VersionState | None) -> tuple[SweepSection | None, str | None]:

@@ -21,7 +21,7 @@ def write_eval_reports(report: EvalReport, output_dir: Path) -> list[Path]:
         "eval.md.j2", report=report, tables=_tables(report), chart=chart.name if chart else None,
         failures=[f"{entry.name}: {entry.verdict}{f' ({entry.error_kind})' if entry.error_kind else ''}: "
                   f"{entry.message or ''}".rstrip(": ") for entry in report.entries if not entry.correct],
-        device=report.device.get("type"),
+        device=describe_device(report.device),
         tolerances=("KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances); the reference-error rule measured "
                     "too" if options.get("kernelbench_tolerances") else
                     "the reference-error rule (skills/kernel-opt-skill/profiling/CORRECTNESS.md)"),
@@ -30,6 +30,16 @@ def write_eval_reports(report: EvalReport, output_dir: Path) -> list[Path]:
     )
     written.append(write_text_atomic(output_dir / EVAL_MARKDOWN, markdown))
     return written + ([chart] if chart else [])
+
+
+def describe_device(device: dict) -> str:
+    """eval.md's device line: the GPU by name and driver where one timed the entries, and the software."""
+    if device.get("type") == "cuda" and device.get("gpu"):
+        where = f"{device['gpu']} (driver {device.get('driver') or 'unknown'})"
+    else:
+        where = str(device.get("type") or "unknown") + (": nothing timed" if device.get("type") == "cpu" else "")
+    software = [f"{name} {device[name]}" for name in ("torch", "triton") if device.get(name)]
+    return ", ".join([where, *software])
 
 
 def _rate(value: float | None) -> str:

@@ -4,8 +4,10 @@
 (correctness.json, benchmark.json, build/ and the entry, entry.json). Every solution runs in the
 tools' own child processes, whose no-progress timeout ends a hang and whose death is reported,
 so one problem crashing or hanging costs that problem only. An entry is kept under a key of
-both files' bytes, the options and the device: a second run reuses every entry whose key
-matches (it resumes where a first run stopped) and `force` runs them all again. Baselines are
+both files' bytes, the options and the device (the GPU model, its driver, torch and triton): a
+second run reuses every entry whose key matches (it resumes where a first run stopped; on another
+GPU or software stack every pair runs again, so one table never mixes machines) and `force` runs
+them all again. Baselines are
 timed once per problem and kept in OUT/reference_cache.json (measure/reference_cache.py).
 """
 
@@ -27,9 +29,10 @@ from kernel_opt.core.errors import KernelOptError, UsageError, failure_verdict
 from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.env.device import resolve_device
+from kernel_opt.env.probes import probe_nvidia_smi
 from kernel_opt.measure.benchmark import DEFAULT_BASELINES, DEFAULT_COMPILE_MODES, BenchmarkRequest, benchmark_solution
 from kernel_opt.measure.records import EAGER_BASELINE, BenchmarkReport
-from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
+from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE, package_version, visible_gpu
 from kernel_opt.run.events import one_line
 from kernel_opt.solution.dims import check_dims
 from kernel_opt.suite.pairs import Pair, find_pairs
@@ -82,12 +85,13 @@ def run_eval(request: EvalRequest, command: str, progress: Progress | None = Non
                              hint=f"the problems: {', '.join(pair.name for pair in pairs)}")
         pairs = [pair for pair in pairs if pair.name in request.only]
     device = resolve_device(request.device)
+    identity = device_identity(device)
     if device != "cuda":
         notes.append("no GPU: correctness only (Triton under its interpreter, CUDA refused); nothing was timed, so "
                      "fast_p and speedups are not available")
     entries = []
     for index, pair in enumerate(pairs):
-        key = entry_key(pair, request, device)
+        key = entry_key(pair, request, identity)
         entry = None if request.force else reusable_entry(request.output_dir / PAIRS_DIR / pair.name, key)
         resumed = entry is not None
         if entry is None:
@@ -97,12 +101,22 @@ def run_eval(request: EvalRequest, command: str, progress: Progress | None = Non
             progress(index + 1, len(pairs), entry, resumed)
     return EvalReport(
         problems_dir=str(request.problems_dir), solutions_dir=str(request.solutions_dir), command=command,
-        created_at=now_iso(), device={"type": device}, options=request.options(), entries=entries,
+        created_at=now_iso(), device=identity, options=request.options(), entries=entries,
         summary=summarize(entries), notes=notes)
 
 
-def entry_key(pair: Pair, request: EvalRequest, device: str) -> str:
-    """sha256 of the problem's and the solution's bytes, the options and the device."""
+def device_identity(device: str) -> dict[str, Any]:
+    """What the entries' figures depend on besides the files: the device type, on a GPU its model and
+    driver (nvidia-smi), and the torch and triton versions. Part of each key and of eval.md."""
+    identity: dict[str, Any] = {"type": device}
+    if device == "cuda":
+        gpu = visible_gpu(probe_nvidia_smi().gpus)
+        identity.update(gpu=getattr(gpu, "name", None), driver=getattr(gpu, "driver_version", None))
+    return {**identity, "torch": package_version("torch"), "triton": package_version("triton")}
+
+
+def entry_key(pair: Pair, request: EvalRequest, device: dict[str, Any]) -> str:
+    """sha256 of the problem's and the solution's bytes, the options and the device's identity."""
     parts = {"problem": file_sha256(pair.problem), "device": device, "options": request.options(),
              "solution": file_sha256(pair.solution) if pair.solution is not None else None}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
