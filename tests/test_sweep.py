@@ -501,3 +501,26 @@ def test_the_sweep_is_in_ncu_profiles_help(capsys):
     assert finished.value.code == 0
     assert "--sweep NAME=V1,V2,..." in text and "--sweep-runs" in text
     assert "--sweep N=1024,2048,4096,8192 --D=4096" in text and "final_report.py embeds it" in text
+
+
+def test_a_percent_above_100_says_from_ncus_dram_bytes_why_it_is_not_faster_than_physics(tmp_path):
+    """9.7 us for 33.5 MB counted (103% of the datasheet), while ncu saw 20.8 MB of DRAM traffic: most of the
+    output was still in L2 when the kernel ended."""
+    row = next(line for line in FIXTURE.read_text().splitlines()
+               if line.startswith("solution,dram__bytes_write.sum,1024,"))
+    faster = {"solution,gpu__time_duration.sum,1024,14200.0": "solution,gpu__time_duration.sum,1024,9700.0",
+              row: row.replace("16780571.0", "4000000.0")}
+    record = make_record(points_for(frames=with_rows(tmp_path, faster, [])))
+    solution = record.point(1024).solution
+    assert solution.percent_of_ceiling > 100 and solution.dram_bandwidth_gbps < solution.achieved_bandwidth_gbps
+    [note] = report.size_notes(record)
+    assert note == (f"N=1024: the solution is at {solution.percent_of_ceiling:.1f}% of the datasheet roof: its counted "
+                    f"bytes per call over its time give {solution.achieved_bandwidth_gbps:.0f} GB/s, while ncu "
+                    f"measured {solution.dram_bandwidth_gbps:.0f} GB/s of DRAM traffic: part of the counted bytes "
+                    "did not cross DRAM while the kernel ran (L2 held them), so above 100% here is not faster than "
+                    "physics")
+    assert f"- {note}" in report.render_sweep_markdown(record)
+    assert report.size_notes(make_record(points_for())) == []  # every size at or under 100%: nothing to say
+    only_time = {"solution,gpu__time_duration.sum,1024,14200.0": "solution,gpu__time_duration.sum,1024,9700.0"}
+    [unexplained] = report.size_notes(make_record(points_for(frames=with_rows(tmp_path / "b", only_time, []))))
+    assert unexplained.endswith("GB/s; ncu's DRAM bytes do not show where the rest went")  # DRAM saw it all

@@ -129,7 +129,8 @@ def test_eval_times_the_pairs_and_writes_its_table(tmp_path):
 
 
 @pytest.mark.ncu
-def test_a_model_new_is_profiled_with_the_cuda_guide(tmp_path):
+def test_a_triton_model_new_is_profiled_with_the_triton_guide(tmp_path):
+    """A ModelNew whose kernels are Triton's is advised from the Triton guide (Backend.guide_backend)."""
     from kernel_opt.commands.ncu_profile import main as profile_main
 
     code = profile_main([str(SOLUTIONS / "23_Softmax.py"), "--ref", str(PROBLEMS / "23_Softmax.py"),
@@ -137,7 +138,8 @@ def test_a_model_new_is_profiled_with_the_cuda_guide(tmp_path):
     summary = json.loads((tmp_path / "ncu_summary.json").read_text())
     assert code == 0 and summary["bottleneck"] is not None
     assert "softmax_kernel" in summary["dominant_kernel"]["name"]
-    assert all(link["link"].startswith("experience/cuda/CUDA.md#") for link in summary["read_next"])
+    assert summary["read_next"] and all(link["link"].startswith("experience/triton/TRITON.md#")
+                                        for link in summary["read_next"])
 
 
 @pytest.mark.ncu

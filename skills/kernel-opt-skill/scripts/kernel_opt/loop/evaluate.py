@@ -85,6 +85,10 @@ BENCHMARK_SEEDS_AFTER_CHECK = 1
 # torch.compile (default mode) through the run's reference_cache.json (measure/reference_cache.py):
 # the first version times them, later ones reuse them under the same key, and the final benchmark
 # of SKILL.md's Finish step times every mode again, max-autotune included, beside the best version.
+# Compiling that baseline ahead, in a child beside the checks (with the work count), was tried on the H100
+# on 2026-11-25 and made the first evaluation slower (55.5 s against 42.4 s): with PYTHONDONTWRITEBYTECODE
+# set, as on that machine, most of the compile's 12-15 s is importing dynamo and inductor and tracing,
+# which the benchmark's own process pays again; Inductor's warm on-disk cache saved almost nothing there.
 EVALUATE_COMPILE_MODES = ("default",)
 EVALUATE_BASELINES = ("eager", "compile")
 

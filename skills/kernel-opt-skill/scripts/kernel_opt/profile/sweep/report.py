@@ -65,13 +65,37 @@ def sweep_table(record: SweepRecord) -> str:
 
 
 def size_notes(record: SweepRecord) -> list[str]:
-    """One line per size that has something to say: why it was not profiled, or a caveat."""
+    """One line per size that has something to say: why it was not profiled, or a caveat (a % above 100)."""
     lines = []
     for point in record.points:
         if point.message:
             lines.append(f"{record.dim}={point.value}: {STATUS_WORDS.get(point.status, point.status)}: "
                          f"{markdown_cell(point.message)}")
+        for label, measurement in (("the solution", point.solution), (REFERENCE_LABEL, point.reference)):
+            note = _above_the_roof(measurement)
+            if note:
+                lines.append(f"{record.dim}={point.value}: {label} {note}")
     return lines
+
+
+def _above_the_roof(measurement: Measurement | None) -> str | None:
+    """Why a % of ceiling above 100 is not faster than physics, from ncu's own DRAM bytes; None at or under 100.
+
+    The rates count the problem's minimum bytes as if they all crossed DRAM while the kernel ran; ncu's
+    clock stops when the kernel ends, so an output still in L2 then (written back afterwards) or an input
+    L2 still held is counted without having cost DRAM time. The physical-floor check allows for it only
+    within its tolerance, where a same-size copy is not as fast (measure/placement.py).
+    """
+    if measurement is None or measurement.percent_of_ceiling is None or measurement.percent_of_ceiling <= 100:
+        return None
+    text = (f"is at {measurement.percent_of_ceiling:.1f}% of the {measurement.ceiling_basis} roof: its counted bytes "
+            f"per call over its time give {_rate(measurement.achieved_bandwidth_gbps)} GB/s")
+    if measurement.dram_bandwidth_gbps is not None and measurement.achieved_bandwidth_gbps is not None \
+            and measurement.dram_bandwidth_gbps < measurement.achieved_bandwidth_gbps:
+        return (text + f", while ncu measured {_rate(measurement.dram_bandwidth_gbps)} GB/s of DRAM traffic: part of "
+                "the counted bytes did not cross DRAM while the kernel ran (L2 held them), so above 100% here is "
+                "not faster than physics")
+    return text + "; ncu's DRAM bytes do not show where the rest went"
 
 
 def kernel_lines(record: SweepRecord) -> list[str]:
