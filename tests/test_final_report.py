@@ -280,10 +280,25 @@ def test_a_compute_bound_best_version_is_set_against_the_compute_roof(run, capsy
     record = json.loads((run / "v1" / "benchmark.json").read_text())
     record["work"] = {"flops": 8.0e9, "flops_source": "at least: counted by torch FlopCounterMode",
                       "flops_lower_bound": True, "bytes": 5.0e7}
-    record["roofline"] = {"basis": {"name": "measured", "compute_tflops": 120.0, "source": "measured 2026-11-25",
-                                    "dtype": "float32"}, "points": {"measured": {"bound": "compute"}}}
+    roofs = {"compute_tflops": 120.0, "memory_bandwidth_gbps": 3000.0, "source": "measured 2026-11-25",
+             "dtype": "float32"}
+    record["roofline"] = {"primary": "measured",  # as records made before "basis" existed name it
+                          "points": {"measured": {"bound": "compute", "ceilings": roofs},
+                                     "datasheet": {"bound": "compute", "ceilings": {**roofs, "compute_tflops": 67.0}}}}
     (run / "v1" / "benchmark.json").write_text(json.dumps(record))
     text = generate(run, capsys)
     assert "- It is compute bound (≥ 8.00 GFLOP, at least: counted by torch FlopCounterMode): v1 runs at " \
            "≥ 100.0 TFLOP/s and torch.compile (default) at ≥ 111.1 TFLOP/s, against a 120.0 TFLOP/s " \
            "roof (measured 2026-11-25, float32)." in text
+    assert "- v1 is at 83.3% of that roof and torch.compile (default) at 92.6%: the FLOPs are the same" in text
+
+
+def test_a_best_version_at_its_target_that_pytorch_beats_is_not_said_to_miss_the_target(run, capsys):
+    trailing_pytorch(run, copy_gbps=3000.0)
+    record = json.loads((run / "v1" / "benchmark.json").read_text())
+    record["target_reached"] = True
+    (run / "v1" / "benchmark.json").write_text(json.dumps(record))
+    text = generate(run, capsys)
+    assert (f"| why the run stopped | budget spent: 2 of 2 iteration(s) used; target 90% reached (v1 at "
+            f"{record['percent_of_ceiling']:.1f}%), but torch.compile (default) is still faster, so the target did "
+            "not end the run |") in text

@@ -378,13 +378,17 @@ def _stop_reason(out: Path, run: RunRecord | None, best: VersionState | None) ->
                 f"(--ignore-target from {past[0]}); best: {reached} of the roofline ceiling")
     if status.stop_reason == "target_reached":
         return f"target reached: {reached} of the roofline ceiling (target {target})"
+    # At the target while PyTorch is still faster, the target does not end a run (workspace.behind_baseline).
+    target_text = (f"target {target} reached ({reached}), but {status.behind_baseline} is still faster, so the "
+                   "target did not end the run" if status.target_reached and status.behind_baseline
+                   else f"target {target} not reached ({reached})")
     if status.stop_reason == "budget_spent":
         return (f"budget spent: {status.budget.iterations_used} of {status.budget.iterations_total} iteration(s) used; "
-                f"target {target} not reached ({reached})")
+                f"{target_text}")
     pending = (f"; {status.newest.name} is not evaluated ({status.newest.evaluation_state or 'never run'})"
                if status.newest_pending and status.newest is not None else "")
     return (f"not finished: {status.budget.iterations_left} of {status.budget.iterations_total} iteration(s) left, "
-            f"target {target} not reached ({reached}){pending}")
+            f"{target_text}{pending}")
 
 
 def _remaining(out: Path, best: VersionState | None, states: list[VersionState]) -> dict[str, Any]:
@@ -477,15 +481,19 @@ def _outcome(row: VersionRow) -> str:
 
 def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: float, theirs: float) -> list[str]:
     """Both times against one roof: DRAM for a memory-bound problem, the compute roof for a compute-bound one."""
-    work, primary = record.work or {}, (record.roofline or {}).get("basis") or {}
-    point = ((record.roofline or {}).get("points") or {}).get(primary.get("name")) or {}
-    flops, traffic = work.get("flops"), work.get("bytes")
-    if point.get("bound") == "compute" and flops and primary.get("compute_tflops"):
-        roof, at_least = primary["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""
+    work, roofline = record.work or {}, record.roofline or {}
+    primary = ((roofline.get("basis") or {}).get("name") or roofline.get("primary"))  # older records: "primary"
+    point = (roofline.get("points") or {}).get(primary) or {}
+    roofs, flops, traffic = point.get("ceilings") or {}, work.get("flops"), work.get("bytes")
+    if point.get("bound") == "compute" and flops and roofs.get("compute_tflops"):
+        roof, at_least = roofs["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""
         ours_rate, theirs_rate = flops / ours / 1e6, flops / theirs / 1e6
         return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.get('flops_source')}): {best} runs "
                 f"at {at_least}{ours_rate:.1f} TFLOP/s and {baseline} at {at_least}{theirs_rate:.1f} TFLOP/s, "
-                f"against a {roof:.1f} TFLOP/s roof ({primary.get('source')}, {primary.get('dtype')})."]
+                f"against a {roof:.1f} TFLOP/s roof ({roofs.get('source')}, {roofs.get('dtype')}).",
+                f"{best} is at {100 * ours_rate / roof:.1f}% of that roof and {baseline} at "
+                f"{100 * theirs_rate / roof:.1f}%: the FLOPs are the same, so the gap is in how fast {best} "
+                "issues them."]
     if not traffic:
         return ["The records hold no byte count for the problem, so where both stand against the memory roof "
                 "is not measured."]
@@ -493,9 +501,9 @@ def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: flo
     roof, roof_text = copy.get("bandwidth_gbps"), None
     if roof:
         roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.get('median_us'):.2f} µs)"
-    elif primary.get("memory_bandwidth_gbps"):
-        roof = primary["memory_bandwidth_gbps"]
-        roof_text = f"the {primary.get('name')} memory roof is {roof:.0f} GB/s"
+    elif roofs.get("memory_bandwidth_gbps"):
+        roof = roofs["memory_bandwidth_gbps"]
+        roof_text = f"the {primary} memory roof is {roof:.0f} GB/s"
     ours_rate, theirs_rate = traffic / ours / 1e3, traffic / theirs / 1e3
     lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.get('bytes_source')}): {best} at an effective "
              f"{ours_rate:.0f} GB/s, {baseline} at {theirs_rate:.0f} GB/s" + (f"; {roof_text}." if roof_text else ".")]
