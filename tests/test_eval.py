@@ -241,7 +241,7 @@ def test_the_report_renders_timed_entries_and_draws_the_chart(tmp_path):
     rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
             for line in markdown.splitlines() if line.startswith(("| 19_ReLU", "| 1_Square"))}
     assert rows["19_ReLU"] == ["correct", "—", "160", "200", "163.2", "1.25x", "1.02x", "91.5%", "memory_bound",
-                               "19_ReLU.py (modelnew)"]
+                               "19_ReLU.py (modelnew)", "default"]
     assert rows["1_Square"][:2] == ["incorrect", "PRECISION DOWNGRADE, library only"]
     assert "- 1_Square: incorrect: output 'output': a precision downgrade" in markdown
     assert EvalReport.from_dict(json.loads((tmp_path / "eval.json").read_text())).summary == report.summary

@@ -78,8 +78,15 @@ def problem_rows(report: EvalReport) -> list[list[object]]:
              format_number(entry.solution_us), format_number(entry.eager_us), format_number(entry.compile_us),
              _speedup(entry.speedup_vs_eager), _speedup(entry.speedup_vs_compile),
              None if entry.percent_of_ceiling is None else f"{entry.percent_of_ceiling:.1f}%",
-             entry.bottleneck, markdown_cell(_solution_text(entry))]
+             entry.bottleneck, markdown_cell(_solution_text(entry)), _mode(entry.compile_mode)]
             for entry in report.entries]
+
+
+def _mode(name: str | None) -> str | None:
+    """The torch.compile mode of a baseline's name: "torch.compile (default)" -> "default"."""
+    if not name:
+        return None
+    return name.removeprefix("torch.compile (").removesuffix(")")
 
 
 def _solution_text(entry: EvalEntry) -> str | None:
@@ -94,7 +101,7 @@ def _tables(report: EvalReport) -> dict[str, str]:
         "summary": markdown_table(summary_rows(report.summary), ["", "vs eager", "vs best torch.compile"]),
         "problems": markdown_table(problem_rows(report), [
             "problem", "verdict", "flags", "solution µs", "eager µs", "compile µs", "vs eager", "vs compile",
-            "% of ceiling", "bottleneck", "solution"]),
+            "% of ceiling", "bottleneck", "solution", "fastest compile mode"]),
     }
 
 
