@@ -154,7 +154,7 @@ def test_cuda_without_gpu_compiles_then_exits_4(reference_dir, tmp_path):
     code, report = check(reference_dir, "good/vector_add.cu", tmp_path, *FAST)
     assert code == 4 and report["error"]["kind"] == "no_gpu"
     assert "needs an NVIDIA GPU" in report["error"]["message"]
-    assert report["build"]["arch"] == "sm_90" and report["build"]["kernels"]
+    assert report["build"]["arch"] == "sm_90a" and report["build"]["kernels"]  # auto without a GPU: Hopper, sm_90a
 
 
 @pytest.mark.nvcc
@@ -283,3 +283,17 @@ def test_wrapper_script_runs_from_a_copy_of_the_skill_folder(scripts_dir, refere
     assert completed.returncode == 0, completed.stderr
     payload = json.loads(completed.stdout)
     assert payload["passed"] is True and payload["exit_code"] == 0
+
+
+@pytest.mark.nvcc
+def test_a_wgmma_kernel_builds_with_arch_auto(tmp_path):
+    """`--arch auto` builds Hopper as sm_90a: the CUDA GEMM case's v10 (TMA + wgmma) builds without --arch, and
+    its kernel lists HGMMA-capable code; as plain sm_90 nvcc refuses wgmma."""
+    demo = Path(__file__).resolve().parents[1] / "demo" / "cuda" / "gemm"
+    code, report = check(None, demo / "v10" / "v10.cu", tmp_path, "--device", "cpu", "--seeds", "1",
+                         ref=demo / "ref.py")
+    assert code == 4 and report["error"]["kind"] == "no_gpu"  # built; running it needs a GPU
+    assert report["build"]["arch"] == "sm_90a" and report["build"]["kernels"]
+    code, report = check(None, demo / "v10" / "v10.cu", tmp_path / "plain", "--device", "cpu", "--arch", "sm_90",
+                         ref=demo / "ref.py")
+    assert code == 3 and "wgmma" in report["error"]["message"].lower()

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from kernel_opt.backends.cuda.build import (
+    auto_target,
     build_shared_library,
     gencode_flags,
     normalize_arch,
@@ -126,3 +127,8 @@ def test_sm90a_build_of_wgmma_fence(tmp_path):
     )
     result = build_shared_library(source, tmp_path / "build", "sm_90a")
     assert [k.arch for k in result.kernels] == ["sm_90a"]
+
+
+def test_auto_targets_hopper_as_sm_90a_and_leaves_other_chips_alone():
+    assert [auto_target(arch) for arch in ("sm_90", "sm_90a", "sm_80", "sm_89", "sm_100")] == [
+        "sm_90a", "sm_90a", "sm_80", "sm_89", "sm_100"]

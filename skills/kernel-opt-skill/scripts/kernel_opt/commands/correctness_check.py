@@ -74,7 +74,8 @@ def build_parser():
                         help="seconds without progress before the solution counts as hung "
                              f"(default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("--compile-only", action="store_true", help="CUDA: compile and report resources; no GPU needed")
-    parser.add_argument("--arch", default="auto", help="CUDA target: auto (this GPU), sm_90, sm_90a, sm_80, ...")
+    parser.add_argument("--arch", default="auto",
+                        help="CUDA target: auto (this GPU; Hopper as sm_90a), sm_90, sm_90a, sm_80, ...")
     parser.add_argument("--nvcc-flags", default="",
                         help='extra nvcc flags, written with "=" since they start with "-": '
                              '--nvcc-flags="-lcublas --use_fast_math"')

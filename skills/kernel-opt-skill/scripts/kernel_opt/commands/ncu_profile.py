@@ -81,7 +81,8 @@ def build_parser():
     parser.add_argument("--max-launches", type=int, default=None,
                         help="stop profiling after this many kernel launches (ncu --launch-count; default 100)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds ncu may take (default 600)")
-    parser.add_argument("--arch", default="auto", help="CUDA target: auto (this GPU), sm_90, sm_90a, ...")
+    parser.add_argument("--arch", default="auto",
+                        help="CUDA target: auto (this GPU; Hopper as sm_90a), sm_90, sm_90a, ...")
     parser.add_argument("--nvcc-flags", default="",
                         help='extra nvcc flags, written with "=" since they start with "-": '
                              '--nvcc-flags="-lcublas --use_fast_math"')

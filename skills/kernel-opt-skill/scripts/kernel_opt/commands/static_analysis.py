@@ -4,8 +4,9 @@ The disassembly answers questions a profile cannot: are global accesses 16 bytes
 (LDG.E.128) or 4 (LDG.E), do tensor instructions use Hopper's HGMMA or the older HMMA, did an
 array land in local memory (LDL/STL), are copies asynchronous (LDGSTS, TMA)? No GPU is needed:
 CUDA solutions are built with nvcc and disassembled with cuobjdump (the toolkit's, or the copy
-in the triton wheel); Triton solutions are compiled, never run, for --arch (default: this GPU,
-or sm_90 without one) from the inputs ref.py's setup() makes.
+in the triton wheel) for --arch (default: this GPU, sm_90a without one; a Hopper GPU builds as
+sm_90a, so wgmma kernels build); Triton solutions are compiled, never run, for --arch (default: this
+GPU, or sm_90 without one) from the inputs ref.py's setup() makes.
 
 Usage:
   static_analysis.py OUT/v1/v1.cu --output-dir OUT/v1
@@ -48,7 +49,8 @@ def build_parser():
     parser.add_argument("--ref", type=Path,
                         help="ref.py whose setup() makes the inputs a Triton kernel is specialised on")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
-    parser.add_argument("--arch", default="auto", help="target: auto (this GPU, else sm_90), sm_90, sm_90a, sm_80, ...")
+    parser.add_argument("--arch", default="auto",
+                        help="target: auto (this GPU, else sm_90; CUDA on Hopper: sm_90a), sm_90, sm_90a, sm_80, ...")
     parser.add_argument("--nvcc-flags", default="",
                         help='extra nvcc flags, written with "=" since they start with "-": '
                              '--nvcc-flags="-lcublas --use_fast_math"')

@@ -98,17 +98,17 @@ class CudaBackend(Backend):
 
     def prepare(self, solution: Path, device: str, build_dir: Path, options: BuildOptions,
                 notes: list[str]) -> Prepared:
-        """nvcc builds a shared library (for this GPU, or sm_90 without one); solve's signature is parsed."""
+        """nvcc builds a shared library (for this GPU, or sm_90a without one); solve's signature is parsed."""
         import shlex
 
-        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, build_shared_library
+        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, auto_target, build_shared_library
         from kernel_opt.backends.cuda.signature import parse_solve_signature
         from kernel_opt.env.device import gpu_arch
 
         signature = parse_solve_signature(solution.read_text(errors="replace"))
         arch = options.arch
         if arch == "auto":
-            arch = gpu_arch() if device == "cuda" else DEFAULT_ARCH_WITHOUT_GPU
+            arch = auto_target(gpu_arch() if device == "cuda" else DEFAULT_ARCH_WITHOUT_GPU)
             if device != "cuda":
                 notes.append(f"no GPU to read the architecture from: compiled for {arch} (choose with --arch)")
         build = build_shared_library(solution, build_dir, arch, shlex.split(options.nvcc_flags))
@@ -151,13 +151,13 @@ class CudaBackend(Backend):
     def analyze(self, request: AnalysisInputs):
         import shlex
 
-        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU
+        from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, auto_target
         from kernel_opt.backends.cuda.static_analysis import analyze_cuda
         from kernel_opt.env.device import gpu_arch_if_any
 
         arch = request.options.arch
         if arch == "auto":
-            arch = gpu_arch_if_any() or DEFAULT_ARCH_WITHOUT_GPU
+            arch = auto_target(gpu_arch_if_any() or DEFAULT_ARCH_WITHOUT_GPU)
         return analyze_cuda(request.solution, request.build_dir, arch, shlex.split(request.options.nvcc_flags))
 
     def source_warnings(self, solution: Path) -> list[str]:

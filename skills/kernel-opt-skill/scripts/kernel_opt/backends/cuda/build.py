@@ -81,6 +81,17 @@ def normalize_arch(arch: str) -> str:
     return f"sm_{number}{suffix}"
 
 
+def auto_target(arch: str) -> str:
+    """What `--arch auto` builds for a GPU of architecture `arch` (or, without a GPU, the default): Hopper's
+    arch-specific sm_90a in place of sm_90.
+
+    sm_90a accepts all that sm_90 does plus the instructions of Hopper's fast paths (wgmma, setmaxnreg), so a
+    wgmma kernel builds without the user knowing the suffix; its cubin runs only on compute capability 9.0,
+    which is the GPU the build is for. Other architectures keep their plain target.
+    """
+    return "sm_90a" if arch == "sm_90" else arch
+
+
 def gencode_flags(arch: str) -> list[str]:
     """One exact target: arch-specific features (sm_90a: wgmma, setmaxnreg) need the -gencode form."""
     number = arch.removeprefix("sm_")
