@@ -440,7 +440,7 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     return result
 
 
-AT_THE_ROOF = 0.97  # share of a same-size copy's bandwidth (or a compute roof) read as "at the roof"
+AT_THE_ROOF = 0.97  # share of the memory roof (a same-size copy's bandwidth) read as "at the roof"
 
 
 def _behind_pytorch(final: dict[str, Any], rows: list[VersionRow], remaining: dict[str, Any]) -> list[str]:
@@ -464,7 +464,7 @@ def _behind_pytorch(final: dict[str, Any], rows: list[VersionRow], remaining: di
              f"({theirs:.2f} µs against {ours:.2f} µs)."]
     lines += _roof_sentences(record, best, baseline, ours, theirs)
     tried = [f"{row.name} {_outcome(row)}" for row in rows if row.number >= 1]
-    lines.append(f"Tried: {'; '.join(tried)}." if tried else "No version after v0 was tried (budget 0).")
+    lines.append(f"Tried: {'; '.join(tried)}." if tried else "No version after v0 was tried.")
     if remaining.get("findings"):
         lines.append(f"What {remaining['from']}'s profile says is left: {remaining['findings'][0]}.")
     return lines
