@@ -123,6 +123,12 @@ def test_chip_similarity_levels():
         ("cumsum", "cumsum", "scan"),
         ("transpose", "transpose", "data_movement"),
         ("my_kernel", "my_kernel", "other"),
+        ("kl_div", "kl_div", "row_reduction"),  # per-row softmaxes, then their divergence
+        ("distillation_kl_loss", "distillation_kl_loss", "row_reduction"),
+        ("max_pool2d", "max_pool2d", "stencil"),  # not the "max" reduction: each output reads a window
+        ("avg_pool2d", "avg_pool2d", "stencil"),
+        ("smooth_l1_loss", "smooth_l1_loss", "reduction"),
+        ("cross_entropy_loss", "cross_entropy_loss", "row_reduction"),
     ],
 )
 def test_kernel_names_and_families(name, normalised, family):

@@ -30,7 +30,7 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "softmax", "log_softmax", "online_softmax", "layernorm", "rmsnorm", "groupnorm",
             "batchnorm", "instancenorm", "logsumexp", "cross_entropy", "l2norm", "normalize",
-            "row_sum", "row_max", "row_mean", "argmax_row",
+            "row_sum", "row_max", "row_mean", "argmax_row", "kl_div", "kl_divergence", "kl_loss",
         ),
     ),
     "scan": (
@@ -42,7 +42,8 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "reduction": (
         "A whole tensor (or a long axis) reduced to a few values: grid-level combining decides speed",
-        ("reduce", "reduction", "sum", "mean", "max", "min", "argmax", "argmin", "norm", "dot", "histogram", "count"),
+        ("reduce", "reduction", "sum", "mean", "max", "min", "argmax", "argmin", "norm", "dot", "histogram", "count",
+         "loss"),  # an elementwise loss reduced to its mean (mse_loss, smooth_l1_loss); row-wise losses come first
     ),
     "sort_select": (
         "Data-dependent ordering: radix passes, bitonic networks, selection",
@@ -63,7 +64,8 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
         "Each output reads a neighbourhood of inputs: halo reuse in shared memory decides speed",
         (
             "stencil", "jacobi", "depthwise_conv", "depthwise_conv2d", "laplacian", "blur", "convolution_stencil",
-            "pooling", "maxpool", "avgpool", "upsample", "interpolate",
+            "pooling", "maxpool", "avgpool", "max_pool", "avg_pool", "max_pool1d", "max_pool2d", "max_pool3d",
+            "avg_pool1d", "avg_pool2d", "avg_pool3d", "upsample", "interpolate",
         ),
     ),
     "elementwise": (
