@@ -460,7 +460,7 @@ def _behind_pytorch(final: dict[str, Any], rows: list[VersionRow], remaining: di
     if entry is None:
         return []
     ours, theirs = record.median_us, entry.median_us
-    lines = [f"{baseline} ran {ours / theirs:.3f}x faster than {best} in the same benchmark run "
+    lines = [f"{baseline} ran {1 / ratio:.3f}x faster than {best} in the same benchmark run "
              f"({theirs:.2f} µs against {ours:.2f} µs)."]
     lines += _roof_sentences(record, best, baseline, ours, theirs)
     tried = [f"{row.name} {_outcome(row)}" for row in rows if row.number >= 1]
@@ -481,9 +481,8 @@ def _outcome(row: VersionRow) -> str:
 
 def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: float, theirs: float) -> list[str]:
     """Both times against one roof: DRAM for a memory-bound problem, the compute roof for a compute-bound one."""
-    work, roofline = record.work or {}, record.roofline or {}
-    primary = ((roofline.get("basis") or {}).get("name") or roofline.get("primary"))  # older records: "primary"
-    point = (roofline.get("points") or {}).get(primary) or {}
+    work, (primary, point) = record.work or {}, record.primary_point()
+    point = point or {}
     roofs, flops, traffic = point.get("ceilings") or {}, work.get("flops"), work.get("bytes")
     if point.get("bound") == "compute" and flops and roofs.get("compute_tflops"):
         roof, at_least = roofs["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""

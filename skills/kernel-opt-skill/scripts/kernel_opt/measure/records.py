@@ -32,6 +32,11 @@ def compile_baseline_name(mode: str) -> str:
     return f"{COMPILE_BASELINE_PREFIX} ({mode})"
 
 
+def compile_mode_of(name: str) -> str:
+    """The mode in a torch.compile baseline's name: "torch.compile (default)" -> "default"."""
+    return name.removeprefix(f"{COMPILE_BASELINE_PREFIX} (").removesuffix(")")
+
+
 @dataclass
 class TimedEntry(Record):
     """One timed callable: the solution, another version, or a baseline."""

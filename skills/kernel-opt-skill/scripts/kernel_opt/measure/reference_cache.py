@@ -59,13 +59,20 @@ def visible_gpu(gpus: list[Any]) -> Any | None:
     return next((gpu for gpu in gpus if gpu.index == index), None)
 
 
-def reference_key(reference: Path, dims: dict[str, Any], seed: int, gpu: Any | None) -> dict[str, Any]:
-    """What a cached measurement must share with this benchmark to be reused (JSON values, compared whole)."""
+def machine_key(gpu: Any | None) -> dict[str, Any]:
+    """The machine a measurement was made on: the GPU model and driver (nvidia-smi), torch and triton."""
     return {
         "gpu": getattr(gpu, "name", None),
         "driver": getattr(gpu, "driver_version", None),
         "torch": package_version("torch"),
         "triton": package_version("triton"),
+    }
+
+
+def reference_key(reference: Path, dims: dict[str, Any], seed: int, gpu: Any | None) -> dict[str, Any]:
+    """What a cached measurement must share with this benchmark to be reused (JSON values, compared whole)."""
+    return {
+        **machine_key(gpu),
         "reference_sha256": file_sha256(reference),
         "dims": {name: dims[name] for name in sorted(dims)},
         "seed": seed,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
+from kernel_opt.measure.records import compile_mode_of
 from kernel_opt.suite.records import EVAL_FILE, FAST_P_THRESHOLDS, EvalEntry, EvalReport, EvalSummary
 
 EVAL_MARKDOWN = "eval.md"
@@ -78,15 +79,9 @@ def problem_rows(report: EvalReport) -> list[list[object]]:
              format_number(entry.solution_us), format_number(entry.eager_us), format_number(entry.compile_us),
              _speedup(entry.speedup_vs_eager), _speedup(entry.speedup_vs_compile),
              None if entry.percent_of_ceiling is None else f"{entry.percent_of_ceiling:.1f}%",
-             entry.bottleneck, markdown_cell(_solution_text(entry)), _mode(entry.compile_mode)]
+             entry.bottleneck, markdown_cell(_solution_text(entry)),
+             compile_mode_of(entry.compile_mode) if entry.compile_mode else None]
             for entry in report.entries]
-
-
-def _mode(name: str | None) -> str | None:
-    """The torch.compile mode of a baseline's name: "torch.compile (default)" -> "default"."""
-    if not name:
-        return None
-    return name.removeprefix("torch.compile (").removesuffix(")")
 
 
 def _solution_text(entry: EvalEntry) -> str | None:

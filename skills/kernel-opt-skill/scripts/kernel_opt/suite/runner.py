@@ -32,7 +32,7 @@ from kernel_opt.env.device import resolve_device
 from kernel_opt.env.probes import probe_nvidia_smi
 from kernel_opt.measure.benchmark import DEFAULT_BASELINES, DEFAULT_COMPILE_MODES, BenchmarkRequest, benchmark_solution
 from kernel_opt.measure.records import EAGER_BASELINE, BenchmarkReport
-from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE, package_version, visible_gpu
+from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE, machine_key, visible_gpu
 from kernel_opt.run.events import one_line
 from kernel_opt.solution.dims import check_dims
 from kernel_opt.suite.pairs import Pair, find_pairs
@@ -108,11 +108,7 @@ def run_eval(request: EvalRequest, command: str, progress: Progress | None = Non
 def device_identity(device: str) -> dict[str, Any]:
     """What the entries' figures depend on besides the files: the device type, on a GPU its model and
     driver (nvidia-smi), and the torch and triton versions. Part of each key and of eval.md."""
-    identity: dict[str, Any] = {"type": device}
-    if device == "cuda":
-        gpu = visible_gpu(probe_nvidia_smi().gpus)
-        identity.update(gpu=getattr(gpu, "name", None), driver=getattr(gpu, "driver_version", None))
-    return {**identity, "torch": package_version("torch"), "triton": package_version("triton")}
+    return {"type": device, **machine_key(visible_gpu(probe_nvidia_smi().gpus) if device == "cuda" else None)}
 
 
 def entry_key(pair: Pair, request: EvalRequest, device: dict[str, Any]) -> str:
