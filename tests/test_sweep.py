@@ -524,3 +524,34 @@ def test_a_percent_above_100_says_from_ncus_dram_bytes_why_it_is_not_faster_than
     only_time = {"solution,gpu__time_duration.sum,1024,14200.0": "solution,gpu__time_duration.sum,1024,9700.0"}
     [unexplained] = report.size_notes(make_record(points_for(frames=with_rows(tmp_path / "b", only_time, []))))
     assert unexplained.endswith("GB/s; ncu's DRAM bytes do not show where the rest went")  # DRAM saw it all
+
+
+def test_a_compute_bound_size_names_the_compute_roof_it_is_measured_against():
+    """A GEMM on the same-size copy basis is bound by compute, whose roof the copy does not measure: the label
+    names the measured matmul, or the datasheet's peak when no matmul ceiling is cached (a 2026-11-26 sweep
+    printed "75.3% (same-size copy)" for 745 TFLOP/s against the datasheet's 989.5)."""
+    from kernel_opt.profile.sweep.records import Measurement
+
+    work = {"flops": 2 * 1024 * 4096 * 4096.0, "bytes": 50331648.0, "dtype": "bfloat16"}  # 745 TFLOP/s at 46.09 us
+    with_matmul = measured_ceilings()
+    with_matmul.matmul["bfloat16"] = MatmulCeiling("bfloat16", 8192, 760.0)
+    for measured, roof in ((None, "datasheet peak"), (with_matmul, "measured matmul")):
+        measurement = Measurement(time_us=46.09)
+        assemble._place(measurement, work, assemble.Roofs.for_gpu(H100, measured), 3125.0)
+        assert measurement.ceiling_basis in ("same-size copy", "measured")  # equal compute roofs: either names it
+        assert (measurement.bound, measurement.compute_roof) == ("compute", roof)
+        assert report._percent(measurement) == f"{measurement.percent_of_ceiling:.1f}% ({roof})"
+
+
+def test_without_a_measured_matmul_the_same_size_basis_does_not_call_the_datasheet_peak_measured():
+    from kernel_opt.measure import placement, roofline
+
+    sheet_roofs = roofline.Ceilings(3350.0, 989.5, source="datasheet: H100", dtype="bfloat16")
+    points = placement.roofline_points(137.4e9, 100.7e6, 180.0, None, sheet_roofs, 3130.0)
+    basis, reason = placement.choose_basis(points)
+    assert basis == "same-size copy" and points[basis]["bound"] == "compute"
+    assert "datasheet" in points[basis]["ceilings"]["source"] and "datasheet's compute peak" in reason
+    measured = roofline.Ceilings(3020.0, 1000.0, source="measured", dtype="bfloat16")
+    points = placement.roofline_points(137.4e9, 100.7e6, 180.0, measured, sheet_roofs, 3130.0)
+    assert points["same-size copy"]["ceilings"]["source"] == "copy of the same bytes"
+    assert placement.choose_basis(points)[1] == "the best roofs measured on this GPU"

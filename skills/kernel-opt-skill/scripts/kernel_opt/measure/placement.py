@@ -38,6 +38,9 @@ from kernel_opt.measure.datasheet import GpuDatasheet
 PHYSICAL_FLOOR_MARGIN = 0.05
 
 MEASURED_SOURCES = ("measured", "same-size copy")  # roofline points measured on this GPU
+SAME_SIZE_SOURCE = "copy of the same bytes"
+# Without cached measured ceilings the same-size point's compute roof is the datasheet's peak, not a measurement.
+SHEET_COMPUTE_NOTE = "; compute roof: the datasheet's peak (no measured matmul ceiling is cached)"
 
 
 @dataclass
@@ -151,8 +154,11 @@ def choose_basis(points: dict[str, dict[str, Any]]) -> tuple[str | None, str]:
         name = min(measured, key=lambda source: points[source]["percent_of_ceiling"])
         percent = points[name]["percent_of_ceiling"]
         if percent <= 100.0 or "datasheet" not in points:
-            reason = ("the best roofs measured on this GPU" if percent <= 100.0 else
-                      "the best roofs measured on this GPU (the solution beat them, and there is no datasheet entry)")
+            measured_what = ("the best memory roof measured on this GPU, with the datasheet's compute peak"
+                             if SHEET_COMPUTE_NOTE in str(points[name].get("ceilings", {}).get("source", ""))
+                             else "the best roofs measured on this GPU")
+            reason = (measured_what if percent <= 100.0 else
+                      f"{measured_what} (the solution beat them, and there is no datasheet entry)")
             return name, reason
         return "datasheet", (f"the solution ran at {percent:.1f}% of the best measured roof ({name}): measured roofs "
                              "are not limits, so its % of ceiling is against the datasheet's peaks")
@@ -186,8 +192,10 @@ def roofline_points(flops: float | None, traffic: float, time_us: float, measure
         points["measured"] = roofline.roofline_point(flops, traffic, time_us, measured_roofs).to_dict()
     compute_roofs = measured_roofs or sheet_roofs
     if copy_bandwidth_gbps and compute_roofs is not None:
+        # The copy measures only bandwidth: its compute roof is the measured matmul's, else the datasheet's.
+        source = SAME_SIZE_SOURCE if measured_roofs is not None else SAME_SIZE_SOURCE + SHEET_COMPUTE_NOTE
         same_size = roofline.Ceilings(copy_bandwidth_gbps, compute_roofs.compute_tflops,
-                                      source="copy of the same bytes", dtype=compute_roofs.dtype)
+                                      source=source, dtype=compute_roofs.dtype)
         points["same-size copy"] = roofline.roofline_point(flops, traffic, time_us, same_size).to_dict()
     if sheet_roofs is not None:
         points["datasheet"] = roofline.roofline_point(flops, traffic, time_us, sheet_roofs).to_dict()

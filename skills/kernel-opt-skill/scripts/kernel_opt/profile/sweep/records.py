@@ -53,6 +53,7 @@ class Measurement(Record):
     percent_of_ceiling: float | None = None
     ceiling_basis: str | None = None  # "measured", "same-size copy" or "datasheet" (measure/placement.choose_basis)
     bound: str | None = None  # "memory" or "compute" on that basis
+    compute_roof: str | None = None  # where a compute bound's roof comes from: "measured matmul" or "datasheet peak"
     below_floor: bool = False  # faster than the physical floor: the time counts for nothing
     floor_message: str | None = None
 

@@ -31,6 +31,8 @@ def _time(measurement: Measurement | None) -> str | None:
 def _percent(measurement: Measurement | None) -> str | None:
     if measurement is None or measurement.percent_of_ceiling is None:
         return None
+    if measurement.bound == "compute" and measurement.compute_roof:  # the binding roof, not the roof set's name
+        return f"{measurement.percent_of_ceiling:.1f}% ({measurement.compute_roof})"
     return f"{measurement.percent_of_ceiling:.1f}% ({measurement.ceiling_basis})"
 
 
