@@ -61,9 +61,15 @@ def reprofiled_folders():
     return reclassify_demo.version_folders([DEMO], reprofile=True)
 
 
-def test_every_demo_version_has_one_reprofile_with_its_label_and_first_advice():
+def test_every_version_profiled_before_issue_15_has_one_reprofile_with_its_label_and_first_advice():
+    """The re-profile covered what reprofile_demo.py plans; a version recorded since has none and needs none."""
+    planned = {job.key for job in reprofile_demo.plan_versions(DEMO)}
+    assert set(REPROFILED) == planned and len(planned) == 44
     on_disk = {str(path.parent.relative_to(DEMO)) for path in DEMO.glob("*/*/v*/version.json")}
-    assert set(REPROFILED) == on_disk and len(on_disk) == 44
+    assert planned < on_disk
+    for key in on_disk - planned:  # evaluated with issue 15's classifier: their own summary is today's reading
+        summary = json.loads((DEMO / key / "ncu_summary.json").read_text())
+        assert not reprofile_demo.profiled_before_issue_15(summary) and not (DEMO / key / "reprofile").exists(), key
     found = {}
     for folder in reprofiled_folders():
         reading = reprofile_demo.profile_reading(json.loads((folder / "reprofile" / "ncu_summary.json").read_text()))

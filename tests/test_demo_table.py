@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -50,6 +51,26 @@ def test_the_table_shows_the_goal_from_targets_yaml(demo: Path):
     (demo / "targets.yaml").write_text("cuda/softmax: {percent_of_ceiling: 90}\n")
     row = cells(demo_table.render(demo))
     assert row[4:] == ["50.72", "v1: 47.10", "1.08x", "1.25x", "0.99x", "92.1%", "1/1", "met: 92.1% of ceiling >= 90%"]
+
+
+def test_a_second_run_says_where_it_started_and_has_its_own_goal(demo: Path):
+    """demo/cuda/attention_r2 began from demo/cuda/attention/v8: both rows are 'attention (cuda)' without it."""
+    second = demo / "cuda" / "softmax_r2"
+    shutil.copytree(demo / "cuda" / "softmax", second)
+    run = json.loads((second / "run.json").read_text())
+    (second / "run.json").write_text(json.dumps(run | {"source_kernel": "demo/cuda/softmax/v1/v1.cu"}))
+    (demo / "targets.yaml").write_text("cuda/softmax: {percent_of_ceiling: 90}\ncuda/softmax_r2: {vs_eager: 1.3}\n")
+    first_row, second_row = demo_table.render(demo).splitlines()[2:4]
+    first, second_cells = cells(f"h\nh\n{first_row}"), cells(f"h\nh\n{second_row}")
+    assert first[0] == "[softmax (cuda)](" + str(demo / "cuda" / "softmax") + "/)"
+    assert second_cells[0] == "[softmax (cuda)](" + str(second) + "/) from softmax/v1"
+    assert (first[-1], second_cells[-1]) == ("met: 92.1% of ceiling >= 90%", "not met: 1.253x eager < 1.30x")
+    assert demo_table.started_from(second, "plans/loop_cuda/../../reference/softmax/good/softmax.cu") is None
+    assert demo_table.started_from(second, "demo/cuda/softmax_r2/v1/v1.cu") is None  # its own version
+    assert demo_table.started_from(second, "demo/cuda/gemm/v1/v1.cu") is None  # no such run beside it
+    assert demo_table.started_from(second, "/elsewhere/demo/triton/softmax/v0/v0.py") is None
+    shutil.copytree(demo / "cuda" / "softmax", demo / "triton" / "softmax")
+    assert demo_table.started_from(second, "demo/triton/softmax/v0/v0.py") == "triton/softmax/v0"
 
 
 def test_a_malformed_goal_is_refused(demo: Path):

@@ -302,3 +302,20 @@ def test_a_best_version_at_its_target_that_pytorch_beats_is_not_said_to_miss_the
     assert (f"| why the run stopped | budget spent: 2 of 2 iteration(s) used; target 90% reached (v1 at "
             f"{record['percent_of_ceiling']:.1f}%), but torch.compile (default) is still faster, so the target did "
             "not end the run |") in text
+
+
+def test_a_tensor_core_run_shows_the_tensor_pipe_version_by_version(run, capsys):
+    """Issue 17: a Hopper MMA kernel is read against its tensor pipe, so the table follows that pipe's busy share;
+    a run whose kernels leave it idle keeps the table as it was."""
+    assert "tensor pipe busy" not in generate(run, capsys)
+    summary_path = run / "v1" / "ncu_summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["metrics"]["tensor_pipe_pct"] = 47.06
+    summary_path.write_text(json.dumps(summary))
+    text = generate(run, capsys)
+    header = table_row(text, "version")
+    assert header[6] == "tensor pipe busy" and header[7] == "achieved occupancy"
+    v0_tensor = records(run, "v0")[1]["metrics"].get("tensor_pipe_pct")
+    assert table_row(text, "v1")[6] == "47.1%"
+    assert table_row(text, "v0")[6] == (f"{v0_tensor:.1f}%" if v0_tensor is not None
+                                        else "not measured: no tensor pipe metric in the profile")

@@ -107,3 +107,20 @@ def test_wrapper_script_runs(scripts_dir, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["ok"] is True
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path):
+    """`hypothesis_check.py X | head -1` printed a BrokenPipeError traceback (2026-11-26): a closed stdout now
+    ends the command as SIGPIPE would (exit 141), with nothing on stderr."""
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT
+
+    (tmp_path / "hypothesis.txt").write_text(
+        "Hypothesis: unroll the loop\nRationale: issue slots are 90% busy\nExpected: time drops 10% to 4.5 us\n")
+    child = subprocess.Popen([sys.executable, str(REPO_ROOT / "skills/kernel-opt-skill/scripts/hypothesis_check.py"),
+                              str(tmp_path / "hypothesis.txt")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # the reader is gone before the command writes anything
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 141 and stderr == ""

@@ -11,6 +11,7 @@ from conftest import REPO_ROOT, load_tool
 reclassify_demo = load_tool("reclassify_demo")
 DEMO = REPO_ROOT / "demo"
 
+# The versions profiled before issue 15 (tools/reprofile_demo.py's rule; the 44 its re-profile covered):
 # version -> (label recorded then, label now). Issue 15's rules on the kept metrics (no SASS kept):
 # wgmma kernels at low occupancy are overlap_bound; busy L1/shared in conflict-free tensor-core
 # kernels is operand staging, which moves CUDA attention v10 off memory_bound; and wgmma kernels
@@ -62,15 +63,64 @@ PROVISIONAL = {"cuda/attention/v0", "cuda/attention/v2", "cuda/attention/v3", "c
                "cuda/gemm/v3", "cuda/gemm/v5", "cuda/gemm/v6"}
 
 
+# Versions recorded after the re-profile, evaluated with issue 15's classifier: (label, first advice) as recorded.
+# The demo may gain more; each of these must keep its record, and every one must read back as it recorded.
+RECORDED_SINCE = {
+    "cuda/attention_r2/v0": ("overlap_bound", "wgmma"),  # attention v8 again: mma.sync fed by cp.async
+    "cuda/attention_r2/v1": ("overlap_bound", "tma_pipeline"),
+    "cuda/attention_r2/v2": ("overlap_bound", "tma_pipeline"),
+    "cuda/attention_r2/v3": ("overlap_bound", "tma_pipeline"),
+    "cuda/attention_r2/v4": ("overlap_bound", "coalesce_access"),
+    "cuda/attention_r2/v5": ("overlap_bound", "pingpong_warpgroups"),
+    **{f"triton/attention_r2/v{n}": ("overlap_bound", "warp_specialize") for n in range(3)},
+    "triton/gemm/v3": ("compute_bound", "reduce_work"),
+    "triton/gemm/v4": ("compute_bound", "reduce_work"),
+}
+CASE_STUDIES = [DEMO / "cuda", DEMO / "triton"]  # demo/kernelbench/runs/ is the KernelBench set's own loop
+
+
 @pytest.fixture(scope="module")
 def verdicts() -> dict:
-    """The case studies (demo/<backend>/<case>/vN); demo/kernelbench/runs/ is the KernelBench set's own loop."""
+    """The case studies' versions (demo/<backend>/<case>/vN) profiled before issue 15."""
     return {item.version: item for item in map(reclassify_demo.reclassify_version,
-                                                reclassify_demo.version_folders([DEMO / "cuda", DEMO / "triton"]))}
+                                                reclassify_demo.version_folders(CASE_STUDIES))}
+
+
+@pytest.fixture(scope="module")
+def current_verdicts() -> dict:
+    """The case studies' versions whose own profile issue 15's classifier wrote."""
+    return {item.version: item for item in map(reclassify_demo.reclassify_version,
+                                                reclassify_demo.version_folders(CASE_STUDIES, current=True))}
 
 
 def test_every_demo_version_gets_its_expected_label(verdicts):
     assert {version: (item.old_label, item.new_label) for version, item in verdicts.items()} == EXPECTED_LABELS
+
+
+def test_every_version_profiled_since_issue_15_reads_back_as_it_recorded(verdicts, current_verdicts):
+    """Today's classifier on a newer version's kept files (summary with the SASS mix, details table, static
+    analysis) gives back the label and first advice evaluate recorded: no re-profile needed, none provisional."""
+    on_disk = {str(path.parent.relative_to(DEMO)) for root in CASE_STUDIES for path in root.glob("*/v*/version.json")}
+    assert set(verdicts) | set(current_verdicts) == on_disk and not set(verdicts) & set(current_verdicts)
+    assert {version: (item.old_label, item.old_advice) for version, item in current_verdicts.items()
+            if version in RECORDED_SINCE} == RECORDED_SINCE
+    for version, item in current_verdicts.items():
+        assert item.old_label and item.old_advice, version
+        assert (item.new_label, item.new_advice, item.new_limiter) == (item.old_label, item.old_advice,
+                                                                       item.old_limiter), version
+        assert (item.unverified, item.not_collected) == ([], []), version
+        assert item.design_source == "executed opcode mix (ncu)", version
+        assert item.source == "ncu_details.md raw table + ncu_summary.json", version
+
+
+def test_every_demo_version_kept_its_evaluation_benchmark_and_profile():
+    versions = sorted(path.parent for root in CASE_STUDIES for path in root.glob("*/v*/version.json"))
+    assert len(versions) >= 55
+    for folder in versions:
+        missing = [name for name in ("evaluation.json", "benchmark.json", "ncu_summary.json", "ncu_details.md")
+                   if not (folder / name).is_file()]
+        assert missing == [], f"{folder.relative_to(DEMO)} lacks {missing}"
+        assert json.loads((folder / "evaluation.json").read_text())["version"] == folder.name
 
 
 def test_only_verdicts_that_needed_the_missing_sass_are_provisional(verdicts):
@@ -122,6 +172,7 @@ def test_the_cli_prints_the_changes_and_refuses_an_empty_folder(tmp_path, capsys
     case = tmp_path / "demo" / "cuda" / "gemm"
     shutil.copytree(DEMO / "cuda" / "gemm" / "v7", case / "v7")
     shutil.copytree(DEMO / "cuda" / "gemm" / "v10", case / "v10")
+    shutil.copytree(DEMO / "triton" / "gemm" / "v3", tmp_path / "demo" / "triton" / "gemm" / "v3")  # issue 15's
     assert reclassify_demo.main([str(tmp_path / "demo"), "--changed"]) == 0
     out = capsys.readouterr().out
     folded = " ".join(out.split())  # padding folded
@@ -133,6 +184,11 @@ def test_the_cli_prints_the_changes_and_refuses_an_empty_folder(tmp_path, capsys
     records = json.loads(capsys.readouterr().out)
     assert [(record["version"], record["label_changed"], record["changed"]) for record in records] == [
         ("cuda/gemm/v7", True, True), ("cuda/gemm/v10", False, True)]
+    assert reclassify_demo.main([str(tmp_path / "demo"), "--current", "--json"]) == 0
+    assert [(record["version"], record["new_label"], record["changed"]) for record in
+            json.loads(capsys.readouterr().out)] == [("triton/gemm/v3", "compute_bound", False)]
+    assert reclassify_demo.main([str(tmp_path / "demo" / "cuda"), "--current"]) == 2
+    assert "no version profiled with issue 15's classifier under" in capsys.readouterr().err
     assert reclassify_demo.main([str(tmp_path / "empty")]) == 2
 
 

@@ -17,19 +17,45 @@ from kernel_opt.core.errors import UsageError
 
 reprofile_demo = load_tool("reprofile_demo")
 DEMO = REPO_ROOT / "demo"
+# Each case's best version when the re-profile ran (2026-11-25), in the order it ran them. Triton GEMM's run
+# went on to v3 and v4 (evaluated with today's classifier, so not re-profiled); its final benchmark names v4
+# now, and v2, which v4 grew from, stays the best of the re-profiled versions.
 BEST = ["cuda/gemm/v10", "cuda/attention/v8", "triton/attention/v2", "triton/gemm/v2", "cuda/softmax/v2",
         "triton/softmax/v1", "triton/rmsnorm/v0"]
+# Versions recorded after the re-profile: their own profiles come from issue 15's classifier.
+RECORDED_SINCE = {"triton/gemm/v3", "triton/gemm/v4", *(f"cuda/attention_r2/v{n}" for n in range(6)),
+                  *(f"triton/attention_r2/v{n}" for n in range(3))}
+# A kernel record of an ncu_summary.json as issue 15's classifier writes it, and as it was written before.
+CURRENT_KERNEL = {"name": "k", "pipes": {}, "design": {}, "metrics": {}}
+OLDER_KERNEL = {"name": "k", "metrics": {}}
 
 
-def test_the_plan_covers_all_44_demo_versions_best_first_then_tensor_core_cases():
+def test_the_plan_covers_the_44_versions_profiled_before_issue_15_best_first_then_tensor_core_cases():
     jobs = reprofile_demo.plan_versions(DEMO)
     keys = [job.key for job in jobs]
     assert len(keys) == len(set(keys)) == 44
     assert keys[:7] == BEST and all(job.best for job in jobs[:7]) and not any(job.best for job in jobs[7:])
     assert keys[7:18] == [f"cuda/gemm/v{n}" for n in range(10)] + ["cuda/attention/v0"]  # v2 before v10
     assert keys[-6:] == ["triton/softmax/v0"] + [f"triton/rmsnorm/v{n}" for n in range(1, 6)]
+    reprofiled = {str(path.parents[1].relative_to(DEMO)) for path in DEMO.glob("*/*/v*/reprofile/ncu_summary.json")}
+    assert set(keys) == reprofiled  # what the 2026-11-25 re-profile covered (tools/apply_reprofile.py brought in)
     on_disk = {str(path.parent.relative_to(DEMO)) for path in DEMO.glob("*/*/v*/version.json")}
-    assert set(keys) == on_disk
+    assert RECORDED_SINCE <= on_disk - set(keys)
+    for key in on_disk - set(keys):  # left out only because today's classifier wrote their own profiles
+        summary = json.loads((DEMO / key / "ncu_summary.json").read_text())
+        assert summary["kernels"] and not reprofile_demo.profiled_before_issue_15(summary), key
+
+
+def test_a_summary_predates_issue_15_when_a_kernel_lacks_its_pipes_or_design():
+    assert reprofile_demo.profiled_before_issue_15(json.loads((DEMO / "cuda/gemm/v9/ncu_summary.json").read_text()))
+    assert not reprofile_demo.profiled_before_issue_15(
+        json.loads((DEMO / "triton/gemm/v3/ncu_summary.json").read_text()))
+    assert not reprofile_demo.profiled_before_issue_15({"kernels": [CURRENT_KERNEL]})  # empty assessments count
+    assert reprofile_demo.profiled_before_issue_15({"kernels": [CURRENT_KERNEL, OLDER_KERNEL]})
+    assert reprofile_demo.profiled_before_issue_15({"kernels": [{"name": "k", "pipes": {}}]})  # no design
+    assert reprofile_demo.profiled_before_issue_15({"kernels": [{"name": "k", "design": {}}]})  # no pipes
+    assert not reprofile_demo.profiled_before_issue_15(None)  # never profiled: evaluate it, not re-profile
+    assert not reprofile_demo.profiled_before_issue_15({"kernels": []})
 
 
 def test_each_version_is_profiled_and_analysed_as_its_run_recorded_it():
@@ -59,15 +85,27 @@ def test_only_keeps_cases_or_versions_and_refuses_unknown_ones():
         reprofile_demo.plan_versions(DEMO, ["cuda/gemm/v99"])
     with pytest.raises(UsageError, match="cuda/gem: no such"):
         reprofile_demo.plan_versions(DEMO, ["cuda/gem"])  # a prefix of a name is not a case
-    with pytest.raises(UsageError, match="no recorded run"):
+    with pytest.raises(UsageError, match="triton/gemm/v3, cuda/attention_r2: profiled with today's classifier"):
+        reprofile_demo.plan_versions(DEMO, ["triton/gemm/v3", "cuda/attention_r2", "triton/gemm/v2"])
+    with pytest.raises(UsageError, match="no demo version to re-profile"):
         reprofile_demo.plan_versions(REPO_ROOT / "tests")
+
+
+def _version(case: Path, number: int, kernel: dict | None = OLDER_KERNEL, parent: str | None = None) -> None:
+    """case/vN with its kernel, version.json and (unless `kernel` is None: never profiled) ncu_summary.json."""
+    folder = case / f"v{number}"
+    folder.mkdir(parents=True)
+    (folder / f"v{number}.cu").write_text("// kernel\n")
+    (folder / "version.json").write_text(json.dumps({"version": folder.name, "parent": parent, "copied_from": "x.cu",
+                                                     "created_at": "2026-11-26T00:00:00+00:00"}))
+    if kernel is not None:
+        (folder / "ncu_summary.json").write_text(json.dumps({"bottleneck": "memory_bound", "kernels": [kernel]}))
 
 
 def _synthetic_case(demo: Path, nvcc_flags: str = "--use_fast_math") -> Path:
     case = demo / "cuda" / "scale"
     for number in (0, 1, 2):
-        (case / f"v{number}").mkdir(parents=True)
-        (case / f"v{number}" / f"v{number}.cu").write_text("// kernel\n")
+        _version(case, number, parent=f"v{number - 1}" if number else None)
     (case / "v2" / "v2.cu").unlink()  # a version folder whose solution is gone is not profiled
     (case / "run.json").write_text(json.dumps({
         "kernel_name": "scale", "backend": "cuda", "solution_pattern": "v{n}/v{n}.cu", "reference_file": "ref.py",
@@ -83,6 +121,27 @@ def test_a_case_with_nvcc_flags_and_a_missing_solution(tmp_path):
     assert jobs[0].build_arguments == ("--nvcc-flags=--use_fast_math",)
     command = reprofile_demo.profile_command(jobs[0], tmp_path / "out")
     assert command[-2:] == ["--nvcc-flags=--use_fast_math", "--N=1024"]
+
+
+def test_a_run_continued_after_issue_15_is_left_out_and_its_best_passes_to_the_version_it_grew_from(tmp_path):
+    case = _synthetic_case(tmp_path)
+    _version(case, 3, CURRENT_KERNEL, parent="v1")  # evaluated with today's classifier
+    _version(case, 4, None, parent="v3")  # not yet evaluated
+    (case / "benchmark.json").write_text(json.dumps({"solution": {"path": str(case / "v4" / "v4.cu")}}))
+    jobs = reprofile_demo.plan_versions(tmp_path)
+    assert [(job.key, job.best) for job in jobs] == [("cuda/scale/v1", True), ("cuda/scale/v0", False)]
+    for key in ("cuda/scale/v3", "cuda/scale/v4"):
+        with pytest.raises(UsageError, match=f"{key}: profiled with today's classifier"):
+            reprofile_demo.plan_versions(tmp_path, [key])
+    (case / "v3" / "version.json").write_text(json.dumps({"version": "v3", "parent": None, "copied_from": "x.cu",
+                                                          "created_at": "2026-11-26T00:00:00+00:00"}))
+    # a best that grew from no re-profiled version: no version of the case goes first
+    assert [(job.key, job.best) for job in reprofile_demo.plan_versions(tmp_path)] == [
+        ("cuda/scale/v0", False), ("cuda/scale/v1", False)]
+    (case / "v0" / "ncu_summary.json").write_text(json.dumps({"kernels": [CURRENT_KERNEL]}))
+    (case / "v1" / "ncu_summary.json").unlink()
+    with pytest.raises(UsageError, match="no demo version to re-profile"):
+        reprofile_demo.plan_versions(tmp_path)
 
 
 def test_reports_fill_archives_in_order_and_what_does_not_fit_is_named():
@@ -226,6 +285,8 @@ def test_the_cli_dry_run_needs_no_gpu_and_a_real_run_without_ncu_is_exit_4(tmp_p
     assert reprofile_demo.main(["run", str(tmp_path / "out")]) == 4
     assert "no ncu" in capsys.readouterr().err
     assert reprofile_demo.main(["plan", "--only", "nothing/here"]) == 2
+    assert reprofile_demo.main(["plan", "--only", "triton/attention_r2"]) == 2
+    assert "triton/attention_r2: profiled with today's classifier" in capsys.readouterr().err
 
 
 def test_the_shell_entry_point_passes_its_arguments_through(tmp_path):

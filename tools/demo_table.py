@@ -5,8 +5,11 @@ Every number comes from the records: v0's and the best version's medians from th
 benchmark.json, and, once the run is finished, the PyTorch baselines from its final
 OUT/benchmark.json, timed in the same process as the best version (eager and torch.compile;
 for GEMM and attention, eager is cuBLAS and SDPA). Before the final benchmark, torch.compile's
-figure comes from v0's run. Each case's goal lives in demo/targets.yaml and is checked here
-against the same figures, so "met" is computed, never typed.
+figure comes from v0's run. Each case's goal lives in demo/targets.yaml under its folder's
+backend/case (a second run such as cuda/attention_r2 has its own key) and is checked here against
+the same figures, so "met" is computed, never typed. A run whose v0 was copied from a version of
+another run beside it (run.json's source_kernel, e.g. demo/cuda/attention/v8/v8.cu) says so after
+its name: "attention (cuda) from attention/v8", so two runs of one kernel read apart.
 
 The table sits between the markers below in demo/DEMO.md, README.md and README_zh.md;
 --update rewrites it there, --check fails when a file holds a different table.
@@ -23,6 +26,7 @@ file, or a file without the markers.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,13 +37,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.final_report import build_report  # noqa: E402
-from kernel_opt.loop.records import read_benchmark  # noqa: E402
+from kernel_opt.loop.records import read_benchmark, read_run_record  # noqa: E402
 from kernel_opt.measure.records import BenchmarkReport  # noqa: E402
 
 START, END = "<!-- demo-table:start -->", "<!-- demo-table:end -->"
 HEADERS = ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",
            "vs best torch.compile", "% of ceiling", "iterations", "case goal"]
 TARGET_KEYS = {"percent_of_ceiling", "vs_eager", "faster_than_best_compile"}
+VERSION_FOLDER = re.compile(r"v\d+")
 
 
 class TableError(Exception):
@@ -62,6 +67,7 @@ class CaseFigures:
     best_compile_us: float | None
     percent_of_ceiling: float | None
     iterations: str
+    started_from: str | None = None  # "attention/v8": the version of another run its v0 was copied from
 
     @property
     def vs_eager(self) -> float | None:
@@ -72,8 +78,26 @@ class CaseFigures:
         return self.best_compile_us / self.best_us if self.best_compile_us else None
 
 
+def started_from(out: Path, source_kernel: str) -> str | None:
+    """Where a run's v0 came from when that is a version of another recorded run beside it, else None.
+
+    "attention/v8" for demo/cuda/attention_r2 (source_kernel demo/cuda/attention/v8/v8.cu), with the
+    backend in front when it differs; None for a run started from a plan or a reference kernel.
+    """
+    source = Path(source_kernel)
+    version, case = source.parent.name, source.parent.parent
+    if not VERSION_FOLDER.fullmatch(version):
+        return None
+    sibling = out.parent.parent / case.parent.name / case.name
+    if sibling.resolve() == out.resolve() or not (sibling / "run.json").is_file():
+        return None
+    where = case.name if case.parent.name == out.parent.name else f"{case.parent.name}/{case.name}"
+    return f"{where}/{version}"
+
+
 def read_case(out: Path) -> CaseFigures:
     report = build_report(out)
+    run = read_run_record(out)
     v0 = report.versions[0]
     best = next(row for row in report.versions if row.is_best)
     best_us = report.final_median_us or best.median_us
@@ -88,7 +112,8 @@ def read_case(out: Path) -> CaseFigures:
         gpu=(v0_record.gpu_name or "?").replace("NVIDIA ", ""),
         v0_us=v0.median_us, best=best.name, best_us=best_us, eager_us=timed.get("eager"),
         best_compile_us=min(compiled) if compiled else None, percent_of_ceiling=best.percent_of_ceiling,
-        iterations=f"{report.iterations_used}/{report.iterations_budget}")
+        iterations=f"{report.iterations_used}/{report.iterations_budget}",
+        started_from=started_from(out, run.source_kernel) if run is not None else None)
 
 
 def read_targets(path: Path) -> dict[str, dict]:
@@ -142,9 +167,10 @@ def render(demo: Path) -> str:
         figures = read_case(out)
         link = out.relative_to(REPO) if out.is_relative_to(REPO) else out
         ratio = lambda value: f"{value:.2f}x" if value else "—"  # noqa: E731
-        rows.append([f"[{figures.name}]({link}/)", figures.shape, figures.dtype, figures.gpu, f"{figures.v0_us:.2f}",
-                     f"{figures.best}: {figures.best_us:.2f}", ratio(figures.v0_us / figures.best_us),
-                     ratio(figures.vs_eager), ratio(figures.vs_best_compile),
+        origin = f" from {figures.started_from}" if figures.started_from else ""
+        rows.append([f"[{figures.name}]({link}/){origin}", figures.shape, figures.dtype, figures.gpu,
+                     f"{figures.v0_us:.2f}", f"{figures.best}: {figures.best_us:.2f}",
+                     ratio(figures.v0_us / figures.best_us), ratio(figures.vs_eager), ratio(figures.vs_best_compile),
                      f"{figures.percent_of_ceiling:.1f}%" if figures.percent_of_ceiling is not None else "—",
                      figures.iterations, goal_status(figures, targets.get(f"{out.parent.name}/{out.name}"))])
     return markdown_table(rows, HEADERS)

@@ -1,5 +1,12 @@
 #!/usr/bin/env python3
-"""Re-classify every recorded demo version with today's classifier, from what the version kept.
+"""Re-classify the demo versions profiled before issue 15 with today's classifier, from what each version kept.
+
+Which versions: those whose own ncu_summary.json predates issue 15's classifier (no `pipes` and
+`design` in its kernels; tools/reprofile_demo.py's rule, the 44 versions its 2026-11-25 re-profile
+covered), the ones whose labels that classifier may change. With --current, the versions profiled
+since instead (every version recorded after 2026-11-24): their summaries were written by issue 15's
+classifier, so their kept files must give back the label and first advice they recorded; one that
+does not means the classifier changed after they were evaluated.
 
 Each demo/<backend>/<case>/vN/ kept its ncu_summary.json (the canonical metrics the classifier
 read then, at full precision) and ncu_details.md (every metric ncu gave, first launch, to four
@@ -11,10 +18,11 @@ A static analysis can stand in for the missing SASS: a version folder's own stat
 or DIR/<backend>/<case>/<vN>/static_analysis.json with --static-analysis-root DIR.
 
 Usage:
-  python3 tools/reclassify_demo.py                          # every version: old -> new label and first advice
+  python3 tools/reclassify_demo.py                          # the 44 versions: old -> new label and first advice
   python3 tools/reclassify_demo.py demo/cuda/gemm --changed # one case, only the versions whose label or advice changed
   python3 tools/reclassify_demo.py --static-analysis-root /tmp/sass --json
   python3 tools/reclassify_demo.py --reprofile --changed    # re-profiles whose recorded label is stale
+  python3 tools/reclassify_demo.py --current --changed      # versions evaluated since issue 15 whose label is stale
 
 A CUDA version's SASS can be rebuilt without a GPU (nvcc and cuobjdump), e.g. for v6 of the
 attention case (wgmma versions need --arch sm_90a):
@@ -25,7 +33,7 @@ With --reprofile it classifies the re-profiles instead (vN/reprofile/, tools/app
 whose summaries keep the executed opcode mix: a label there that today's classifier would not
 give means the re-profile must be brought in again (apply_reprofile.py re-reads its report).
 
-Nothing under demo/ is written. Exit codes: 0 printed; 2 no demo version found under the paths.
+Nothing under demo/ is written. Exit codes: 0 printed; 2 no such demo version under the paths.
 """
 
 from __future__ import annotations
@@ -40,6 +48,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
+sys.path.insert(0, str(REPO / "tools"))
+from reprofile_demo import profiled_before_issue_15, read_json_if_any  # noqa: E402
+
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.records import REPROFILE_DIR  # noqa: E402
 from kernel_opt.profile.classify import summarize  # noqa: E402
@@ -180,15 +191,20 @@ def reclassify_version(folder: Path, static_root: Path | None = None, reprofile:
     )
 
 
-def version_folders(paths: list[Path], reprofile: bool = False) -> list[Path]:
-    """Every version folder with an ncu_summary.json (with `reprofile`: in vN/reprofile/) under the paths.
+def version_folders(paths: list[Path], reprofile: bool = False, current: bool = False) -> list[Path]:
+    """The version folders under the paths whose own ncu_summary.json predates issue 15's classifier.
 
-    In backend/case/version order (v2 before v10).
+    With `reprofile`: those with a re-profile (vN/reprofile/ncu_summary.json) instead; with
+    `current`: those whose own summary was written by issue 15's classifier. In backend/case/version
+    order (v2 before v10).
     """
-    wanted = f"{REPROFILE_DIR}/ncu_summary.json" if reprofile else "ncu_summary.json"
     found = {summary.parent for path in paths for summary in path.rglob("ncu_summary.json")
              if summary.parent.name != REPROFILE_DIR}
-    found = {folder for folder in found if (folder / wanted).is_file()}
+    if reprofile:
+        found = {folder for folder in found if (folder / REPROFILE_DIR / "ncu_summary.json").is_file()}
+    else:
+        found = {folder for folder in found
+                 if profiled_before_issue_15(read_json_if_any(folder / "ncu_summary.json")) != current}
     return sorted(found, key=lambda folder: (folder.parent.parent.name, folder.parent.name,
                                              int(folder.name[1:]) if folder.name[1:].isdigit() else -1))
 
@@ -216,19 +232,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--changed", action="store_true", help="only the versions whose label or first advice changed")
     parser.add_argument("--static-analysis-root", type=Path,
                         help="read DIR/<backend>/<case>/<vN>/static_analysis.json for the SASS the demo did not keep")
-    parser.add_argument("--reprofile", action="store_true",
-                        help="classify the re-profiles (vN/reprofile/, tools/apply_reprofile.py) instead of the "
-                        "run's own profiles; 'old' is then the label the re-profile recorded")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--reprofile", action="store_true",
+                       help="classify the re-profiles (vN/reprofile/, tools/apply_reprofile.py) instead of the "
+                       "run's own profiles; 'old' is then the label the re-profile recorded")
+    which.add_argument("--current", action="store_true",
+                       help="the versions whose own profile was written by issue 15's classifier (recorded after "
+                       "2026-11-24) instead of the older ones; any change means the classifier moved since")
     parser.add_argument("--json", action="store_true", help="one JSON list instead of the table")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    folders = version_folders(args.paths, args.reprofile)
+    folders = version_folders(args.paths, args.reprofile, args.current)
     if not folders:
-        where = f"{REPROFILE_DIR}/ncu_summary.json" if args.reprofile else "ncu_summary.json"
-        print(f"no version with a {where} under {', '.join(map(str, args.paths))}", file=sys.stderr)
+        what = (f"with a {REPROFILE_DIR}/ncu_summary.json" if args.reprofile else "profiled with issue 15's "
+                "classifier" if args.current else "profiled before issue 15 (--current: the versions profiled since)")
+        print(f"no version {what} under {', '.join(map(str, args.paths))}", file=sys.stderr)
         return 2
     verdicts = [reclassify_version(folder, args.static_analysis_root, args.reprofile) for folder in folders]
     shown = [item for item in verdicts if item.changed] if args.changed else verdicts

@@ -1,23 +1,32 @@
 #!/usr/bin/env python3
-"""Re-profile every demo version with today's ncu collection and static analysis, in one GPU call.
+"""Re-profile the demo versions profiled before issue 15 with today's ncu collection and static analysis, in one call.
 
-The demo versions (demo/<backend>/<case>/vN/) were profiled before the classifier read the
-per-pipe roofs and the executed SASS opcode mix (issue 15), and their reports were not kept,
-so their labels are provisional. This re-runs, for each version, what `workspace.py evaluate`
-ran: `ncu_profile.py` on the version's kernel with the run's ref.py, dims, --arch and
---nvcc-flags (run.json), and `static_analysis.py` for the compiled SASS. Nothing under demo/
-is written: the outputs go to a scratch folder, and OUT_DIR gets at most 8 files (what the
+The demo versions recorded up to 2026-11-24 (demo/<backend>/<case>/vN/) were profiled before the
+classifier read the per-pipe roofs and the executed SASS opcode mix (issue 15), and their reports
+were not kept, so their labels were provisional. This re-runs, for each of them, what
+`workspace.py evaluate` ran: `ncu_profile.py` on the version's kernel with the run's ref.py, dims,
+--arch and --nvcc-flags (run.json), and `static_analysis.py` for the compiled SASS. Nothing under
+demo/ is written: the outputs go to a scratch folder, and OUT_DIR gets at most 8 files (what the
 device tool returns): README.md (device, tools, commands, one row per version), run.log,
 reprofile.tar.gz (every version's ncu_summary.json/.md, ncu_details.md, static_analysis.json/.md,
 ncu.log and console output, plus manifest.json) and reports-N.tar.gz (the .ncu-rep files, in
 priority order, each archive at most REPORT_ARCHIVE_MIB; what does not fit is listed).
 
+Which versions: those whose own ncu_summary.json predates issue 15's classifier. Every summary
+written since carries `pipes` and `design` in each kernel, empty or not (profile/records.py
+KernelSummary); a summary without them is older. A version evaluated with today's classifier needs
+no re-profile, and one never profiled (no ncu_summary.json) needs `workspace.py evaluate`, so
+neither is planned. On 2026-11-25 that was all 44 versions then recorded, and it stays those 44 as
+the demo grows: every version recorded since (demo/triton/gemm/v3 and v4, demo/cuda/attention_r2,
+demo/triton/attention_r2) was evaluated with today's classifier.
+
 Phase 1 runs the static analyses in parallel (CPU work; it also fills the build cache the
 profile reuses, since both write to the version's output folder). Phase 2 runs the profiles one
 at a time, each time-boxed; once --deadline seconds (default 450) have passed no new profile
 starts, and the versions left are listed as skipped, so one call ends in under 9 minutes. Versions
-run in priority order: the final benchmark's best version of each case, then the tensor-core
-cases (their labels are the ones issue 15 changes), then the streaming kernels.
+run in priority order: the best version of each case (the final benchmark's, or where that one
+was recorded after issue 15, the planned version it grew from: version.json's parent chain), then
+the tensor-core cases (their labels are the ones issue 15 changes), then the streaming kernels.
 The GPU entry point is tools/reprofile_demo.sh, which finds ncu first.
 
 Usage:
@@ -27,8 +36,8 @@ Usage:
   tools/reprofile_demo.sh OUT_DIR                               # on the GPU machine
 
 Exit codes: 0 every version profiled and analysed; 1 some version failed, timed out or was
-skipped (README.md lists which); 2 usage error (unknown --only, no demo runs); 4 this machine
-cannot profile (no ncu, no GPU).
+skipped (README.md lists which); 2 usage error (unknown --only, a case or version whose profile
+needs no re-profile, no demo version to re-profile); 4 this machine cannot profile (no ncu, no GPU).
 """
 
 from __future__ import annotations
@@ -46,7 +55,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +66,7 @@ from kernel_opt.core.cli import dim_arguments  # noqa: E402
 from kernel_opt.core.errors import UsageError  # noqa: E402
 from kernel_opt.core.records import now_iso  # noqa: E402
 from kernel_opt.core.render import markdown_table  # noqa: E402
-from kernel_opt.loop.records import read_benchmark, read_run_record  # noqa: E402
+from kernel_opt.loop.records import read_benchmark, read_run_record, read_version_record  # noqa: E402
 
 DEMO = REPO / "demo"
 # Tensor-core cases first: their labels are the ones the new rules change; the streaming
@@ -78,6 +87,10 @@ REPORT_ARCHIVES = 5  # with README.md, run.log and reprofile.tar.gz: the device'
 KEPT_FILES = ("ncu_summary.json", "ncu_summary.md", "ncu_details.md", "static_analysis.json", "static_analysis.md",
               "ncu.log", "profile_request.json", "profile_events.jsonl", "profile.console.txt", "static.console.txt")
 REPORT_FILE = "profile.ncu-rep"
+# What issue 15's classifier writes into every kernel of an ncu_summary.json, empty or not (profile/records.py
+# KernelSummary: "absent from records made before they existed"): the per-pipe roofs and the design evidence
+# (the asynchronous features the executed SASS shows). A summary whose kernels lack them needs a re-profile.
+ISSUE_15_KERNEL_FIELDS = ("pipes", "design")
 
 
 @dataclass(frozen=True)
@@ -90,7 +103,7 @@ class VersionJob:
     reference: str
     dims: dict[str, Any]
     build_arguments: tuple[str, ...]  # --arch / --nvcc-flags as run.json gives them
-    best: bool = False  # the final benchmark's version of its case
+    best: bool = False  # its case's best among the planned versions (best_planned_version)
 
     @property
     def case(self) -> str:
@@ -109,13 +122,27 @@ def _relative(path: Path) -> str:
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
+def profiled_before_issue_15(summary: dict[str, Any] | None) -> bool:
+    """Whether a version's own ncu_summary.json was written before issue 15's classifier, so needs a re-profile.
+
+    True when some kernel lacks the `pipes` or `design` record; False for a summary written since
+    (it has both, empty or not) and for no summary at all (a version never profiled is evaluated,
+    not re-profiled).
+    """
+    kernels = (summary or {}).get("kernels") or []
+    return any(name not in kernel for kernel in kernels for name in ISSUE_15_KERNEL_FIELDS)
+
+
+def needs_reprofile(folder: Path) -> bool:
+    """The plan's rule for a version folder: its run's own profile predates issue 15."""
+    return profiled_before_issue_15(read_json_if_any(folder / "ncu_summary.json"))
+
+
 def case_jobs(case_dir: Path) -> list[VersionJob]:
-    """Every vN/ of one recorded run whose solution file exists, in version order."""
+    """Every vN/ of one recorded run whose solution file exists, in version order; `best` not yet set."""
     run = read_run_record(case_dir)
     if run is None:
         return []
-    final = read_benchmark(case_dir)
-    best_path = Path(final.solution.get("path", "")) if final is not None else None
     jobs = []
     folders = sorted((path for path in case_dir.glob("v*") if path.is_dir() and _version_number(path) >= 0),
                      key=_version_number)
@@ -126,9 +153,27 @@ def case_jobs(case_dir: Path) -> list[VersionJob]:
             continue
         key = f"{case_dir.parent.name}/{case_dir.name}/{folder.name}"
         jobs.append(VersionJob(key, run.backend, _relative(solution), _relative(case_dir / run.reference_file),
-                               dict(run.dims), tuple(run.build_arguments()),
-                               best=best_path is not None and best_path.parent.name == folder.name))
+                               dict(run.dims), tuple(run.build_arguments())))
     return jobs
+
+
+def best_planned_version(case_dir: Path, planned: set[str]) -> str | None:
+    """The folder name (vN) of the case's best version among `planned`, or None.
+
+    The final benchmark's version when it is planned; else the nearest planned one it grew from
+    (version.json's parent chain): a run continued after the re-profile (demo/triton/gemm's v3
+    and v4, from v2) keeps the best version the re-profile knew first in its order.
+    """
+    final = read_benchmark(case_dir)
+    name = Path(final.solution.get("path", "")).parent.name if final is not None else ""
+    seen: set[str] = set()
+    while name and name not in seen:
+        if name in planned:
+            return name
+        seen.add(name)
+        record = read_version_record(case_dir / name) if (case_dir / name).is_dir() else None
+        name = record.parent if record is not None and record.parent else ""
+    return None
 
 
 def _priority(job: VersionJob) -> tuple[int, int, int]:
@@ -141,19 +186,32 @@ def _selected(job: VersionJob, only: list[str]) -> bool:
 
 
 def plan_versions(demo: Path = DEMO, only: list[str] | None = None) -> list[VersionJob]:
-    """Every demo version in the order a run profiles them; `only` keeps cases or versions ("cuda/gemm/v9").
+    """The demo versions profiled before issue 15, in the order a run profiles them.
 
-    Pure: reads run.json, the final benchmark.json and the folder names, runs nothing.
+    `only` keeps cases or versions ("cuda/gemm/v9"); it refuses one that is not on disk, and one
+    whose versions were all profiled with today's classifier (or never profiled). Pure: reads
+    run.json, each version's ncu_summary.json and version.json, the final benchmark.json and the
+    folder names, runs nothing.
     """
     only = [item.strip().strip("/") for item in only or [] if item.strip()]
-    case_dirs = sorted(path.parent for path in demo.glob("*/*/run.json"))
-    jobs = [job for case_dir in case_dirs for job in case_jobs(case_dir)]
+    jobs, on_disk = [], []
+    for case_dir in sorted(path.parent for path in demo.glob("*/*/run.json")):
+        case = case_jobs(case_dir)
+        on_disk += case
+        planned = [job for job in case if needs_reprofile(demo / job.key)]
+        best = best_planned_version(case_dir, {job.version for job in planned})
+        jobs += [replace(job, best=job.version == best) for job in planned]
     if not jobs:
-        raise UsageError(f"no recorded run under {demo} (expected <backend>/<case>/run.json and vN/ folders)")
-    unknown = [item for item in only if not any(_selected(job, [item]) for job in jobs)]
+        raise UsageError(f"no demo version to re-profile under {demo} (expected <backend>/<case>/run.json and vN/ "
+                         "folders whose ncu_summary.json predates issue 15)")
+    unknown = [item for item in only if not any(_selected(job, [item]) for job in on_disk)]
     if unknown:
         raise UsageError(f"--only {', '.join(unknown)}: no such demo case or version",
                          hint="write backend/case or backend/case/vN, e.g. cuda/gemm/v9")
+    current = [item for item in only if not any(_selected(job, [item]) for job in jobs)]
+    if current:
+        raise UsageError(f"--only {', '.join(current)}: profiled with today's classifier (or not profiled), "
+                         "so not re-profiled", hint="the plan covers the versions whose profile predates issue 15")
     return sorted((job for job in jobs if _selected(job, only)), key=_priority)
 
 

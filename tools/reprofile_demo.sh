@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Re-profile every demo version (demo/<backend>/<case>/vN/, 44 of them) with today's ncu collection
-# and static analysis, for issue 15's re-classification. Run on a GPU machine with Nsight Compute,
+# Re-profile the demo versions profiled before issue 15 (demo/<backend>/<case>/vN/ whose own
+# ncu_summary.json predates its classifier: the 44 recorded up to 2026-11-24; tools/reprofile_demo.py
+# says how it tells) with today's ncu collection and static analysis, for issue 15's
+# re-classification. Run on a GPU machine with Nsight Compute,
 # nvcc, torch and triton, from anywhere in the checkout:
 #   tools/reprofile_demo.sh OUT_DIR                       (the device tool: tools/reprofile_demo.sh "$OUT")
 #   tools/reprofile_demo.sh OUT_DIR --dry-run             (the commands, nothing run; no GPU needed)

@@ -119,7 +119,13 @@ def _comparison_text(row: VersionRow) -> str | None:
     return f"{row.speedup_vs_previous_best:.3f}x vs {row.compared_with}{interval} {row.comparison_verdict}"
 
 
+# A run whose kernels keep the tensor pipe at least this busy is read against that pipe (HOPPER.md): its
+# table gets the column, so the pipe's share can be followed version by version.
+TENSOR_PIPE_COLUMN_PCT = 5.0
+
+
 def version_table(report: FinalReport) -> str:
+    tensor = any((row.tensor_pipe_pct or 0.0) >= TENSOR_PIPE_COLUMN_PCT for row in report.versions)
     rows = []
     for row in report.versions:
         bottleneck = None
@@ -143,8 +149,12 @@ def version_table(report: FinalReport) -> str:
                   if row.registers_per_thread is not None else None),
             _cell(row, "top_stall", stall),
         ])
-    return markdown_table(rows, ["version", "median µs (p20–p80)", "vs v0", "vs the best before it", "% of ceiling",
-                                 "bottleneck", "achieved occupancy", "registers/thread", "top stall"])
+        if tensor:
+            rows[-1].insert(6, f"{row.tensor_pipe_pct:.1f}%" if row.tensor_pipe_pct is not None
+                            else "not measured: no tensor pipe metric in the profile")
+    headers = ["version", "median µs (p20–p80)", "vs v0", "vs the best before it", "% of ceiling", "bottleneck",
+               "achieved occupancy", "registers/thread", "top stall"]
+    return markdown_table(rows, headers[:6] + ["tensor pipe busy"] + headers[6:] if tensor else headers)
 
 
 def _moved_text(change: dict) -> str:

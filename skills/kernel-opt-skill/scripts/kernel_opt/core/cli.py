@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 
 # skills/kernel-opt-skill/scripts: the thin wrappers beside the package (absent from a pip install).
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader closed the pipe
 
 _DIM_ARGUMENT = re.compile(r"^--([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
@@ -95,7 +97,9 @@ def run_command(body: Callable[[list[str]], int], argv: Sequence[str] | None) ->
     argv = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in argv
     try:
-        return int(body(argv))
+        code = int(body(argv))
+        sys.stdout.flush()  # a reader that went away shows here, where the handler below can catch it
+        return code
     except KernelOptError as error:
         return report_error(error, wants_json)
     except ImportError as error:
@@ -106,6 +110,11 @@ def run_command(body: Callable[[list[str]], int], argv: Sequence[str] | None) ->
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return int(ExitCode.USAGE)
+    except BrokenPipeError:
+        # Whoever read stdout stopped (`... | head -1`): end as a tool killed by SIGPIPE does, quietly, and
+        # point stdout at /dev/null so the interpreter's last flush cannot raise the same error again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE_EXIT
 
 
 def report_error(error: KernelOptError, wants_json: bool) -> int:

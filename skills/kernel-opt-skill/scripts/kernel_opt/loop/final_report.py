@@ -69,6 +69,7 @@ class VersionRow:
     bottleneck: str | None = None
     memory_limiter: str | None = None
     achieved_occupancy_pct: float | None = None
+    tensor_pipe_pct: float | None = None  # the tensor pipe's busy share (ncu): the roof of an MMA kernel
     registers_per_thread: int | None = None
     registers_source: str | None = None
     top_stall: str | None = None
@@ -294,6 +295,7 @@ def _profile_fields(row: VersionRow, profile: NcuSummary | None, state: VersionS
     row.achieved_occupancy_pct = profile.metric("achieved_occupancy_pct")
     if row.achieved_occupancy_pct is None:
         row.missing["achieved_occupancy_pct"] = "ncu reported no achieved occupancy"
+    row.tensor_pipe_pct = profile.metric("tensor_pipe_pct")
     row.top_stall = profile.top_stall
     dominant = profile.dominant()
     stalls = dominant.top_stalls if dominant else []
