@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 DEMO = REPO / "demo"
 sys.path.insert(0, str(SCRIPTS))
+from kernel_opt.core.cli import dim_arguments, run_command  # noqa: E402
 from kernel_opt.loop.workspace import run_status  # noqa: E402
 
 # The dim each case sweeps and its sizes: the run's own size among them, the other dims as in the run.
@@ -59,10 +60,6 @@ class Step:
     note: str = ""
 
 
-def dim_flags(dims: dict[str, int]) -> list[str]:
-    return [f"--{name}={value}" for name, value in dims.items()]
-
-
 def finish_steps(case: str) -> list[tuple[str, list[str]]]:
     """The commands of one case's Finish, in order, as SKILL.md writes them."""
     run = DEMO / case
@@ -76,17 +73,17 @@ def finish_steps(case: str) -> list[tuple[str, list[str]]]:
     build = status.run.build_arguments()  # the run's --arch / --nvcc-flags, where not the default
     python = sys.executable
     steps = [("final benchmark", [python, str(SCRIPTS / "benchmark.py"), best.solution, "--ref", ref,
-                                  "--output-dir", str(run), *against, *build, *dim_flags(dims)])]
+                                  "--output-dir", str(run), *against, *build, *dim_arguments(dims)])]
     sweep = SWEEPS.get(case)
     if sweep:
         swept = sweep.split("=", 1)[0]
         others = {name: value for name, value in dims.items() if name != swept}
         steps.append((f"sweep {sweep}", [python, str(SCRIPTS / "ncu_profile.py"), best.solution, "--ref", ref,
                                          "--output-dir", str(run / "sweep"), "--sweep", sweep, *build,
-                                         *dim_flags(others)]))
+                                         *dim_arguments(others)]))
     for label, shape in SHAPES.get(case, {}).items():
         steps.append((f"shape {label}", [python, str(SCRIPTS / "benchmark.py"), best.solution, "--ref", ref,
-                                         "--output-dir", str(run / "shapes" / label), *build, *dim_flags(shape)]))
+                                         "--output-dir", str(run / "shapes" / label), *build, *dim_arguments(shape)]))
     steps.append(("final report", [python, str(SCRIPTS / "final_report.py"), str(run)]))
     return steps
 
@@ -159,4 +156,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main, None))  # the project's CLI ending: a closed stdout ends quietly (exit 141)

@@ -49,7 +49,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 sys.path.insert(0, str(REPO / "tools"))
-from reprofile_demo import profiled_before_issue_15, read_json_if_any  # noqa: E402
+from reprofile_demo import needs_reprofile  # noqa: E402
 
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.records import REPROFILE_DIR  # noqa: E402
@@ -203,8 +203,7 @@ def version_folders(paths: list[Path], reprofile: bool = False, current: bool = 
     if reprofile:
         found = {folder for folder in found if (folder / REPROFILE_DIR / "ncu_summary.json").is_file()}
     else:
-        found = {folder for folder in found
-                 if profiled_before_issue_15(read_json_if_any(folder / "ncu_summary.json")) != current}
+        found = {folder for folder in found if needs_reprofile(folder) != current}
     return sorted(found, key=lambda folder: (folder.parent.parent.name, folder.parent.name,
                                              int(folder.name[1:]) if folder.name[1:].isdigit() else -1))
 

@@ -135,6 +135,8 @@ def version_table(report: FinalReport) -> str:
         if row.top_stall:
             stall = row.top_stall + (f" ({row.top_stall_share_pct:.0f}%)"
                                      if row.top_stall_share_pct is not None else "")
+        tensor_cell = [f"{row.tensor_pipe_pct:.1f}%" if row.tensor_pipe_pct is not None
+                       else "not measured: no tensor pipe metric in the profile"] if tensor else []
         rows.append([
             row.name + (" (best)" if row.is_best else ""),
             _cell(row, "median_us", _median_text(row)),
@@ -143,18 +145,16 @@ def version_table(report: FinalReport) -> str:
             _cell(row, "percent_of_ceiling", f"{row.percent_of_ceiling:.1f}% ({row.ceiling_source})"
                   if row.percent_of_ceiling is not None else None),
             _cell(row, "bottleneck", bottleneck),
+            *tensor_cell,
             _cell(row, "achieved_occupancy_pct", f"{row.achieved_occupancy_pct:.1f}%"
                   if row.achieved_occupancy_pct is not None else None),
             _cell(row, "registers_per_thread", str(row.registers_per_thread)
                   if row.registers_per_thread is not None else None),
             _cell(row, "top_stall", stall),
         ])
-        if tensor:
-            rows[-1].insert(6, f"{row.tensor_pipe_pct:.1f}%" if row.tensor_pipe_pct is not None
-                            else "not measured: no tensor pipe metric in the profile")
-    headers = ["version", "median µs (p20–p80)", "vs v0", "vs the best before it", "% of ceiling", "bottleneck",
-               "achieved occupancy", "registers/thread", "top stall"]
-    return markdown_table(rows, headers[:6] + ["tensor pipe busy"] + headers[6:] if tensor else headers)
+    return markdown_table(rows, ["version", "median µs (p20–p80)", "vs v0", "vs the best before it", "% of ceiling",
+                                 "bottleneck", *(["tensor pipe busy"] if tensor else []), "achieved occupancy",
+                                 "registers/thread", "top stall"])
 
 
 def _moved_text(change: dict) -> str:

@@ -154,9 +154,8 @@ def choose_basis(points: dict[str, dict[str, Any]]) -> tuple[str | None, str]:
         name = min(measured, key=lambda source: points[source]["percent_of_ceiling"])
         percent = points[name]["percent_of_ceiling"]
         if percent <= 100.0 or "datasheet" not in points:
-            measured_what = ("the best memory roof measured on this GPU, with the datasheet's compute peak"
-                             if SHEET_COMPUTE_NOTE in str(points[name].get("ceilings", {}).get("source", ""))
-                             else "the best roofs measured on this GPU")
+            measured_what = ("the best roofs measured on this GPU" if compute_roof(points, name) == "measured matmul"
+                             else "the best memory roof measured on this GPU, with the datasheet's compute peak")
             reason = (measured_what if percent <= 100.0 else
                       f"{measured_what} (the solution beat them, and there is no datasheet entry)")
             return name, reason
@@ -165,6 +164,16 @@ def choose_basis(points: dict[str, dict[str, Any]]) -> tuple[str | None, str]:
     if "datasheet" in points:
         return "datasheet", "no measured ceilings for this GPU (run measure_ceilings.py): the datasheet's peaks"
     return None, "no ceilings"
+
+
+def compute_roof(points: dict[str, dict[str, Any]], name: str) -> str:
+    """Where the compute roof of roofline point `name` comes from: "measured matmul" or "datasheet peak".
+
+    The same-size copy measures bandwidth only; roofline_points gives it the measured matmul's roof
+    when there is one (then the "measured" point exists too), else the datasheet's.
+    """
+    return "measured matmul" if name == "measured" or (name in MEASURED_SOURCES and "measured" in points) \
+        else "datasheet peak"
 
 
 def basis_record(name: str, point: dict[str, Any], reason: str, measured_at: str | None) -> dict[str, Any]:

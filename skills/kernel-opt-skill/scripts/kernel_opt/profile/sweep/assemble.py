@@ -189,9 +189,7 @@ def _place(measurement: Measurement, work: dict[str, Any], roofs: Roofs, copy_gb
     if basis is not None:
         measurement.percent_of_ceiling = points[basis]["percent_of_ceiling"]
         measurement.ceiling_basis, measurement.bound = basis, points[basis]["bound"]
-        # the same-size copy measures bandwidth only: its compute roof is the measured matmul's when cached
-        measured_compute = measured is not None and basis != "datasheet"
-        measurement.compute_roof = "measured matmul" if measured_compute else "datasheet peak"
+        measurement.compute_roof = placement.compute_roof(points, basis)
     bandwidths = {"measured copy": roofs.measured.memory_bandwidth_gbps if roofs.measured else None,
                   "same-size copy": copy_gbps}
     floor = placement.physical_floor(
