@@ -7,6 +7,7 @@ done in the test.
 """
 
 import json
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from kernel_opt.measure.ceilings import CopyCeiling
 from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
 from kernel_opt.measure.records import BenchmarkReport, TimedEntry
 from kernel_opt.run.events import DoneEvent, EnvironmentEvent, PhaseEvent, TimedEvent, parse_event
+from kernel_opt.run.release import WAIT_FOR_RELEASE, WAITING_PHASE
 from kernel_opt.run.runner import ChildOutcome
 
 N = 1 << 28
@@ -440,3 +442,178 @@ def test_the_gate_relies_on_this_versions_passing_record_and_reruns_on_anything_
     report = benchmark_solution(_request(gpu_run, "v1", checked_by=record))
     assert gpu_run.checks == [1]  # the gate ran, at the request's seeds
     assert any("run again" in note and "solution_sha256 differ" in note for note in report.notes)
+
+
+# --- the worker held beside evaluate's checks, released after the gate ------------------------------
+
+
+class _FakeHeldProcess:
+    """Stands in for run.runner.WorkerProcess: once released, it answers as _FakeWorker does for the request and
+    the release's fields together, after three stamped phases (started 5 s before, waited from 4 s on)."""
+
+    started: list["_FakeHeldProcess"] = []
+
+    def __init__(self, request, env=None, prefix=(), program=None, held=False):
+        self.request, self.held, self.released, self.stopped = request, held, None, False
+        self.ended_while_held = False
+        self.spawned = time.time() - 5.0
+        _FakeHeldProcess.started.append(self)
+
+    def release(self, fields):
+        self.released, self.released_at = fields, time.time()
+
+    def watch(self, timeout_s, startup_allowance_s=60.0):
+        assert self.released is not None and not self.stopped
+        outcome = _FakeWorker()({**self.request, **self.released}, timeout_s)
+        outcome.events[:0] = [PhaseEvent("load_solution", t=self.spawned + 3.0),
+                              PhaseEvent(WAITING_PHASE, t=self.spawned + 4.0),
+                              PhaseEvent("solution", t=self.released_at)]
+        return outcome
+
+    def alive(self):
+        return not self.ended_while_held
+
+    def stop(self):
+        self.stopped = True
+
+
+@pytest.fixture
+def held_run(gpu_run, monkeypatch):
+    import kernel_opt.run.runner as runner
+
+    _FakeHeldProcess.started = []
+    monkeypatch.setattr(runner, "WorkerProcess", _FakeHeldProcess)
+    return gpu_run
+
+
+def _without_phases(report) -> dict:
+    payload = report.to_dict()
+    payload.pop("phases_s")
+    return payload
+
+
+def test_a_held_worker_gives_the_record_a_worker_started_after_the_gate_gives(held_run):
+    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+
+    request = _request(held_run, "v1")
+    started_after = benchmark_solution(request)
+    [unheld] = held_run.worker.requests
+    held = hold_benchmark_worker(request)
+    worker = held.worker
+    assert worker.held and worker.request[WAIT_FOR_RELEASE] is True
+    assert "baselines" not in worker.request and "compile_modes" not in worker.request  # told at release
+    assert worker.released is None  # nothing is timed before benchmark_solution's gate has passed
+    report = benchmark_solution(request, held=held)
+    assert len(held_run.worker.requests) == 1  # no second worker: the held one timed
+    assert {**{k: v for k, v in worker.request.items() if k != WAIT_FOR_RELEASE}, **worker.released} == unheld
+    assert _without_phases(report) == _without_phases(started_after)
+    assert report.verdict == "measured" and worker.stopped
+    # Its phases run from its own start, beside the checks: the wait for them is a phase of its own.
+    assert report.phases_s["worker start"] == 3.0 and report.phases_s["load_solution"] == 1.0
+    assert report.phases_s[WAITING_PHASE] == pytest.approx(1.0, abs=0.5)
+
+
+def test_the_release_tells_the_worker_which_baselines_the_run_cache_still_lacks(held_run):
+    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+
+    cache = held_run.dir / "reference_cache.json"
+    first = hold_benchmark_worker(_request(held_run, "v0", reference_cache=cache))
+    assert first.worker.request["work"] is None  # nothing cached yet: the held worker counts it
+    benchmark_solution(_request(held_run, "v0", reference_cache=cache), held=first)
+    assert first.worker.released == {"baselines": ["eager", "compile"], "compile_modes": ["default"]}
+    second = hold_benchmark_worker(_request(held_run, "v1", reference_cache=cache))
+    assert second.worker.request["work"]["cached_from"].startswith("counted by v0 (benchmark.py) at ")
+    report = benchmark_solution(_request(held_run, "v1", reference_cache=cache), held=second)
+    assert second.worker.released == {"baselines": [], "compile_modes": []}
+    assert [b.name for b in report.baselines] == ["eager", "torch.compile (default)"]
+    assert all(b.cached_from.startswith("timed by v0 (benchmark.py) at ") for b in report.baselines)
+
+
+def test_a_failing_gate_stops_the_held_worker_before_it_times_anything(held_run, monkeypatch):
+    import kernel_opt.measure.benchmark as benchmark
+    from kernel_opt.check.records import CorrectnessReport
+    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+
+    def failing_check(solution, reference, backend, device, dims, options, build, build_dir, command):
+        return CorrectnessReport(verdict="fail", solution=str(solution), reference=str(reference), backend=backend,
+                                 device={"type": "cuda"}, interpreter=False, command=command, dims=dims, seeds=[0])
+
+    monkeypatch.setattr(benchmark, "check_correctness", failing_check)
+    request = _request(held_run, "v1")
+    held = hold_benchmark_worker(request)
+    report = benchmark_solution(request, held=held)
+    assert (report.verdict, report.exit_code) == ("incorrect", 1)
+    assert held.worker.released is None and held.worker.stopped
+    assert held_run.worker.requests == [] and report.phases_s.keys() == {"correctness check"}
+
+
+def test_a_solution_edited_after_its_worker_started_is_timed_by_a_fresh_worker(held_run):
+    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+
+    request = _request(held_run, "v1")
+    held = hold_benchmark_worker(request)
+    held_run.solution.write_text("import triton\n\ndef run_kernel(x, out, n): pass  # edited\n")
+    report = benchmark_solution(request, held=held)
+    assert held.worker.released is None and held.worker.stopped
+    assert len(held_run.worker.requests) == 1 and report.verdict == "measured"
+    assert WAIT_FOR_RELEASE not in held_run.worker.requests[0]
+
+
+def test_a_worker_that_ended_while_held_is_replaced_by_a_fresh_one(held_run):
+    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+
+    request = _request(held_run, "v1")
+    held = hold_benchmark_worker(request)
+    held.worker.ended_while_held = True  # e.g. out of memory beside the checks: not this solution's record
+    report = benchmark_solution(request, held=held)
+    assert held.worker.released is None and held.worker.stopped
+    assert len(held_run.worker.requests) == 1 and report.verdict == "measured"
+
+
+def test_no_worker_is_held_where_the_benchmark_could_not_run(held_run, monkeypatch):
+    import kernel_opt.measure.benchmark as benchmark
+    from kernel_opt.measure.benchmark import hold_benchmark_worker
+
+    assert hold_benchmark_worker(_request(held_run, "v1", baselines=["numpy"])) is None  # its usage error comes later
+    monkeypatch.setattr(benchmark, "resolve_device", lambda device: "cpu")
+    assert hold_benchmark_worker(_request(held_run, "v1")) is None
+    assert _FakeHeldProcess.started == []
+
+
+def test_the_standalone_cli_starts_its_own_worker_after_the_gate(held_run, capsys):
+    code = main([str(held_run.solution), "--ref", str(held_run.reference), "--output-dir", str(held_run.dir / "cli"),
+                 "--compile-modes", "default", "--seeds", "2", f"--n={N}"])
+    assert code == 0 and held_run.checks == [2] and _FakeHeldProcess.started == []
+    [request] = held_run.worker.requests
+    assert WAIT_FOR_RELEASE not in request
+    assert (request["baselines"], request["compile_modes"]) == (["eager", "compile"], ["default"])
+    assert json.loads((held_run.dir / "cli" / "benchmark.json").read_text())["verdict"] == "measured"
+
+
+def test_a_held_benchmark_child_prepares_waits_and_times_only_with_its_release(monkeypatch):
+    import io
+    import sys
+
+    from kernel_opt.measure import benchmark_child
+
+    happened = []
+
+    class Log:
+        def emit(self, event):
+            happened.append(event.phase if isinstance(event, PhaseEvent) else type(event).__name__)
+
+    monkeypatch.setattr(benchmark_child, "_prepare", lambda request, events: happened.append("prepare") or "ready")
+    monkeypatch.setattr(benchmark_child, "_time_prepared",
+                        lambda prepared, request, events: happened.append((prepared, request["baselines"])))
+    request = {WAIT_FOR_RELEASE: True, "reference": "ref.py"}
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"baselines": ["eager"], "compile_modes": []}\n'))
+    benchmark_child.run_benchmark(request, Log())
+    assert happened == ["prepare", WAITING_PHASE, ("ready", ["eager"])]
+    happened.clear()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # the pipe closed without a release: stopped
+    benchmark_child.run_benchmark(request, Log())
+    assert happened == ["prepare", WAITING_PHASE]
+    happened.clear()
+    monkeypatch.setattr(sys, "stdin", None)  # a worker started by benchmark.py itself never reads stdin
+    benchmark_child.run_benchmark({"baselines": ["compile"]}, Log())
+    assert happened == ["prepare", ("ready", ["compile"])]

@@ -407,20 +407,33 @@ H200_CEILINGS = {
 }
 
 
+class FakeHeldWorker:
+    """Stands in for measure/benchmark.py's HeldBenchmarkWorker: says whether it was handed to the benchmark
+    (and whether it had been stopped by then) and whether it was stopped."""
+
+    def __init__(self, request):
+        self.request, self.handed_over, self.stopped_before_benchmark, self.stopped = request, False, None, False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
 class FakeTools:
     """Stands in for the GPU tools' library calls: records each typed request, writes what the real tool
     would, and returns the record. Each also prints noise on stdout: evaluate must not read stdout."""
 
     def __init__(self, out: Path, median_us: float, ceilings_fail: bool = False, shared_loads: int = 0,
-                 sanitizer_errors: dict | None = None):
+                 sanitizer_errors: dict | None = None, correct: bool = True):
         self.out, self.median_us, self.calls, self.ceilings_fail = out, median_us, [], ceilings_fail
         self.shared_loads = shared_loads  # in the static analysis: whether racecheck has anything to check
         self.sanitizer_errors = sanitizer_errors or {}  # tool -> errors it finds
+        self.correct = correct  # the correctness check's verdict
+        self.held: list[FakeHeldWorker] = []  # the benchmark workers started beside the checks
 
     def install(self, monkeypatch) -> "FakeTools":
         monkeypatch.setattr(evaluate, "gpu_available", lambda: True)
         for name in ("check_solution", "load_or_measure", "benchmark_solution", "profile_solution",
-                     "recommend_from_log", "analyze_solution"):
+                     "recommend_from_log", "analyze_solution", "hold_benchmark_worker"):
             monkeypatch.setattr(evaluate, name, getattr(self, name))
         return self
 
@@ -432,7 +445,7 @@ class FakeTools:
             return self.sanitize(request)
         self.calls.append(("correctness_check", request))
         print('{"passed": false} <- stdout, never read')
-        folder = write_version(self.out, int(request.output_dir.name[1:]), state=None)
+        folder = write_version(self.out, int(request.output_dir.name[1:]), state=None, correct=self.correct)
         return CorrectnessReport.from_dict(json.loads((folder / "correctness.json").read_text()))
 
     def sanitize(self, request):
@@ -467,8 +480,14 @@ class FakeTools:
         return CeilingsResult(MeasuredCeilings.from_dict(H200_CEILINGS), from_cache=True,
                               cache_path=Path("/cache/ceilings-nvidia-h200-580.json"))
 
-    def benchmark_solution(self, request):
+    def hold_benchmark_worker(self, request):
+        self.held.append(FakeHeldWorker(request))
+        return self.held[-1]
+
+    def benchmark_solution(self, request, held=None):
         self.calls.append(("benchmark", request))
+        if held is not None:
+            held.handed_over, held.stopped_before_benchmark = True, held.stopped
         print('{"verdict": "incorrect"} <- stdout, never read')
         against = request.against.parent.name if request.against else None
         folder = write_version(self.out, int(request.output_dir.name[1:]), median_us=self.median_us, against=against,
@@ -632,8 +651,8 @@ def with_launches(tools: "FakeTools", own_kernel: str) -> None:
         check_solution(request)
         return add_launches(request.output_dir)
 
-    def benchmarked(request):  # the fake rewrites the version's records
-        report = benchmark_solution(request)
+    def benchmarked(request, held=None):  # the fake rewrites the version's records
+        report = benchmark_solution(request, held)
         add_launches(request.output_dir)
         return report
 
@@ -694,6 +713,7 @@ def test_evaluate_stops_at_an_unfilled_hypothesis(tmp_path, monkeypatch):
     tools = FakeTools(out, median_us=70.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 1
     assert [command for command, _ in tools.calls] == ["correctness_check"]
+    assert tools.held == []  # no benchmark worker is started for a version that cannot be timed
     record = json.loads((out / "v3" / "evaluation.json").read_text())
     assert record["state"] == "invalid_hypothesis"
     assert [(s["name"], s["status"]) for s in record["steps"]][1:] == [
@@ -768,6 +788,50 @@ def test_correctness_memcheck_and_racecheck_run_side_by_side(tmp_path, monkeypat
         ("correctness", "ok"), ("hypothesis", "ok"), ("memcheck", "ok"), ("racecheck", "ok")]
 
 
+def test_the_benchmark_worker_starts_beside_the_checks_and_is_handed_over_only_after_them(tmp_path, monkeypatch):
+    """The checks wait until the benchmark's worker has started: started after them, they would time out."""
+    timeline, worker_started = [], threading.Event()
+
+    class Timeline(FakeTools):
+        def hold_benchmark_worker(self, request):
+            timeline.append("benchmark worker started")
+            worker_started.set()
+            return super().hold_benchmark_worker(request)
+
+        def check_solution(self, request):
+            assert worker_started.wait(timeout=10)
+            report = super().check_solution(request)
+            timeline.append(f"{request.check.sanitize or 'correctness'} finished")
+            return report
+
+        def benchmark_solution(self, request, held=None):
+            timeline.append("benchmark")
+            return super().benchmark_solution(request, held)
+
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=4)
+    workspace_command.main(["next", str(out)])
+    (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
+    tools = Timeline(out, median_us=70.0, shared_loads=4).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
+    assert timeline[0] == "benchmark worker started" and timeline[-1] == "benchmark"
+    assert sorted(timeline[1:-1]) == ["correctness finished", "memcheck finished", "racecheck finished"]
+    [held], [benchmark] = tools.held, tools.requests("benchmark")
+    assert held.request == benchmark  # started for the very request the benchmark step makes
+    assert (held.handed_over, held.stopped_before_benchmark, held.stopped) == (True, False, True)
+
+
+@pytest.mark.parametrize("failure", [{"correct": False}, {"sanitizer_errors": {"memcheck": 3}}])
+def test_a_failed_check_stops_the_benchmark_worker_and_times_nothing(tmp_path, monkeypatch, failure):
+    code, record, tools, out = evaluate_v3(tmp_path, monkeypatch, **failure)
+    assert code in (1, 3) and record["state"] == "failed"
+    steps = {s["name"]: s["status"] for s in record["steps"]}
+    assert (steps["benchmark"], steps["profile"]) == ("skipped", "skipped")
+    [held] = tools.held
+    assert (held.handed_over, held.stopped) == (False, True)
+    assert not tools.requests("benchmark") and not (out / "v3" / "benchmark.json").exists()
+
+
 def test_no_sanitize_skips_the_sanitizer_and_its_static_analysis(tmp_path, monkeypatch):
     code, record, tools, _ = evaluate_v3(tmp_path, monkeypatch, "--no-sanitize", sanitizer_errors={"memcheck": 9})
     assert code == 0 and record["state"] == "measured"
@@ -825,8 +889,11 @@ def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, mo
                                    "--ref", str(SOFTMAX / "ref.py"), "--iterations", "1", "--N=8", "--D=129"]) == 0
     monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
     monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    held = []  # no benchmark worker is started where nothing can be timed
+    monkeypatch.setattr(evaluate, "hold_benchmark_worker", held.append)
     capsys.readouterr()
     assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
+    assert held == []
     payload = json.loads(capsys.readouterr().out)
     steps = {s["name"]: s["status"] for s in payload["steps"]}
     assert steps == {"correctness": "ok", "memcheck": "cannot_run_here", "benchmark": "cannot_run_here",
@@ -884,7 +951,7 @@ def test_evaluate_reports_a_compile_error_as_the_solutions_fault(tmp_path, monke
 class InvalidBenchmarkTools(FakeTools):
     """The benchmark's real assembly of a cached-output kernel's events: 2 us for 134 MB on an H200."""
 
-    def benchmark_solution(self, request):
+    def benchmark_solution(self, request, held=None):
         from kernel_opt.measure.benchmark import assemble_report, exit_code_for
         from kernel_opt.run.events import parse_event
         from kernel_opt.run.runner import ChildOutcome

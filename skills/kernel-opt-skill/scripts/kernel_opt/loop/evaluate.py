@@ -3,8 +3,10 @@
 correctness -> hypothesis check (v1 on) -> compute-sanitizer (memcheck; racecheck too when a kernel
 uses shared memory) -> the GPU's measured ceilings -> benchmark against the best version so far ->
 ncu profile against that version -> experience recommendations for the best version's bottleneck.
-Without a GPU it runs what can run (Triton correctness under the interpreter, a CUDA compile check,
-static analysis) and lists what needs one.
+The benchmark's worker process starts beside the checks and prepares what needs no timing (Python,
+torch, the loaded files, the problem instance, its work count); it times nothing until the checks
+have passed, and is stopped when they fail. Without a GPU it runs what can run (Triton correctness
+under the interpreter, a CUDA compile check, static analysis) and lists what needs one.
 
 Each step calls the tool's library function (check_solution, benchmark_solution, profile_solution,
 ...), which writes the tool's files and returns its record; the step's status comes from the
@@ -16,8 +18,9 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,7 @@ from kernel_opt.backends import registry
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
 from kernel_opt.check.launches import launch_check_of, profiled_kernels_problem
-from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport
+from kernel_opt.check.records import CORRECTNESS_FILE
 from kernel_opt.check.report import correctness_summary
 from kernel_opt.check.sanitizer import log_name, racecheck_reason
 from kernel_opt.core.errors import ExitCode, KernelOptError, SolutionError
@@ -43,6 +46,15 @@ from kernel_opt.loop.records import (
     read_correctness,
     read_profile,
 )
+from kernel_opt.loop.step_summaries import (
+    SUMMARY_CHARS,
+    benchmark_line,
+    compile_line,
+    correctness_line,
+    profile_line,
+    sanitizer_line,
+    static_line,
+)
 from kernel_opt.loop.workspace import (
     HYPOTHESIS_FILE,
     VersionState,
@@ -55,12 +67,16 @@ from kernel_opt.loop.workspace import (
     write_evaluation,
 )
 from kernel_opt.measure.benchmark import PROG as BENCHMARK_PROG
-from kernel_opt.measure.benchmark import BenchmarkRequest, benchmark_solution
+from kernel_opt.measure.benchmark import (
+    BenchmarkRequest,
+    HeldBenchmarkWorker,
+    benchmark_solution,
+    hold_benchmark_worker,
+)
 from kernel_opt.measure.benchmark_report import benchmark_summary
 from kernel_opt.measure.ceilings import load_or_measure
 from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
-from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
 from kernel_opt.profile.ncu.collection import NO_KERNELS_PROFILED
 from kernel_opt.profile.ncu_summary import profile_summary
@@ -74,7 +90,6 @@ from kernel_opt.profile.static_analysis import StaticAnalysisRequest, analyze_so
 EVALUATE_LOG = "evaluate.log"
 EXPERIENCE_PROG = "experience_log.py"
 RECOMMENDATIONS_SHOWN = 5
-SUMMARY_CHARS = 300  # a step's one-line summary in evaluation.json and the table evaluate prints
 # The correctness step has just run every shape with several seeds on this very file: the
 # benchmark relies on that record (--checked-by, check/reuse.py) instead of its own gate, and
 # runs the gate at one seed only where the record cannot be relied on (its post-timing checks stay).
@@ -85,10 +100,14 @@ BENCHMARK_SEEDS_AFTER_CHECK = 1
 # torch.compile (default mode) through the run's reference_cache.json (measure/reference_cache.py):
 # the first version times them, later ones reuse them under the same key, and the final benchmark
 # of SKILL.md's Finish step times every mode again, max-autotune included, beside the best version.
-# Compiling that baseline ahead, in a child beside the checks (with the work count), was tried on the H100
-# on 2026-11-25 and made the first evaluation slower (55.5 s against 42.4 s): with PYTHONDONTWRITEBYTECODE
-# set, as on that machine, most of the compile's 12-15 s is importing dynamo and inductor and tracing,
-# which the benchmark's own process pays again; Inductor's warm on-disk cache saved almost nothing there.
+# Compiling that baseline ahead, in a separate child beside the checks (with the work count), was tried on
+# the H100 on 2026-11-25 and made the first evaluation slower (55.5 s against 42.4 s): with
+# PYTHONDONTWRITEBYTECODE set, as on that machine, most of the compile's 12-15 s is importing dynamo and
+# inductor and tracing, which the benchmark's own process paid again; Inductor's warm on-disk cache saved
+# almost nothing there. What runs beside the checks now is the benchmark's own worker, held
+# (_benchmark_worker_beside_checks): it starts Python and torch, loads the files, builds the instance and
+# counts the work, all untimed, then waits; torch.compile still compiles after its release, in the process
+# that times it, so nothing is paid twice.
 EVALUATE_COMPILE_MODES = ("default",)
 EVALUATE_BASELINES = ("eager", "compile")
 
@@ -229,15 +248,19 @@ def _warn_unchanged(evaluation: Evaluation, versions: list[VersionState]) -> Non
 
 
 def _gpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
-    _checks_before_timing(evaluation, options)
-    if evaluation.stopped:
-        for name in ("benchmark", "profile"):
-            evaluation.skip(name, "an earlier check failed")
-        return
-    if evaluation.against is None and evaluation.version.number > 0:
-        evaluation.warnings.append("no earlier version was timed: nothing to compare with (evaluate v0 first)")
-    _ceilings_step(evaluation)
-    _benchmark_step(evaluation, options)
+    benchmark = _benchmark_request(evaluation, options)
+    hypothesis = _hypothesis_result(evaluation)
+    # A failed hypothesis check stops the evaluation before anything is timed: no worker is started for it.
+    with _benchmark_worker_beside_checks(benchmark, hypothesis is None or hypothesis.status == "ok") as held:
+        _checks_before_timing(evaluation, options, hypothesis)
+        if evaluation.stopped:  # leaving the with-block stops the held worker: it timed nothing
+            for name in ("benchmark", "profile"):
+                evaluation.skip(name, "an earlier check failed")
+            return
+        if evaluation.against is None and evaluation.version.number > 0:
+            evaluation.warnings.append("no earlier version was timed: nothing to compare with (evaluate v0 first)")
+        _ceilings_step(evaluation)
+        _benchmark_step(evaluation, benchmark, held())
     if evaluation.stopped:
         evaluation.skip("profile", "the benchmark found the kernel wrong or broken")
         return
@@ -261,7 +284,7 @@ def _cpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
         request = CorrectnessRequest(evaluation.solution, evaluation.reference, folder / "compile_check",
                                      check=CheckOptions(compile_only=True), build=run.build_options())
         evaluation.step("compile_check", [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
-                        _compile_line, ["compile_check/correctness.json"])
+                        compile_line, ["compile_check/correctness.json"])
     if not evaluation.stopped:
         _hypothesis_step(evaluation)
     if evaluation.stopped:
@@ -281,10 +304,35 @@ def _check(request: CorrectnessRequest) -> StepOutcome:
 
 def _correctness_step(evaluation: Evaluation, request: CorrectnessRequest) -> None:
     evaluation.step("correctness", [CORRECTNESS_PROG, *request.argv()], lambda: _check(request),
-                    _correctness_line, ["correctness.json", "correctness.md"])
+                    correctness_line, ["correctness.json", "correctness.md"])
 
 
-def _checks_before_timing(evaluation: Evaluation, options: EvaluateOptions) -> None:
+@contextmanager
+def _benchmark_worker_beside_checks(request: BenchmarkRequest, wanted: bool
+                                    ) -> Iterator[Callable[[], HeldBenchmarkWorker | None]]:
+    """The benchmark's worker, started (from a thread, so the checks start at once) to prepare beside the checks.
+
+    It starts Python and torch, loads the files, builds the instance and counts the work (on the
+    first version), then waits, timing nothing, until the benchmark step releases it: after the
+    correctness check, the sanitizers and the ceilings step (measure/benchmark.py,
+    hold_benchmark_worker). Yields the call that waits for it to have started (None: no head start);
+    on the way out it is stopped, so a failed check leaves no process and records nothing of it.
+    """
+    with ThreadPoolExecutor(max_workers=1) as starter:
+        starting = starter.submit(hold_benchmark_worker, request) if wanted else None
+
+        def held() -> HeldBenchmarkWorker | None:
+            return starting.result() if starting is not None else None
+
+        try:
+            yield held
+        finally:
+            worker = held()
+            if worker is not None:
+                worker.stop()
+
+
+def _checks_before_timing(evaluation: Evaluation, options: EvaluateOptions, hypothesis: StepResult | None) -> None:
     """Correctness, the hypothesis check, and compute-sanitizer, recorded in that order.
 
     memcheck runs on every new version, racecheck too when a kernel uses shared memory (its SASS
@@ -294,13 +342,14 @@ def _checks_before_timing(evaluation: Evaluation, options: EvaluateOptions) -> N
     of its own process only), so they run side by side: on the H100 this took an evaluation from
     the sum of the three (11.9 + 7.2 + 8.0 s for a Triton layernorm) to about the longest of them.
     A sanitizer finding is recorded even when the correctness check failed: it may say why.
+    `hypothesis` is _hypothesis_result's, made by the caller, which starts the benchmark's worker
+    beside these checks only where it passed.
     """
     correctness = CorrectnessRequest(evaluation.solution, evaluation.reference, evaluation.folder,
                                      dims=dict(evaluation.run.dims), build=evaluation.run.build_options())
-    hypothesis = _hypothesis_result(evaluation)
     sanitize = options.sanitize and (hypothesis is None or hypothesis.status == "ok")
     with ThreadPoolExecutor(max_workers=3) as pool:
-        running = {"correctness": pool.submit(finish_call, lambda: _check(correctness), _correctness_line)}
+        running = {"correctness": pool.submit(finish_call, lambda: _check(correctness), correctness_line)}
         if sanitize:
             running["memcheck"] = _start_sanitizer(pool, evaluation, "memcheck", "")
             racecheck_needed, racecheck_why = racecheck_reason(_static_report(evaluation))
@@ -334,7 +383,7 @@ def _sanitizer_request(evaluation: Evaluation, tool: str) -> CorrectnessRequest:
 def _start_sanitizer(pool: ThreadPoolExecutor, evaluation: Evaluation, tool: str, why: str) -> Future:
     request = _sanitizer_request(evaluation, tool)
     return pool.submit(finish_call, lambda: _check(request),
-                       lambda report: (_sanitizer_line(report) + why)[:SUMMARY_CHARS])
+                       lambda report: (sanitizer_line(report) + why)[:SUMMARY_CHARS])
 
 
 def _record_sanitizer(evaluation: Evaluation, tool: str, finished: FinishedCall) -> tuple[StepResult, Any]:
@@ -399,9 +448,9 @@ def _ceilings_step(evaluation: Evaluation) -> None:
                                    "version's % of ceiling is against the datasheet's peaks")
 
 
-def _benchmark_step(evaluation: Evaluation, options: EvaluateOptions) -> None:
+def _benchmark_request(evaluation: Evaluation, options: EvaluateOptions) -> BenchmarkRequest:
     run, against = evaluation.run, evaluation.against
-    request = BenchmarkRequest(
+    return BenchmarkRequest(
         evaluation.solution, evaluation.reference, evaluation.folder, dims=dict(run.dims),
         against=Path(against.solution) if against is not None else None, baselines=list(options.baselines),
         compile_modes=list(options.compile_modes), check_seeds=BENCHMARK_SEEDS_AFTER_CHECK,
@@ -409,11 +458,14 @@ def _benchmark_step(evaluation: Evaluation, options: EvaluateOptions) -> None:
         checked_by=evaluation.folder / CORRECTNESS_FILE, reference_cache=evaluation.out / REFERENCE_CACHE_FILE,
     )
 
+
+def _benchmark_step(evaluation: Evaluation, request: BenchmarkRequest, held: HeldBenchmarkWorker | None) -> None:
+    """Time the version; `held` is its worker, prepared beside the checks, which the benchmark releases."""
     def measure() -> StepOutcome:
-        report = benchmark_solution(request)
+        report = benchmark_solution(request, held=held)
         return StepOutcome(report, int(report.exit_code), benchmark_summary(report, request.output_dir))
 
-    evaluation.step("benchmark", [BENCHMARK_PROG, *request.argv()], measure, _benchmark_line,
+    evaluation.step("benchmark", [BENCHMARK_PROG, *request.argv()], measure, benchmark_line,
                     ["benchmark.json", "benchmark.md"])
 
 
@@ -444,7 +496,7 @@ def _profile_step(evaluation: Evaluation) -> None:
         return StepOutcome(summary, int(ExitCode.CHECK_FAILED), f"{text}\nFAIL: {problem}")
 
     def summarize(summary: NcuSummary | None) -> str:
-        return f"FAIL: {skipped_work[0]}"[:SUMMARY_CHARS] if skipped_work else _profile_line(summary)
+        return f"FAIL: {skipped_work[0]}"[:SUMMARY_CHARS] if skipped_work else profile_line(summary)
 
     evaluation.step("profile", [PROFILE_PROG, *request.argv()], profile, summarize,
                     ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])
@@ -475,7 +527,7 @@ def _static_analysis_step(evaluation: Evaluation) -> None:
         evaluation.static_report = report
         return StepOutcome(report, int(ExitCode.OK), static_analysis_summary(report, request.output_dir))
 
-    evaluation.step("static_analysis", [STATIC_ANALYSIS_PROG, *request.argv()], analyze, _static_line,
+    evaluation.step("static_analysis", [STATIC_ANALYSIS_PROG, *request.argv()], analyze, static_line,
                     ["static_analysis.json", "static_analysis.md"])
 
 
@@ -519,67 +571,3 @@ def _recommend_step(evaluation: Evaluation) -> None:
     if result is None:
         step.summary = f"for {best.name} ({label}): {step.summary}"
 
-
-# --- one line per step, from its record ---------------------------------------------------------------
-
-
-def _correctness_line(report: CorrectnessReport) -> str:
-    if report.error:
-        return f"{report.verdict}: {report.error.get('message', '')}"[:SUMMARY_CHARS]
-    failed = sum(1 for case in report.cases if not case.passed)
-    mode = " (Triton interpreter)" if report.interpreter else ""
-    return (f"pass{mode}: {len(report.cases)} cases" if report.passed
-            else f"FAIL: {failed} of {len(report.cases)} cases differ from the reference")
-
-
-def _sanitizer_line(report: CorrectnessReport) -> str:
-    if report.error:
-        return f"{report.verdict}: {report.error.get('message', '')}"
-    case = report.cases[0] if report.cases else None
-    shape = ", ".join(f"{key}={value}" for key, value in case.dims.items()) if case else "no case"
-    warnings = f", {report.sanitizer.warnings} warnings" if report.sanitizer and report.sanitizer.warnings else ""
-    if report.passed:
-        return f"no errors{warnings} (smallest case {shape}, seed 0)"
-    return f"FAIL: no sanitizer errors, but the smallest case ({shape}) differs from the reference"
-
-
-def _compile_line(report: CorrectnessReport) -> str:
-    if not report.build or report.error:
-        return _correctness_line(report)
-    registers = ", ".join(f"{kernel.get('name', '?').split('(')[0]}: {kernel.get('registers')} registers"
-                          for kernel in report.build_kernels())
-    return f"compiled for {report.build.get('arch')}; {registers}"
-
-
-def _benchmark_line(report: BenchmarkReport) -> str:
-    floor = report.roofline.get("physical_floor") or {}
-    if report.verdict == "invalid" and floor:
-        return (f"invalid: {floor['time_us']:.2f} us is faster than the physical {floor['bound']} floor of "
-                f"{floor['floor_us']:.2f} us: work skipped, or ref.py's flops()/bytes() overstate it")
-    if report.verdict != "measured":
-        return f"{report.verdict}: {report.failure_reason()}"[:SUMMARY_CHARS]
-    parts = [f"{report.median_us:.2f} us"]
-    comparison = report.comparison
-    if comparison:
-        parts.append(f"vs {comparison.against_folder() or comparison.against} {comparison.speedup:.3f}x "
-                     f"[{comparison.ci_low:.3f}, {comparison.ci_high:.3f}] {comparison.verdict}")
-    if report.speedup_vs_best_baseline is not None:
-        parts.append(f"{report.speedup_vs_best_baseline:.2f}x vs {report.best_baseline}")
-    if report.percent_of_ceiling is not None:
-        parts.append(f"{report.percent_of_ceiling:.1f}% of ceiling")
-    return "; ".join(parts)
-
-
-def _profile_line(summary: NcuSummary) -> str:
-    limiter = f" ({summary.memory_limiter})" if summary.memory_limiter else ""
-    occupancy = summary.metric("achieved_occupancy_pct")
-    return (f"{summary.bottleneck}{limiter}, top stall {summary.top_stall}"
-            + (f", achieved occupancy {occupancy:.0f}%" if occupancy is not None else ""))
-
-
-def _static_line(report: StaticReport) -> str:
-    return "; ".join(
-        f"{kernel.name.split('(')[0]}: {kernel.registers_per_thread} registers, "
-        + (f"{kernel.spill_stores_bytes} B spilled, " if kernel.spill_stores_bytes is not None else "")
-        + f"{len(kernel.findings)} finding(s)"
-        for kernel in report.kernels) or "no kernels found"

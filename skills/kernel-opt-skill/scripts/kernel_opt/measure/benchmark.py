@@ -18,7 +18,9 @@ What makes the numbers trustworthy (issue 3):
 
 `run_benchmark` runs in the child process (see measure/benchmark_child.py) and reports through events;
 `assemble_report` turns those events into the record (measure/records.py) that `benchmark_solution`,
-benchmark.py as a library call, writes and returns.
+benchmark.py as a library call, writes and returns. `workspace.py evaluate` starts that child ahead,
+beside its checks (`hold_benchmark_worker`): it prepares untimed and waits; `benchmark_solution`
+releases it after the same correctness gate, telling it then what it would have read at its start.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import (
@@ -43,6 +45,7 @@ from kernel_opt.check.launches import correctness_failures
 from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError, failure_verdict
+from kernel_opt.core.files import file_sha256
 from kernel_opt.env.device import resolve_device
 from kernel_opt.measure.benchmark_report import write_benchmark_reports
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT, BenchmarkReport, Comparison, TimedEntry
@@ -65,6 +68,10 @@ from kernel_opt.run.events import (
     WorkEvent,
     dispatch,
 )
+from kernel_opt.run.release import WAIT_FOR_RELEASE
+
+if TYPE_CHECKING:
+    from kernel_opt.run.runner import WorkerProcess
 
 PROG = "benchmark.py"
 DEFAULT_COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
@@ -116,12 +123,24 @@ class BenchmarkRequest:
         return arguments + dim_arguments(self.dims)
 
 
-def benchmark_solution(request: BenchmarkRequest, command: str | None = None) -> BenchmarkReport:
+def benchmark_solution(request: BenchmarkRequest, command: str | None = None,
+                       held: HeldBenchmarkWorker | None = None) -> BenchmarkReport:
     """Check, then time a solution as benchmark.py does; write DIR/benchmark.json and .md; return the record.
 
     Bad options raise UsageError (exit 2), a machine without a GPU EnvironmentFault (exit 4);
-    everything that happens to the solution is in the record, with its exit code.
+    everything that happens to the solution is in the record, with its exit code. `held` is this
+    request's worker from hold_benchmark_worker: released once the correctness gate has passed,
+    and stopped here whatever happens (the record is the one a worker started now would give).
     """
+    try:
+        return _check_then_time(request, command, held)
+    finally:
+        if held is not None:
+            held.stop()
+
+
+def _check_then_time(request: BenchmarkRequest, command: str | None,
+                     held: HeldBenchmarkWorker | None) -> BenchmarkReport:
     solution, reference = _validated(request)
     backend = registry.detect(solution, request.backend)
     if resolve_device("auto") != "cuda":
@@ -135,13 +154,68 @@ def benchmark_solution(request: BenchmarkRequest, command: str | None = None) ->
                              target_percent=request.target_percent)
     if _check_first(report, request, solution, reference):
         try:
-            _time_in_worker(report, request, solution, reference)
+            _time_in_worker(report, request, solution, reference, held)
         except KernelOptError as error:
             report.error = error.to_dict()
             report.verdict = failure_verdict(error.exit_code)
         report.exit_code = exit_code_for(report)
     write_benchmark_reports(report, request.output_dir)
     return report
+
+
+@dataclass(eq=False)
+class HeldBenchmarkWorker:
+    """A benchmark worker started ahead (hold_benchmark_worker): preparing, then waiting to be released."""
+
+    request: BenchmarkRequest
+    subject: dict[str, str | None]  # sha256 of the files it loaded, read before it started
+    planned: BenchmarkReport  # what planning noted (build, notes, warnings): moved into the record at release
+    plan: WorkerPlan
+    worker: WorkerProcess
+
+    def serves(self, request: BenchmarkRequest, solution: Path, reference: Path) -> bool:
+        """Whether it may time this request: started for it and these very files, and still running.
+
+        An edit since it loaded the files, or a worker that ended while held (an error, or memory
+        the checks beside it took), means a fresh worker: the record is always one a worker started
+        after the checks would give.
+        """
+        return (request == self.request and _files_sha256(request, solution, reference) == self.subject
+                and self.worker.alive())
+
+    def stop(self) -> None:
+        """End it unless it already ended; nothing of it is recorded. Safe to call again."""
+        self.worker.stop()
+
+
+def hold_benchmark_worker(request: BenchmarkRequest) -> HeldBenchmarkWorker | None:
+    """Start this request's worker now, to prepare while `workspace.py evaluate`'s checks run; None where it cannot.
+
+    It starts Python and torch, loads the reference, the solution and --against, builds the
+    problem instance and counts its work unless the run's cache holds it; then it waits, timing
+    nothing, until benchmark_solution(request, held=...) releases it after its correctness gate.
+    Whatever fails here fails again, in its usual place and record, when benchmark_solution starts
+    a worker itself: a failure only loses the head start.
+    """
+    from kernel_opt.run.runner import WorkerProcess
+
+    try:
+        solution, reference = _validated(request)
+        backend = registry.detect(solution, request.backend)
+        if resolve_device("auto") != "cuda":
+            return None
+        subject = _files_sha256(request, solution, reference)
+        planned = BenchmarkReport(solution={}, reference=str(request.reference), backend=backend, command="")
+        plan = _plan_worker(planned, request, solution, reference)
+        worker = WorkerProcess({**plan.request, WAIT_FOR_RELEASE: True}, held=True)
+    except (KernelOptError, OSError):
+        return None
+    return HeldBenchmarkWorker(request, subject, planned, plan, worker)
+
+
+def _files_sha256(request: BenchmarkRequest, solution: Path, reference: Path) -> dict[str, str | None]:
+    files = {"solution": solution, "reference": reference, "against": request.against}
+    return {role: file_sha256(Path(path)) if path is not None else None for role, path in files.items()}
 
 
 def _validated(request: BenchmarkRequest) -> tuple[Path, Path]:
@@ -195,10 +269,23 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
     return False
 
 
-def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: Path, reference: Path) -> None:
-    """Build, time in the child process, and fill the record from its events."""
+@dataclass
+class WorkerPlan:
+    """What the parent settles before the worker starts: its request, and what the run's cache held then."""
+
+    request: dict[str, Any]  # the worker's request, less the fields it is told when released (_release_fields)
+    cache: ReferenceCache | None = None
+    key: dict[str, Any] | None = None
+    work: tuple[dict[str, Any], str] | None = None  # counted by an earlier version (ReferenceCache.work)
+
+
+def _plan_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: Path, reference: Path) -> WorkerPlan:
+    """Build the solution (and --against) and read the run's cached work: the worker's request.
+
+    Notes, warnings, the build and the clocks go to `report` (for a held worker, a scratch record
+    whose clocks are read again at its release).
+    """
     from kernel_opt.env.probes import probe_nvidia_smi
-    from kernel_opt.run.runner import run_worker
 
     build_dir = request.output_dir / "build"
     spec, build_record = solution_spec(solution, report.backend, "cuda", build_dir, request.build, report.notes)
@@ -211,27 +298,60 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
         against_spec, _ = solution_spec(other, registry.detect(other), "cuda", build_dir, request.build, report.notes)
     smi = probe_nvidia_smi()
     report.clocks_start = [asdict(gpu) for gpu in smi.gpus]
-    cache, key, kinds, modes, work = None, None, list(request.baselines), list(request.compile_modes), None
+    plan = WorkerPlan({})
     if request.reference_cache is not None:
-        cache = ReferenceCache(request.reference_cache)
-        key = reference_key(reference, request.dims, request.seed, visible_gpu(smi.gpus))
-        report.baselines = cache.baselines(key, baseline_names(kinds, modes))
+        plan.cache = ReferenceCache(request.reference_cache)
+        plan.key = reference_key(reference, request.dims, request.seed, visible_gpu(smi.gpus))
+        plan.work = plan.cache.work(plan.key)
+    plan.request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
+                    "cli_dims": request.dims, "seed": request.seed, "atol": request.atol, "rtol": request.rtol,
+                    "against": against_spec, "kernelbench_tolerances": request.kernelbench_tolerances,
+                    "work": None if plan.work is None else {**plan.work[0], "cached_from": plan.work[1]}}
+    return plan
+
+
+def _release_fields(report: BenchmarkReport, request: BenchmarkRequest, plan: WorkerPlan) -> dict[str, Any]:
+    """What the worker is told when it may time: the baselines still to time once those in the run's cache,
+    read now, are reused (they fill report.baselines)."""
+    kinds, modes = list(request.baselines), list(request.compile_modes)
+    if plan.cache is not None:
+        report.baselines = plan.cache.baselines(plan.key, baseline_names(kinds, modes))
         kinds, modes = still_to_time(kinds, modes, report.baselines)
-        work = cache.work(key)
-    worker_request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
-                      "cli_dims": request.dims, "seed": request.seed, "baselines": kinds,
-                      "atol": request.atol, "rtol": request.rtol, "against": against_spec,
-                      "kernelbench_tolerances": request.kernelbench_tolerances,
-                      "compile_modes": modes, "work": None if work is None else {**work[0], "cached_from": work[1]}}
-    spawned = time.time()
-    outcome = run_worker(worker_request, timeout_s=request.timeout_s)
+    return {"baselines": kinds, "compile_modes": modes}
+
+
+def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: Path, reference: Path,
+                    held: HeldBenchmarkWorker | None = None) -> None:
+    """Build, time in the child process (the held one, where it still serves this request), fill the record."""
+    from kernel_opt.env.probes import probe_nvidia_smi
+    from kernel_opt.run.runner import run_worker
+
+    if held is not None and not held.serves(request, solution, reference):
+        held.stop()
+        held = None
+    if held is None:
+        plan = _plan_worker(report, request, solution, reference)
+    else:
+        plan = held.plan
+        report.notes += held.planned.notes
+        report.warnings += held.planned.warnings
+        report.solution.update(held.planned.solution)
+        report.clocks_start = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]  # now, just before timing
+    release = _release_fields(report, request, plan)
+    if held is None:
+        spawned = time.time()
+        outcome = run_worker({**plan.request, **release}, timeout_s=request.timeout_s)
+    else:
+        spawned = held.worker.spawned
+        held.worker.release(release)
+        outcome = held.worker.watch(request.timeout_s)
     report.phases_s.update(phase_durations(outcome.events, spawned, time.time()))
     report.clocks_end = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
     against_dir = str(request.against.parent) if request.against is not None else None
     assemble_report(report, outcome, str(request.against) if request.against else None, against_dir)
-    if cache is not None:
-        counted = {k: v for k, v in report.work.items() if k != "cached_from"} if work is None else None
-        cache.remember(key, report.baselines, counted, by=f"{request.output_dir.name} ({PROG})")
+    if plan.cache is not None:
+        counted = {k: v for k, v in report.work.items() if k != "cached_from"} if plan.work is None else None
+        plan.cache.remember(plan.key, report.baselines, counted, by=f"{request.output_dir.name} ({PROG})")
         order = baseline_names(request.baselines, request.compile_modes)
         report.baselines.sort(key=lambda entry: order.index(entry.name) if entry.name in order else len(order))
 

@@ -29,6 +29,7 @@ from kernel_opt.run.events import (
     WorkEvent,
     one_line,
 )
+from kernel_opt.run.release import WAIT_FOR_RELEASE, wait_for_release
 from kernel_opt.run.tampering import PrimitiveGuard
 from kernel_opt.solution.inputs import cloned_arguments
 
@@ -135,12 +136,42 @@ def _copy_unless_same(destination, source) -> None:
 
 
 def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
-    """Time the solution (and baselines, and another version) at the command-line shape."""
+    """Time the solution (and baselines, and another version) at the command-line shape.
+
+    A held worker (run/release.py) prepares, then waits until it is released: everything timed
+    comes after that, with the request's fields the release carried.
+    """
+    prepared = _prepare(request, events)
+    if request.get(WAIT_FOR_RELEASE):
+        release = wait_for_release(events)
+        if release is None:
+            return  # stopped: the checks failed, nothing is timed
+        request = {**request, **release}
+    _time_prepared(prepared, request, events)
+
+
+@dataclass
+class _Prepared:
+    """What the worker sets up before it times anything: loaded code, the problem instance, its work."""
+
+    reference: Any  # solution.contract.Reference
+    solution: Any  # solution.loaded.LoadedSolution
+    other: Any | None  # the --against version, loaded the same way
+    guard: PrimitiveGuard
+    make: Callable[[dict[str, Any], int], Any]  # (dims, seed) -> ProblemInstance
+    instance: Any  # the problem at the command-line shape and seed
+    seed: int
+    work: dict[str, Any]
+
+
+def _prepare(request: dict[str, Any], events: EventLog) -> _Prepared:
+    """Untimed and light on the GPU: load the reference and the solution, build the instance, count the work."""
     import torch
 
+    from kernel_opt.check.compare import dtype_name
     from kernel_opt.run.events import environment_info
-    from kernel_opt.solution.contract import accepted_kwargs, load_reference, problem_cases, set_matmul_precision
-    from kernel_opt.solution.loaded import call_solution, instance_maker, runtime_modules, solution_or_fault
+    from kernel_opt.solution.contract import load_reference, problem_cases, set_matmul_precision
+    from kernel_opt.solution.loaded import instance_maker, runtime_modules, solution_or_fault
 
     if not torch.cuda.is_available():
         from kernel_opt.core.errors import EnvironmentFault
@@ -163,33 +194,43 @@ def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
     events.emit(PhaseEvent("setup", dims=dims, seed=seed))
     instance = make(dict(dims), seed)
     values, outputs, dims = instance.values, instance.outputs, instance.dims
-    from kernel_opt.check.compare import dtype_name
-
     events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
         n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
     events.emit(PhaseEvent("work count"))
     work = request.get("work") or problem_work(reference, values, outputs, dims)  # the run's cache first
     events.emit(WorkEvent(work))
+    return _Prepared(reference, solution, other, guard, make, instance, seed, work)
+
+
+def _time_prepared(prepared: _Prepared, request: dict[str, Any], events: EventLog) -> None:
+    """Everything timed: the solution on rotated inputs, the same-size copy, kernel time, a CUDA graph, the
+    interleaved comparison and the baselines, each checked after."""
+    from kernel_opt.solution.contract import accepted_kwargs
+    from kernel_opt.solution.loaded import call_solution
+
+    # Read now, not while held: evaluate's ceilings step, between the checks and the release, may measure them.
     _emit_ceilings(events)
+    solution, other, guard, instance = prepared.solution, prepared.other, prepared.guard, prepared.instance
+    values, outputs, dims, seed = instance.values, instance.outputs, instance.dims, prepared.seed
 
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
     guard.verify("the solution's first call")
     events.emit(PhaseEvent("input pool"))
-    timed = _build_pool(make, request, reference, instance, seed, solution, other, events, guard)
+    timed = _build_pool(prepared.make, request, prepared.reference, instance, seed, solution, other, events, guard)
     if other is not None:
         call_solution(other, timed.other.buffers[0], dims, outputs)
         guard.verify("the --against version's first call", who="the --against version")
     events.emit(PhaseEvent("timing"))
     median_us = _time_solution(solution, timed)
-    _time_copy_of_same_bytes(work.get("bytes"), values[outputs[0]].device, events)
+    _time_copy_of_same_bytes(prepared.work.get("bytes"), values[outputs[0]].device, events)
     fixed = timed.rotation.calls[0]  # graph timings replay buffer set 0: a graph fixes its pointers
     _time_kernel_only(solution, fixed, timed)
     _time_cuda_graph(solution, fixed, median_us, timed)
     if other is not None:
         _time_interleaved(timed)
-    _time_baselines(reference, values, dims, request, events, accepted_kwargs)
+    _time_baselines(prepared.reference, values, dims, request, events, accepted_kwargs)
     events.emit(DoneEvent())
 
 

@@ -3,6 +3,8 @@
 The timeout is per step: if the child writes no event for `timeout_s` seconds (one kernel
 call that never returns, say), its whole process group is killed and the phase it was in is
 reported. Signals are named, so "segmentation fault" reads as such, not as exit code -11.
+A worker can also be started ahead and held (WorkerProcess(held=True)): it prepares, then waits
+for the line that releases it (run/release.py); only from then on is it watched for progress.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from typing import Any
 
 from kernel_opt.core.errors import ExitCode
 from kernel_opt.run.events import CaseStartEvent, ErrorEvent, Event, PhaseEvent, parse_event
+from kernel_opt.run.release import release_line
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 POLL_INTERVAL_S = 0.05
 # Until its first event the worker is starting Python, torch and CUDA, which takes seconds on
 # a loaded machine; a short --timeout meant for one kernel call must not fire there.
 STARTUP_ALLOWANCE_S = 60.0
+# A held worker told to stop ends by itself: at once where it waits, else once it has prepared, so
+# that a load_inline build it is in finishes and releases its lock; one still busy after this is killed.
+STOP_GRACE_S = 10.0
 
 SIGNAL_MEANINGS = {
     signal.SIGSEGV: "segmentation fault (the solution read or wrote host memory it does not own)",
@@ -132,56 +138,121 @@ def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | 
     program's last argument. `program` is for a child that must run as a file (the size sweep's
     nsight-python side, profile/sweep/nsight_child.py).
     """
-    with tempfile.TemporaryDirectory(prefix="kernel-opt-") as scratch:
-        events_path = Path(scratch) / "events.jsonl"
-        events_path.touch()
-        request_path = Path(scratch) / "request.json"
-        request_path.write_text(json.dumps({**request, "events": str(events_path)}))
-        stderr_path = Path(scratch) / "stderr.txt"
+    worker = WorkerProcess(request, env, prefix, program)
+    try:
+        return worker.watch(timeout_s, startup_allowance_s)
+    finally:
+        worker.stop()
+
+
+class WorkerProcess:
+    """A started worker child: watched until it ends, or stopped; its scratch folder lives as long as it does.
+
+    A held worker (held=True) gets a pipe for stdin: it prepares, then waits there for the one
+    line that releases it (run/release.py), or for the pipe to close, which stops it.
+    """
+
+    def __init__(self, request: dict[str, Any], env: dict[str, str] | None = None, prefix: Sequence[str] = (),
+                 program: Sequence[str] | None = None, held: bool = False):
+        self._scratch = tempfile.TemporaryDirectory(prefix="kernel-opt-")
+        scratch = Path(self._scratch.name)
+        self.events_path = scratch / "events.jsonl"
+        self.events_path.touch()
+        request_path = scratch / "request.json"
+        request_path.write_text(json.dumps({**request, "events": str(self.events_path)}))
+        self._stderr_path = scratch / "stderr.txt"
         child_env = {**os.environ, **(env or {})}
         child_env["PYTHONPATH"] = os.pathsep.join(
             [str(PACKAGE_PARENT)] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else [])
         )
         child_env.setdefault("PYTHONUNBUFFERED", "1")
-        outcome = ChildOutcome(timeout_s=timeout_s)
-        with open(stderr_path, "wb") as stderr, open(events_path, "rb") as reader:
-            process = subprocess.Popen(
+        self._stderr = open(self._stderr_path, "wb")
+        self._reader = open(self.events_path, "rb")
+        self.spawned = time.time()  # wall clock, as the events' "t": where "worker start" begins
+        self._waiting = held  # held and not yet released: stop() lets it leave its wait by itself
+        try:
+            self.process = subprocess.Popen(
                 [*prefix, *(program or (sys.executable, "-m", "kernel_opt.child")), str(request_path)],
-                stdin=subprocess.DEVNULL,
-                stdout=stderr,
+                stdin=subprocess.PIPE if held else subprocess.DEVNULL,
+                bufsize=0,  # the release line goes straight into the pipe
+                stdout=self._stderr,
                 stderr=subprocess.STDOUT,
                 env=child_env,
                 start_new_session=True,  # its own process group, so a kill takes its children too
             )
-            last_progress = time.monotonic()
-            buffer = b""
-            while True:
-                chunk = reader.read()
-                if chunk:
-                    buffer += chunk
-                    *lines, buffer = buffer.split(b"\n")
-                    for line in lines:
-                        if line.strip():
-                            outcome.events.append(parse_event(json.loads(line)))
-                    last_progress = time.monotonic()
-                returncode = process.poll()
-                if returncode is not None:
-                    rest = reader.read()
-                    for line in (buffer + rest).split(b"\n"):
-                        if line.strip():
-                            outcome.events.append(parse_event(json.loads(line)))
-                    outcome.returncode = returncode
-                    break
-                allowed = timeout_s if outcome.events else max(timeout_s, startup_allowance_s)
-                if time.monotonic() - last_progress > allowed:
-                    _kill_group(process)
-                    outcome.timed_out = True
-                    outcome.timeout_s = allowed
-                    outcome.returncode = process.returncode
-                    break
-                time.sleep(POLL_INTERVAL_S)
-        outcome.stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
+        except BaseException:
+            self._close_files()
+            raise
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def release(self, fields: dict[str, Any]) -> None:
+        """Let a held worker go on, telling it what it could not know when it started."""
+        self._waiting = False
+        try:
+            self.process.stdin.write(release_line(fields))
+            self.process.stdin.close()
+        except OSError:  # it ended while held (its error event says why): watch() reports it
+            pass
+
+    def watch(self, timeout_s: float, startup_allowance_s: float = STARTUP_ALLOWANCE_S) -> ChildOutcome:
+        """Collect its events until it exits; kill it once it writes none for `timeout_s` (from this call on)."""
+        outcome = ChildOutcome(timeout_s=timeout_s)
+        process, reader = self.process, self._reader
+        last_progress = time.monotonic()
+        buffer = b""
+        while True:
+            chunk = reader.read()
+            if chunk:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        outcome.events.append(parse_event(json.loads(line)))
+                last_progress = time.monotonic()
+            returncode = process.poll()
+            if returncode is not None:
+                rest = reader.read()
+                for line in (buffer + rest).split(b"\n"):
+                    if line.strip():
+                        outcome.events.append(parse_event(json.loads(line)))
+                outcome.returncode = returncode
+                break
+            allowed = timeout_s if outcome.events else max(timeout_s, startup_allowance_s)
+            if time.monotonic() - last_progress > allowed:
+                _kill_group(process)
+                outcome.timed_out = True
+                outcome.timeout_s = allowed
+                outcome.returncode = process.returncode
+                break
+            time.sleep(POLL_INTERVAL_S)
+        outcome.stderr_tail = self._stderr_path.read_text(errors="replace")[-4000:]
         return outcome
+
+    def stop(self) -> None:
+        """End it if it still runs and remove its scratch folder; nothing of it is read. Safe to call again.
+
+        A worker still held is asked first (its stdin closes, so it leaves its wait and exits on its
+        own); one that does not end within STOP_GRACE_S, or any other, is killed with its process group.
+        """
+        if self.process.poll() is None and self._waiting:
+            self._waiting = False
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=STOP_GRACE_S)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if self.process.poll() is None:
+            _kill_group(self.process)
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self._close_files()
+
+    def _close_files(self) -> None:
+        for stream in (self._stderr, self._reader):
+            stream.close()
+        self._scratch.cleanup()
 
 
 def _kill_group(process: subprocess.Popen) -> None:
