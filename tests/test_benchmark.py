@@ -393,7 +393,7 @@ def _request(run, version, **extra):
     from kernel_opt.measure.benchmark import BenchmarkRequest
 
     return BenchmarkRequest(run.solution, run.reference, run.dir / version, dims={"n": N}, check_seeds=1,
-                            compile_modes=["default"], **extra)
+                            **{"compile_modes": ["default"], **extra})
 
 
 def test_a_later_version_reuses_the_baselines_the_first_one_timed(gpu_run):
@@ -519,14 +519,27 @@ def test_the_release_tells_the_worker_which_baselines_the_run_cache_still_lacks(
     cache = held_run.dir / "reference_cache.json"
     first = hold_benchmark_worker(_request(held_run, "v0", reference_cache=cache))
     assert first.worker.request["work"] is None  # nothing cached yet: the held worker counts it
+    assert first.worker.request["warm_compiler"] is True  # and warms up torch.compile while it waits
     benchmark_solution(_request(held_run, "v0", reference_cache=cache), held=first)
     assert first.worker.released == {"baselines": ["eager", "compile"], "compile_modes": ["default"]}
     second = hold_benchmark_worker(_request(held_run, "v1", reference_cache=cache))
     assert second.worker.request["work"]["cached_from"].startswith("counted by v0 (benchmark.py) at ")
     report = benchmark_solution(_request(held_run, "v1", reference_cache=cache), held=second)
     assert second.worker.released == {"baselines": [], "compile_modes": []}
+    assert second.worker.request["warm_compiler"] is False  # every baseline is cached: nothing to compile
     assert [b.name for b in report.baselines] == ["eager", "torch.compile (default)"]
     assert all(b.cached_from.startswith("timed by v0 (benchmark.py) at ") for b in report.baselines)
+
+
+@pytest.mark.parametrize("baselines, compile_modes, warms", [
+    (["eager", "compile"], ["default"], True), (["eager"], ["default"], False), (["compile"], [], False),
+    (["eager", "compile"], ["default", "max-autotune"], True)])
+def test_a_held_worker_warms_up_the_compiler_only_when_a_compile_baseline_is_to_be_timed(
+        held_run, baselines, compile_modes, warms):
+    from kernel_opt.measure.benchmark import hold_benchmark_worker
+
+    held = hold_benchmark_worker(_request(held_run, "v0", baselines=baselines, compile_modes=compile_modes))
+    assert held.worker.request["warm_compiler"] is warms
 
 
 def test_a_failing_gate_stops_the_held_worker_before_it_times_anything(held_run, monkeypatch):
@@ -617,3 +630,27 @@ def test_a_held_benchmark_child_prepares_waits_and_times_only_with_its_release(m
     monkeypatch.setattr(sys, "stdin", None)  # a worker started by benchmark.py itself never reads stdin
     benchmark_child.run_benchmark({"baselines": ["compile"]}, Log())
     assert happened == ["prepare", ("ready", ["compile"])]
+
+
+def test_warming_up_the_compiler_compiles_a_trivial_function_then_resets_dynamo(monkeypatch):
+    import torch
+
+    from kernel_opt.measure import benchmark_child
+
+    happened = []
+
+    class Log:
+        def emit(self, event):
+            happened.append(event.phase)
+
+    def fake_compile(function, dynamic):
+        def compiled(x):
+            happened.append(("ran", function(x).tolist()))
+        happened.append(("compile", dynamic))
+        return compiled
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: happened.append("reset"))
+    seconds = benchmark_child._warm_up_compiler(torch.device("cpu"), Log())
+    assert happened == ["warming torch.compile", ("compile", False), ("ran", [1.0] * 8), "reset"]
+    assert 0 <= seconds < 5

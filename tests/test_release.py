@@ -135,3 +135,30 @@ def test_the_worker_side_reads_its_release_or_the_end_of_the_pipe(monkeypatch, l
     monkeypatch.setattr(sys, "stdin", io.StringIO(line))
     assert wait_for_release(Log()) == fields
     assert [event.phase for event in Log.emitted] == [WAITING_PHASE]
+
+
+def test_waiting_for_a_phase_returns_once_the_worker_announces_it_and_leaves_its_events_to_watch(tmp_path):
+    worker = held_worker(tmp_path, prepare_s=1.0)
+    try:
+        started = time.monotonic()
+        assert worker.wait_for_phase(WAITING_PHASE, timeout_s=60) is True
+        assert time.monotonic() - started >= 0.9  # not before its preparation ended
+        assert worker.wait_for_phase("timing", timeout_s=0.3) is False  # held: it never gets there unreleased
+        worker.release(FIELDS)
+        outcome = worker.watch(timeout_s=60)
+    finally:
+        worker.stop()
+    assert [event.phase for event in outcome.events if hasattr(event, "phase")] == ["setup", WAITING_PHASE, "timing"]
+
+
+def test_waiting_for_a_phase_of_a_worker_that_ended_returns_at_once(tmp_path):
+    program = tmp_path / "quitting_child.py"
+    program.write_text("import sys\nsys.exit(3)\n")
+    worker = WorkerProcess({"mode": "test"}, program=(sys.executable, str(program)), held=True)
+    try:
+        worker.process.wait(timeout=60)
+        started = time.monotonic()
+        assert worker.wait_for_phase(WAITING_PHASE, timeout_s=60) is False
+        assert time.monotonic() - started < 5
+    finally:
+        worker.stop()

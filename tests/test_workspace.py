@@ -411,8 +411,13 @@ class FakeHeldWorker:
     """Stands in for measure/benchmark.py's HeldBenchmarkWorker: says whether it was handed to the benchmark
     (and whether it had been stopped by then) and whether it was stopped."""
 
-    def __init__(self, request):
+    def __init__(self, request, calls: list):
         self.request, self.handed_over, self.stopped_before_benchmark, self.stopped = request, False, None, False
+        self.calls = calls  # the tools' calls: where evaluate waited for it to be prepared
+
+    def wait_until_prepared(self) -> bool:
+        self.calls.append(("benchmark worker prepared", None))
+        return True
 
     def stop(self) -> None:
         self.stopped = True
@@ -481,7 +486,7 @@ class FakeTools:
                               cache_path=Path("/cache/ceilings-nvidia-h200-580.json"))
 
     def hold_benchmark_worker(self, request):
-        self.held.append(FakeHeldWorker(request))
+        self.held.append(FakeHeldWorker(request, self.calls))
         return self.held[-1]
 
     def benchmark_solution(self, request, held=None):
@@ -523,7 +528,8 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     commands = [command for command, _ in tools.calls]
     # the first three run side by side (the racecheck decision reads the static analysis): in any order
     assert sorted(commands[:3]) == ["correctness_check", "memcheck", "static_analysis"]
-    assert commands[3:] == ["measure_ceilings", "benchmark", "ncu_profile", "experience_log"]
+    assert commands[3:] == ["benchmark worker prepared", "measure_ceilings", "benchmark", "ncu_profile",
+                            "experience_log"]
     [check] = tools.requests("correctness_check")
     [memcheck] = tools.requests("memcheck")  # the smallest case of the run's shapes, built as the run is
     assert (memcheck.output_dir, memcheck.dims, memcheck.build) == (out / "v3", check.dims, check.build)
@@ -819,6 +825,9 @@ def test_the_benchmark_worker_starts_beside_the_checks_and_is_handed_over_only_a
     [held], [benchmark] = tools.held, tools.requests("benchmark")
     assert held.request == benchmark  # started for the very request the benchmark step makes
     assert (held.handed_over, held.stopped_before_benchmark, held.stopped) == (True, False, True)
+    # Its preparation touches the GPU: the ceilings are read (or measured) only once it waits for its release.
+    order = [name for name, _ in tools.calls]
+    assert order.index("benchmark worker prepared") < order.index("measure_ceilings") < order.index("benchmark")
 
 
 @pytest.mark.parametrize("failure", [{"correct": False}, {"sanitizer_errors": {"memcheck": 3}}])

@@ -259,8 +259,11 @@ def _gpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
             return
         if evaluation.against is None and evaluation.version.number > 0:
             evaluation.warnings.append("no earlier version was timed: nothing to compare with (evaluate v0 first)")
+        worker = held()
+        if worker is not None:  # it touches the GPU while it prepares: never beside a measurement of the ceilings
+            worker.wait_until_prepared()
         _ceilings_step(evaluation)
-        _benchmark_step(evaluation, benchmark, held())
+        _benchmark_step(evaluation, benchmark, worker)
     if evaluation.stopped:
         evaluation.skip("profile", "the benchmark found the kernel wrong or broken")
         return

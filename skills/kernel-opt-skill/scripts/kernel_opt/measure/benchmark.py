@@ -68,7 +68,7 @@ from kernel_opt.run.events import (
     WorkEvent,
     dispatch,
 )
-from kernel_opt.run.release import WAIT_FOR_RELEASE
+from kernel_opt.run.release import WAIT_FOR_RELEASE, WAITING_PHASE
 
 if TYPE_CHECKING:
     from kernel_opt.run.runner import WorkerProcess
@@ -80,6 +80,7 @@ DEFAULT_SEED = 0
 DEFAULT_CHECK_SEEDS = 3
 DEFAULT_TIMEOUT_S = 900.0  # max-autotune compiles of a matmul baseline can take minutes
 CHECK_TIMEOUT_CAP_S = 300.0  # the correctness check before timing runs no baselines: it needs less
+PREPARE_WAIT_S = 300.0  # the longest evaluate waits for a held worker to prepare before measuring ceilings
 
 
 @dataclass
@@ -182,6 +183,14 @@ class HeldBenchmarkWorker:
         """
         return (request == self.request and _files_sha256(request, solution, reference) == self.subject
                 and self.worker.alive())
+
+    def wait_until_prepared(self, timeout_s: float = PREPARE_WAIT_S) -> bool:
+        """Block until it waits for its release (or ended, or `timeout_s` passed); whether it is waiting.
+
+        Its preparation puts work on the GPU (the instance's inputs, the work count): evaluate waits for
+        it before the GPU's ceilings are measured, which must have the GPU to themselves.
+        """
+        return self.worker.wait_for_phase(WAITING_PHASE, timeout_s)
 
     def stop(self) -> None:
         """End it unless it already ended; nothing of it is recorded. Safe to call again."""
@@ -306,8 +315,20 @@ def _plan_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: P
     plan.request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
                     "cli_dims": request.dims, "seed": request.seed, "atol": request.atol, "rtol": request.rtol,
                     "against": against_spec, "kernelbench_tolerances": request.kernelbench_tolerances,
-                    "work": None if plan.work is None else {**plan.work[0], "cached_from": plan.work[1]}}
+                    "work": None if plan.work is None else {**plan.work[0], "cached_from": plan.work[1]},
+                    "warm_compiler": _compiles_a_baseline(request, plan)}
     return plan
+
+
+def _compiles_a_baseline(request: BenchmarkRequest, plan: WorkerPlan) -> bool:
+    """Whether the worker will compile a torch.compile baseline (not all cached yet): a held worker then pays
+    torch.compile's one-off start while it waits (benchmark_child._warm_up_compiler)."""
+    if "compile" not in request.baselines or not request.compile_modes:
+        return False
+    if plan.cache is None:
+        return True
+    cached = plan.cache.baselines(plan.key, baseline_names(request.baselines, request.compile_modes))
+    return "compile" in still_to_time(list(request.baselines), list(request.compile_modes), cached)[0]
 
 
 def _release_fields(report: BenchmarkReport, request: BenchmarkRequest, plan: WorkerPlan) -> dict[str, Any]:

@@ -196,6 +196,21 @@ class WorkerProcess:
         except OSError:  # it ended while held (its error event says why): watch() reports it
             pass
 
+    def wait_for_phase(self, phase: str, timeout_s: float) -> bool:
+        """Block until the worker has announced `phase`, has ended, or `timeout_s` passed; whether it announced it.
+
+        Reads its event log apart from watch()'s reader, so what watch() collects later is untouched.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            complete_lines = self.events_path.read_bytes().split(b"\n")[:-1]
+            if any(isinstance(event, PhaseEvent) and event.phase == phase
+                   for event in (parse_event(json.loads(line)) for line in complete_lines if line.strip())):
+                return True
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(POLL_INTERVAL_S)
+
     def watch(self, timeout_s: float, startup_allowance_s: float = STARTUP_ALLOWANCE_S) -> ChildOutcome:
         """Collect its events until it exits; kill it once it writes none for `timeout_s` (from this call on)."""
         outcome = ChildOutcome(timeout_s=timeout_s)
