@@ -40,6 +40,7 @@ SWEEPS: dict[str, str] = {
     "cuda/softmax": "N=1024,2048,4096,8192",
     "triton/softmax": "N=1024,2048,4096,8192",
     "cuda/gemm": "M=1024,2048,4096,8192",
+    "cuda/gemm_r2": "M=1024,2048,4096,8192",
     "triton/gemm": "M=1024,2048,4096,8192",
     "cuda/attention_r2": "S=512,1024,2048,4096",
     "triton/attention_r2": "S=512,1024,2048,4096",
@@ -47,7 +48,8 @@ SWEEPS: dict[str, str] = {
 }
 # Further shapes timed with the final benchmark's settings (issue 17: GEMM at 8192^3 and a skinny K).
 GEMM_SHAPES = {"8192x8192x8192": {"M": 8192, "N": 8192, "K": 8192}, "8192x8192x1024": {"M": 8192, "N": 8192, "K": 1024}}
-SHAPES: dict[str, dict[str, dict[str, int]]] = {"cuda/gemm": GEMM_SHAPES, "triton/gemm": GEMM_SHAPES}
+SHAPES: dict[str, dict[str, dict[str, int]]] = {"cuda/gemm": GEMM_SHAPES, "cuda/gemm_r2": GEMM_SHAPES,
+                                                 "triton/gemm": GEMM_SHAPES}
 LEFT_OUT = ("build", "__pycache__")
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.files import read_json
+from kernel_opt.loop.behind_pytorch import behind_pytorch
 from kernel_opt.loop.hypothesis import check_hypothesis
 from kernel_opt.loop.records import RunRecord, read_benchmark, read_correctness, read_profile, read_run_record
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState, best_measured, list_versions, run_status
@@ -204,7 +205,8 @@ def build_report(out: Path) -> FinalReport:
         notes=notes,
         sweep=sweep,
         sweep_missing=sweep_missing,
-        behind_pytorch=_behind_pytorch(final, rows, remaining),
+        behind_pytorch=behind_pytorch(final, [f"{row.name} {_outcome(row)}" for row in rows if row.number >= 1],
+                                      remaining),
     )
 
 
@@ -409,7 +411,10 @@ def _remaining(out: Path, best: VersionState | None, states: list[VersionState])
     profile = read_profile(out / source.name) or NcuSummary()
     findings = [finding.text for finding in profile.findings if finding.text][:FINDINGS_SHOWN]
     read_next = [{"link": item.link, "why": item.why} for item in profile.read_next if item.link]
-    return {"from": source.name, "findings": findings, "read_next": read_next[:READ_NEXT_SHOWN], "missing": None}
+    at_roof = next((f.evidence for f in profile.findings if f.key == "pipe_at_roof" and f.evidence.get("pipe_pct")),
+                   None)
+    return {"from": source.name, "findings": findings, "read_next": read_next[:READ_NEXT_SHOWN], "missing": None,
+            "pipe_at_roof": at_roof}
 
 
 def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
@@ -442,36 +447,6 @@ def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     return result
 
 
-AT_THE_ROOF = 0.97  # share of the memory roof (a same-size copy's bandwidth) read as "at the roof"
-
-
-def _behind_pytorch(final: dict[str, Any], rows: list[VersionRow], remaining: dict[str, Any]) -> list[str]:
-    """Where a PyTorch baseline beat the best version in the final comparison: why, from the records.
-
-    Sentences computed from one benchmark record (the same inputs, one process): how much faster
-    the baseline ran; where both stand against the same roof (the problem's minimum bytes over a
-    copy of those bytes; its FLOPs over the compute roof when the kernel is compute bound); what
-    each later version's interleaved comparison said; and the first finding of the best version's
-    profile. Empty when no baseline beat it.
-    """
-    record: BenchmarkReport | None = final.get("record")
-    ratio, baseline, best = final.get("speedup_vs_best_baseline"), final.get("best_baseline"), final.get("best")
-    if record is None or ratio is None or ratio >= 1.0 or not baseline or not record.median_us:
-        return []
-    entry = next((b for b in record.baselines if b.name == baseline and b.median_us), None)
-    if entry is None:
-        return []
-    ours, theirs = record.median_us, entry.median_us
-    lines = [f"{baseline} ran {1 / ratio:.3f}x faster than {best} in the same benchmark run "
-             f"({theirs:.2f} µs against {ours:.2f} µs)."]
-    lines += _roof_sentences(record, best, baseline, ours, theirs)
-    tried = [f"{row.name} {_outcome(row)}" for row in rows if row.number >= 1]
-    lines.append(f"Tried: {'; '.join(tried)}." if tried else "No version after v0 was tried.")
-    if remaining.get("findings"):
-        lines.append(f"What {remaining['from']}'s profile says is left: {remaining['findings'][0]}.")
-    return lines
-
-
 def _outcome(row: VersionRow) -> str:
     """A later version's outcome in a few words: its interleaved comparison, else why it has none."""
     if row.comparison_verdict and row.speedup_vs_previous_best is not None:
@@ -479,45 +454,6 @@ def _outcome(row: VersionRow) -> str:
     if row.correctness and row.correctness != "pass":
         return "incorrect" if row.correctness == "fail" else row.correctness
     return row.benchmark_verdict or row.evaluation_state or "not evaluated"
-
-
-def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: float, theirs: float) -> list[str]:
-    """Both times against one roof: DRAM for a memory-bound problem, the compute roof for a compute-bound one."""
-    work, (primary, point) = record.work or {}, record.primary_point()
-    point = point or {}
-    roofs, flops, traffic = point.get("ceilings") or {}, work.get("flops"), work.get("bytes")
-    if point.get("bound") == "compute" and flops and roofs.get("compute_tflops"):
-        roof, at_least = roofs["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""
-        ours_rate, theirs_rate = flops / ours / 1e6, flops / theirs / 1e6
-        return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.get('flops_source')}): {best} runs "
-                f"at {at_least}{ours_rate:.1f} TFLOP/s and {baseline} at {at_least}{theirs_rate:.1f} TFLOP/s, "
-                f"against a {roof:.1f} TFLOP/s roof ({roofs.get('source')}, {roofs.get('dtype')}).",
-                f"{best} is at {100 * ours_rate / roof:.1f}% of that roof and {baseline} at "
-                f"{100 * theirs_rate / roof:.1f}%: the FLOPs are the same, so the gap is in how fast {best} "
-                "issues them."]
-    if not traffic:
-        return ["The records hold no byte count for the problem, so where both stand against the memory roof "
-                "is not measured."]
-    copy = record.copy_same_bytes or {}
-    roof, roof_text = copy.get("bandwidth_gbps"), None
-    if roof:
-        roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.get('median_us'):.2f} µs)"
-    elif roofs.get("memory_bandwidth_gbps"):
-        roof = roofs["memory_bandwidth_gbps"]
-        roof_text = f"the {primary} memory roof is {roof:.0f} GB/s"
-    ours_rate, theirs_rate = traffic / ours / 1e3, traffic / theirs / 1e3
-    lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.get('bytes_source')}): {best} at an effective "
-             f"{ours_rate:.0f} GB/s, {baseline} at {theirs_rate:.0f} GB/s" + (f"; {roof_text}." if roof_text else ".")]
-    if roof:
-        ours_share, theirs_share = ours_rate / roof, theirs_rate / roof
-        if ours_share >= AT_THE_ROOF:
-            lines.append(f"{best} is at {100 * ours_share:.1f}% of that roof and {baseline} at "
-                         f"{100 * theirs_share:.1f}%: both are at the memory roof with the same bytes, and the gap is "
-                         "in how close each gets to DRAM's peak, not in the bytes moved.")
-        else:
-            lines.append(f"{best} reaches {100 * ours_share:.1f}% of that roof and {baseline} "
-                         f"{100 * theirs_share:.1f}%: the bytes are the same, so the gap is in how {best} moves them.")
-    return lines
 
 
 def _sweep(out: Path, best: VersionState | None) -> tuple[SweepSection | None, str | None]:

@@ -1,0 +1,96 @@
+"""Why a PyTorch baseline still beats the run's best version, computed from one benchmark record and the profile.
+
+The final report's "Why it stops short" section: how much faster the baseline ran, where both
+stand against the same roof, what was tried, what the best version's profile says is left and,
+where a math pipe is at its roof, how much any schedule of the same work could still gain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel_opt.measure.records import BenchmarkReport
+
+AT_THE_ROOF = 0.97  # share of the memory roof (a same-size copy's bandwidth) read as "at the roof"
+
+
+def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str, Any]) -> list[str]:
+    """Where a PyTorch baseline beat the best version in the final comparison: why, from the records.
+
+    Sentences computed from one benchmark record (the same inputs, one process): how much faster
+    the baseline ran; where both stand against the same roof (the problem's minimum bytes over a
+    copy of those bytes; its FLOPs over the compute roof when the kernel is compute bound); what
+    each later version's interleaved comparison said; and the first finding of the best version's
+    profile. Empty when no baseline beat it.
+    """
+    record: BenchmarkReport | None = final.get("record")
+    ratio, baseline, best = final.get("speedup_vs_best_baseline"), final.get("best_baseline"), final.get("best")
+    if record is None or ratio is None or ratio >= 1.0 or not baseline or not record.median_us:
+        return []
+    entry = next((b for b in record.baselines if b.name == baseline and b.median_us), None)
+    if entry is None:
+        return []
+    ours, theirs = record.median_us, entry.median_us
+    lines = [f"{baseline} ran {1 / ratio:.3f}x faster than {best} in the same benchmark run "
+             f"({theirs:.2f} µs against {ours:.2f} µs)."]
+    lines += _roof_sentences(record, best, baseline, ours, theirs)
+    lines.append(f"Tried: {'; '.join(tried)}." if tried else "No version after v0 was tried.")
+    if remaining.get("findings"):
+        lines.append(f"What {remaining['from']}'s profile says is left: {remaining['findings'][0]}.")
+    lines += _pipe_bound_sentence(remaining, best, ours, ratio)
+    return lines
+
+
+def _pipe_bound_sentence(remaining: dict[str, Any], best: str, ours: float, ratio: float) -> list[str]:
+    """Where the best version's busiest pipe is at its roof: how much faster any schedule of the same work could
+    run (its busy share removed of every gap), set against what passing the baseline would take."""
+    at_roof = remaining.get("pipe_at_roof")
+    if not at_roof or remaining.get("from") != best:
+        return []
+    busy = at_roof["pipe_pct"] / 100.0
+    bound = f"{best}'s profile has the {at_roof['pipe']} pipe busy {at_roof['pipe_pct']:.1f}% of the time: the same " \
+            f"work with no gap on that pipe would run at most {1 / busy:.3f}x faster (about {ours * busy:.2f} µs)"
+    if 1 / busy < 1 / ratio:
+        return [f"{bound}, short of the {1 / ratio:.3f}x that matching the baseline takes: only less work or a lower "
+                "precision closes the gap."]
+    return [f"{bound}; matching the baseline needs {1 / ratio:.3f}x, within that bound, so the gap is in the schedule "
+            "(fill, drain, waits between the pipe's instructions), not in the work."]
+
+
+def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: float, theirs: float) -> list[str]:
+    """Both times against one roof: DRAM for a memory-bound problem, the compute roof for a compute-bound one."""
+    work, (primary, point) = record.work or {}, record.primary_point()
+    point = point or {}
+    roofs, flops, traffic = point.get("ceilings") or {}, work.get("flops"), work.get("bytes")
+    if point.get("bound") == "compute" and flops and roofs.get("compute_tflops"):
+        roof, at_least = roofs["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""
+        ours_rate, theirs_rate = flops / ours / 1e6, flops / theirs / 1e6
+        return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.get('flops_source')}): {best} runs "
+                f"at {at_least}{ours_rate:.1f} TFLOP/s and {baseline} at {at_least}{theirs_rate:.1f} TFLOP/s, "
+                f"against a {roof:.1f} TFLOP/s roof ({roofs.get('source')}, {roofs.get('dtype')}).",
+                f"{best} is at {100 * ours_rate / roof:.1f}% of that roof and {baseline} at "
+                f"{100 * theirs_rate / roof:.1f}%: the FLOPs are the same, so the gap is in how fast {best} "
+                "issues them."]
+    if not traffic:
+        return ["The records hold no byte count for the problem, so where both stand against the memory roof "
+                "is not measured."]
+    copy = record.copy_same_bytes or {}
+    roof, roof_text = copy.get("bandwidth_gbps"), None
+    if roof:
+        roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.get('median_us'):.2f} µs)"
+    elif roofs.get("memory_bandwidth_gbps"):
+        roof = roofs["memory_bandwidth_gbps"]
+        roof_text = f"the {primary} memory roof is {roof:.0f} GB/s"
+    ours_rate, theirs_rate = traffic / ours / 1e3, traffic / theirs / 1e3
+    lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.get('bytes_source')}): {best} at an effective "
+             f"{ours_rate:.0f} GB/s, {baseline} at {theirs_rate:.0f} GB/s" + (f"; {roof_text}." if roof_text else ".")]
+    if roof:
+        ours_share, theirs_share = ours_rate / roof, theirs_rate / roof
+        if ours_share >= AT_THE_ROOF:
+            lines.append(f"{best} is at {100 * ours_share:.1f}% of that roof and {baseline} at "
+                         f"{100 * theirs_share:.1f}%: both are at the memory roof with the same bytes, and the gap is "
+                         "in how close each gets to DRAM's peak, not in the bytes moved.")
+        else:
+            lines.append(f"{best} reaches {100 * ours_share:.1f}% of that roof and {baseline} "
+                         f"{100 * theirs_share:.1f}%: the bytes are the same, so the gap is in how {best} moves them.")
+    return lines
