@@ -341,3 +341,23 @@ def test_a_best_version_at_a_pipe_roof_is_told_how_much_any_schedule_could_gain(
     assert ("- v1's profile has the tensor pipe busy 85.0% of the time: the same work with no gap on that pipe would "
             "run at most 1.176x faster (about 68.00 µs); matching the baseline needs 1.111x, within that bound, so the "
             "gap is in the schedule (fill, drain, waits between the pipe's instructions), not in the work.") in text
+
+
+def test_an_overlap_bound_best_version_whose_pipes_take_turns_is_told_what_overlapping_them_would_give(run, capsys):
+    """Issue 17: Triton attention's tensor pipe (48%) and XU (51%) add up to 99%: the time is in their overlap."""
+    trailing_pytorch(run, copy_gbps=3000.0)
+    summary_path = run / "v1" / "ncu_summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["bottleneck"] = "overlap_bound"
+    summary["kernels"][0]["share_pct"] = 100.0
+    summary["kernels"][0]["pipes"] = {"utilisation_pct": {"tensor": 48.2, "XU": 51.2, "FMA": 21.8, "FP64": 0.0},
+                                      "busiest": "XU", "busiest_pct": 51.2, "at_roof": False}
+    summary_path.write_text(json.dumps(summary))
+    text = generate(run, capsys)
+    assert ("- v1's profile has the XU pipe busy 51.2% and the tensor pipe 48.2% of the time, 99.4% together with "
+            "neither at its roof, as if the two took turns. Fully overlapped, the same work would take about "
+            "41.21 µs at best (the busier pipe's share alone), so the time is in overlapping them, not in either "
+            "pipe.") in text
+    summary["kernels"][0]["pipes"]["utilisation_pct"]["tensor"] = 30.0  # 81.2% together: not taking turns
+    summary_path.write_text(json.dumps(summary))
+    assert "took turns" not in generate(run, capsys)

@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.profile.records import NcuSummary
+
+TAKING_TURNS_PCT = 90.0  # two math pipes busy this much together, neither at its roof, take turns
 
 AT_THE_ROOF = 0.97  # share of the memory roof (a same-size copy's bandwidth) read as "at the roof"
 
@@ -38,7 +41,33 @@ def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str,
     if remaining.get("findings"):
         lines.append(f"What {remaining['from']}'s profile says is left: {remaining['findings'][0]}.")
     lines += _pipe_bound_sentence(remaining, best, ours, ratio)
+    lines += _taking_turns_sentence(remaining, best, ours)
     return lines
+
+
+def pipes_taking_turns(profile: NcuSummary) -> list[tuple[str, float]] | None:
+    """An overlap_bound profile's two busiest math pipes (dominant kernel) when their busy shares add up to
+    TAKING_TURNS_PCT or more with neither at its roof: [(pipe, %), (pipe, %)], else None."""
+    if profile.bottleneck != "overlap_bound" or not profile.kernels:
+        return None
+    kernel = max(profile.kernels, key=lambda k: k.share_pct or 0.0)
+    if kernel.pipes.get("at_roof"):
+        return None
+    shares = sorted(((pipe, pct) for pipe, pct in (kernel.pipes.get("utilisation_pct") or {}).items() if pct),
+                    key=lambda share: -share[1])[:2]
+    return shares if len(shares) == 2 and shares[0][1] + shares[1][1] >= TAKING_TURNS_PCT else None
+
+
+def _taking_turns_sentence(remaining: dict[str, Any], best: str, ours: float) -> list[str]:
+    """Where two pipes take turns (pipes_taking_turns): the time the same work would take fully overlapped."""
+    turns = remaining.get("pipes_taking_turns")
+    if not turns or remaining.get("from") != best:
+        return []
+    (first, a), (second, b) = turns
+    return [f"{best}'s profile has the {first} pipe busy {a:.1f}% and the {second} pipe {b:.1f}% of the time, "
+            f"{a + b:.1f}% together with neither at its roof, as if the two took turns. Fully overlapped, the "
+            f"same work would take about {ours * max(a, b) / (a + b):.2f} µs at best (the busier pipe's share "
+            "alone), so the time is in overlapping them, not in either pipe."]
 
 
 def _pipe_bound_sentence(remaining: dict[str, Any], best: str, ours: float, ratio: float) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.files import read_json
-from kernel_opt.loop.behind_pytorch import behind_pytorch
+from kernel_opt.loop.behind_pytorch import behind_pytorch, pipes_taking_turns
 from kernel_opt.loop.hypothesis import check_hypothesis
 from kernel_opt.loop.records import RunRecord, read_benchmark, read_correctness, read_profile, read_run_record
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState, best_measured, list_versions, run_status
@@ -414,7 +414,7 @@ def _remaining(out: Path, best: VersionState | None, states: list[VersionState])
     at_roof = next((f.evidence for f in profile.findings if f.key == "pipe_at_roof" and f.evidence.get("pipe_pct")),
                    None)
     return {"from": source.name, "findings": findings, "read_next": read_next[:READ_NEXT_SHOWN], "missing": None,
-            "pipe_at_roof": at_roof}
+            "pipe_at_roof": at_roof, "pipes_taking_turns": pipes_taking_turns(profile)}
 
 
 def _final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
