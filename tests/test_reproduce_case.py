@@ -188,8 +188,10 @@ def test_a_record_on_the_datasheet_basis_needs_no_measured_ceilings(case: Path, 
     assert result.ceilings == "no record used measured ceilings" and result.exit_code == 0
 
 
-def test_a_percent_on_another_basis_does_not_hold(case: Path, tmp_path: Path):
-    """The issue-14 case: recorded against measured ceilings, re-run against the datasheet: 99% -> 72%."""
+def test_a_percent_on_another_basis_is_set_aside_and_the_achieved_rate_decides(case: Path, tmp_path: Path):
+    """Recorded against measured ceilings, re-run against the datasheet: 99% -> 72% with no kernel change (on
+    2026-11-26 the Triton softmax at 100.4% of a same-size copy crossed the copy that H100 measured and was placed
+    on the datasheet). The % and the basis are not comparable; the achieved rate they divide must hold."""
     def on_the_datasheet(item, name, record):
         if item == "final" and name == "benchmark.json":
             record["roofline"]["basis"] = {"name": "datasheet", "memory_bandwidth_gbps": 3350.0,
@@ -199,12 +201,22 @@ def test_a_percent_on_another_basis_does_not_hold(case: Path, tmp_path: Path):
     result = reproduce_case.reproduce(case, reproduce_case.select(case, ["final"]), tmp_path / "out", 0.05,
                                       runner=FakeGpu(case, on_the_datasheet))
     figures = {figure.name: figure for figure in result.figures}
-    basis = figures["ceiling basis"]
+    basis, percent, achieved = figures["ceiling basis"], figures["% of ceiling"], figures["achieved GB/s"]
     assert (basis.recorded, basis.reproduced, basis.holds, basis.note) == (
-        "same-size copy", "datasheet", False, "basis changed")
-    percent = figures["% of ceiling"]
-    assert not percent.holds and percent.note == "not comparable: same-size copy vs datasheet basis"
-    assert result.exit_code == 1
+        "same-size copy", "datasheet", None, "basis changed: the achieved rate is compared")
+    assert percent.holds is None and percent.note == "not comparable: same-size copy vs datasheet basis"
+    assert achieved.holds and result.exit_code == 0
+
+    def without_the_rate(item, name, record):  # nothing left to compare the kernel by: the changed basis fails
+        on_the_datasheet(item, name, record)
+        if item == "final" and name == "benchmark.json":
+            record["roofline"]["points"][record["roofline"]["primary"]].pop("achieved_bandwidth_gbps")
+
+    result = reproduce_case.reproduce(case, reproduce_case.select(case, ["final"]), tmp_path / "out2", 0.05,
+                                      runner=FakeGpu(case, without_the_rate))
+    figures = {figure.name: figure for figure in result.figures}
+    assert (figures["ceiling basis"].holds, figures["ceiling basis"].note) == (False, "basis changed")
+    assert figures["% of ceiling"].holds is False and result.exit_code == 1
 
 
 def test_a_roof_this_gpu_measured_differently_sets_the_percent_aside_and_compares_the_achieved_rate(

@@ -14,7 +14,8 @@ A figure holds when the new value is within --tolerance (relative, default 5%) o
 one; a comparison also needs the same verdict, and a % of ceiling the same ceiling basis. Where
 the basis is the same but this GPU measured the roof that bounds it differently (beyond the
 tolerance), the % is "not comparable" (neither held nor failed) and the rate it divides (achieved
-TFLOP/s or GB/s, a figure of its own) is what must hold.
+TFLOP/s or GB/s, a figure of its own) is what must hold; so too where the basis itself changed (a kernel at a
+same-size copy's bandwidth crossed the copy this GPU measured and was placed on the datasheet).
 A % of ceiling is only comparable on the basis it was made on (benchmark.json's roofline.basis;
 older records: the roofline point it came from). When a record used measured ceilings, this
 runs measure_ceilings.py first (it reads this GPU's cache, or measures), so the re-run uses
@@ -61,6 +62,7 @@ MEASURED_BASES = ("measured", "same-size copy")  # bases whose compute roof come
 # The rate a % of ceiling divides by its roof, per bound: (roofline point key, the figure's name).
 ACHIEVED_RATE = {"compute": ("achieved_tflops", "achieved TFLOP/s"),
                  "memory": ("achieved_bandwidth_gbps", "achieved GB/s")}
+RATE_NAMES = {name for _, name in ACHIEVED_RATE.values()}
 ROOF_KEY = {"compute": ("compute_tflops", "TFLOP/s"), "memory": ("memory_bandwidth_gbps", "GB/s")}
 
 
@@ -233,16 +235,23 @@ def roof_moved(recorded: BenchmarkReport | None, reproduced: BenchmarkReport | N
 def compare(item: str, recorded: BenchmarkReport | None, reproduced: BenchmarkReport | None,
             tolerance: float) -> list[Figure]:
     claims, now = claimed_figures(recorded), claimed_figures(reproduced)
+    # A basis that changed where both records carry the achieved rate: the point crossed a roof this GPU measured
+    # a little differently (a kernel at a same-size copy's bandwidth moves to the datasheet above it); the % and
+    # the basis are set aside, the achieved rate is compared. Without that rate a changed basis fails.
+    rate_compared = any(name in claims and name in now for name in RATE_NAMES)
     figures = []
     for name, value in claims.items():
         new = now.get(name)
+        basis_changed = claims.get("ceiling basis") != now.get("ceiling basis")
         if new is None:
             figures.append(Figure(item, name, value, None, False, "not measured by the re-run"))
+        elif name == "ceiling basis" and basis_changed and rate_compared:
+            figures.append(Figure(item, name, value, new, None, "basis changed: the achieved rate is compared"))
         elif isinstance(value, str) or isinstance(new, str):
             changed = "basis changed" if name == "ceiling basis" else "verdict changed"
             figures.append(Figure(item, name, value, new, value == new, "" if value == new else changed))
-        elif name == "% of ceiling" and claims.get("ceiling basis") != now.get("ceiling basis"):
-            figures.append(Figure(item, name, value, new, False,
+        elif name == "% of ceiling" and basis_changed:
+            figures.append(Figure(item, name, value, new, None if rate_compared else False,
                                   f"not comparable: {claims.get('ceiling basis')} vs {now.get('ceiling basis')} basis"))
         elif name == "% of ceiling" and (moved := roof_moved(recorded, reproduced, tolerance)):
             # The same basis, but this GPU measured a different roof: the % moves with the roof, not the kernel;
