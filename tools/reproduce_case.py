@@ -239,10 +239,10 @@ def compare(item: str, recorded: BenchmarkReport | None, reproduced: BenchmarkRe
     # a little differently (a kernel at a same-size copy's bandwidth moves to the datasheet above it); the % and
     # the basis are set aside, the achieved rate is compared. Without that rate a changed basis fails.
     rate_compared = any(name in claims and name in now for name in RATE_NAMES)
+    basis_changed = claims.get("ceiling basis") != now.get("ceiling basis")
     figures = []
     for name, value in claims.items():
         new = now.get(name)
-        basis_changed = claims.get("ceiling basis") != now.get("ceiling basis")
         if new is None:
             figures.append(Figure(item, name, value, None, False, "not measured by the re-run"))
         elif name == "ceiling basis" and basis_changed and rate_compared:

@@ -48,10 +48,8 @@ def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str,
 def pipes_taking_turns(profile: NcuSummary) -> list[tuple[str, float]] | None:
     """An overlap_bound profile's two busiest math pipes (dominant kernel) when their busy shares add up to
     TAKING_TURNS_PCT or more with neither at its roof: [(pipe, %), (pipe, %)], else None."""
-    if profile.bottleneck != "overlap_bound" or not profile.kernels:
-        return None
-    kernel = max(profile.kernels, key=lambda k: k.share_pct or 0.0)
-    if kernel.pipes.get("at_roof"):
+    kernel = profile.dominant()
+    if profile.bottleneck != "overlap_bound" or kernel is None or kernel.pipes.get("at_roof"):
         return None
     shares = sorted(((pipe, pct) for pipe, pct in (kernel.pipes.get("utilisation_pct") or {}).items() if pct),
                     key=lambda share: -share[1])[:2]

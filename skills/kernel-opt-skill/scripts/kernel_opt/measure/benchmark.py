@@ -323,21 +323,25 @@ def _plan_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: P
 def _compiles_a_baseline(request: BenchmarkRequest, plan: WorkerPlan) -> bool:
     """Whether the worker will compile a torch.compile baseline (not all cached yet): a held worker then pays
     torch.compile's one-off start while it waits (benchmark_child._warm_up_compiler)."""
-    if "compile" not in request.baselines or not request.compile_modes:
-        return False
+    _, kinds, modes = _baselines_to_time(request, plan)
+    return "compile" in kinds and bool(modes)
+
+
+def _baselines_to_time(request: BenchmarkRequest, plan: WorkerPlan) -> tuple[list[TimedEntry], list[str], list[str]]:
+    """The run's cached baselines for this request, read now, and the kinds and compile modes still to time."""
+    kinds, modes = list(request.baselines), list(request.compile_modes)
     if plan.cache is None:
-        return True
-    cached = plan.cache.baselines(plan.key, baseline_names(request.baselines, request.compile_modes))
-    return "compile" in still_to_time(list(request.baselines), list(request.compile_modes), cached)[0]
+        return [], kinds, modes
+    cached = plan.cache.baselines(plan.key, baseline_names(kinds, modes))
+    return (cached, *still_to_time(kinds, modes, cached))
 
 
 def _release_fields(report: BenchmarkReport, request: BenchmarkRequest, plan: WorkerPlan) -> dict[str, Any]:
     """What the worker is told when it may time: the baselines still to time once those in the run's cache,
     read now, are reused (they fill report.baselines)."""
-    kinds, modes = list(request.baselines), list(request.compile_modes)
+    cached, kinds, modes = _baselines_to_time(request, plan)
     if plan.cache is not None:
-        report.baselines = plan.cache.baselines(plan.key, baseline_names(kinds, modes))
-        kinds, modes = still_to_time(kinds, modes, report.baselines)
+        report.baselines = cached
     return {"baselines": kinds, "compile_modes": modes}
 
 
