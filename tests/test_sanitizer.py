@@ -28,9 +28,10 @@ from kernel_opt.check.sanitizer_log import group_findings, parse_sanitizer_log
 from kernel_opt.commands.correctness_check import main, parse_request
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.env import probes
-from kernel_opt.profile.sass import InstructionMix, KernelStaticAnalysis, StaticReport
 from kernel_opt.run.events import DoneEvent, ErrorEvent
 from kernel_opt.run.runner import ChildOutcome
+from kernel_opt.sass.instruction_mix import InstructionMix
+from kernel_opt.sass.report import KernelStaticAnalysis, StaticReport
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sanitizer"
 VECTOR_ADD = Path(__file__).resolve().parents[1] / "reference" / "vector_add"

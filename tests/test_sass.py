@@ -9,7 +9,9 @@ from kernel_opt.backends.cuda.static_analysis import analyze_cuda
 from kernel_opt.backends.triton.compile_only import compile_triton_solution
 from kernel_opt.backends.triton.static_analysis import analyze_triton
 from kernel_opt.commands.static_analysis import main as static_analysis_main
-from kernel_opt.profile import sass
+from kernel_opt.sass import cuobjdump
+from kernel_opt.sass.instruction_mix import access_width_bits, instruction_mix
+from kernel_opt.sass.report import KernelStaticAnalysis, static_findings
 
 # Recorded from cuobjdump 12.8 (the triton wheel's) on a library nvcc 13.0 built for sm_90;
 # shortened. A library holds the same function once per embedded cubin: it must count once.
@@ -52,22 +54,22 @@ Resource usage:
 
 
 def test_parse_sass_reads_opcodes_with_predicates_and_counts_a_function_once():
-    (function,) = sass.parse_sass(SASS_OUTPUT)
+    (function,) = cuobjdump.parse_sass(SASS_OUTPUT)
     assert function.mangled_name == "_Z17vector_add_kernelPKfS0_Pfi" and function.arch == "sm_90"
     assert function.opcodes == ["LDC", "EXIT", "LDG.E.CONSTANT", "LDG.E.128", "FADD", "STG.E.64", "EXIT", "BRA"]
 
 
 def test_parse_resource_usage():
-    usage = sass.parse_resource_usage(RESOURCE_OUTPUT)
-    assert usage["_Z7k_localPKiPKfPf"] == sass.ResourceUsage(32, 256, 0, 0, 552)
-    assert usage["_Z5k_vecPK6float4PS_"] == sass.ResourceUsage(12, 0, 4096, 8, 544)
+    usage = cuobjdump.parse_resource_usage(RESOURCE_OUTPUT)
+    assert usage["_Z7k_localPKiPKfPf"] == cuobjdump.ResourceUsage(32, 256, 0, 0, 552)
+    assert usage["_Z5k_vecPK6float4PS_"] == cuobjdump.ResourceUsage(12, 0, 4096, 8, 544)
 
 
 @pytest.mark.parametrize("opcode, bits", [("LDG.E.128", 128), ("LDG.E.128.CONSTANT", 128), ("STG.E.64", 64),
                                            ("LDG.E", 32), ("LDG.E.CONSTANT", 32), ("LDG.E.U8", 8), ("LDG.E.S16", 16),
                                            ("LDG.E.LTC128B.128", 128), ("LDG.E.EL.LTC128B", 32)])
 def test_access_width(opcode, bits):
-    assert sass.access_width_bits(opcode) == bits
+    assert access_width_bits(opcode) == bits
 
 
 def test_instruction_mix_counts_what_matters():
@@ -75,7 +77,7 @@ def test_instruction_mix_counts_what_matters():
                "STSM.16.M88.4", "LDGSTS.E.BYPASS.128", "UTMALDG.2D", "UTMASTG.2D", "UBLKCP.S.G", "HGMMA.64x128x16.F32",
                "HGMMA.64x128x16.F32", "HMMA.16816.F32", "QGMMA.64x64x32.F32.E4M3.E4M3", "BAR.SYNC.DEFER_BLOCKING",
                "SYNCS.ARRIVE.TRANS64.RED.A1T0", "WARPGROUP.ARRIVE", "ATOMG.E.ADD.F32", "RED.E.ADD", "FFMA", "FFMA"]
-    mix = sass.instruction_mix(opcodes)
+    mix = instruction_mix(opcodes)
     assert mix.total_instructions == len(opcodes)
     assert mix.global_loads_by_width_bits == {128: 2, 32: 1} and mix.global_stores_by_width_bits == {128: 1}
     assert (mix.global_loads, mix.global_stores) == (3, 1)
@@ -92,9 +94,9 @@ def analysis(opcodes, arch="sm_90", **resources):
     values = dict(registers_per_thread=32, shared_memory_per_block_bytes=0, stack_frame_bytes=0, spill_stores_bytes=0,
                   spill_loads_bytes=0, local_memory_bytes=0)
     values.update(resources)
-    kernel = sass.KernelStaticAnalysis(name="k", mangled_name="_Z1kv", arch=arch, mix=sass.instruction_mix(opcodes),
+    kernel = KernelStaticAnalysis(name="k", mangled_name="_Z1kv", arch=arch, mix=instruction_mix(opcodes),
                                        **values)
-    return {finding.key: finding for finding in sass.static_findings(kernel)}
+    return {finding.key: finding for finding in static_findings(kernel)}
 
 
 def test_static_findings_name_the_strategy_and_carry_the_counts():
@@ -141,7 +143,7 @@ TEST_KERNELS = textwrap.dedent("""\
 
 def needs_cuobjdump():
     try:
-        sass.find_cuobjdump()
+        cuobjdump.find_cuobjdump()
     except Exception as error:  # EnvironmentFault: skip, the message says what is missing
         pytest.skip(str(error))
 

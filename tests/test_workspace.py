@@ -30,7 +30,8 @@ from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
 from kernel_opt.measure.roofline import Ceilings, roofline_point
 from kernel_opt.profile import profiler
 from kernel_opt.profile.profiler import ProfileRequest
-from kernel_opt.profile.sass import InstructionMix, KernelStaticAnalysis, StaticReport
+from kernel_opt.sass.instruction_mix import InstructionMix
+from kernel_opt.sass.report import KernelStaticAnalysis, StaticReport
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 SOFTMAX = REFERENCE_DIR / "softmax"

@@ -22,7 +22,7 @@ from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionErr
 from kernel_opt.solution.outline import SolutionDims
 
 if TYPE_CHECKING:  # annotations only: the records live with the code that computes them
-    from kernel_opt.profile.sass import StaticReport
+    from kernel_opt.sass.report import StaticReport
     from kernel_opt.solution.contract import ProblemInstance
 
 

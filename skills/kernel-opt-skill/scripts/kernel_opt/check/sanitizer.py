@@ -26,8 +26,8 @@ from kernel_opt.check.sanitizer_log import group_findings, parse_sanitizer_log
 from kernel_opt.core.errors import EnvironmentFault, ExitCode
 
 if TYPE_CHECKING:  # annotations only: the runner and the static report stay out of this module's imports
-    from kernel_opt.profile.sass import StaticReport
     from kernel_opt.run.runner import ChildOutcome
+    from kernel_opt.sass.report import StaticReport
 
 SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 # compute-sanitizer's exit code when it found errors (--error-exitcode): apart from the child's own 0-4.

@@ -83,9 +83,9 @@ from kernel_opt.profile.ncu_summary import profile_summary
 from kernel_opt.profile.profiler import PROG as PROFILE_PROG
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
 from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
-from kernel_opt.profile.sass import StaticReport
 from kernel_opt.profile.static_analysis import PROG as STATIC_ANALYSIS_PROG
 from kernel_opt.profile.static_analysis import StaticAnalysisRequest, analyze_solution, static_analysis_summary
+from kernel_opt.sass.report import StaticReport
 
 EVALUATE_LOG = "evaluate.log"
 EXPERIENCE_PROG = "experience_log.py"

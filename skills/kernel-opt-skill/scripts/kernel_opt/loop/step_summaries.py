@@ -8,7 +8,7 @@ from __future__ import annotations
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.profile.records import NcuSummary
-from kernel_opt.profile.sass import StaticReport
+from kernel_opt.sass.report import StaticReport
 
 SUMMARY_CHARS = 300  # a step's one-line summary in evaluation.json and the table evaluate prints
 

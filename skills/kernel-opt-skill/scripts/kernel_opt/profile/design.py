@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.profile.ncu.metrics import KernelMetrics
-from kernel_opt.profile.sass import TENSOR_SUFFIX
 from kernel_opt.profile.thresholds import threshold
+from kernel_opt.sass.instruction_mix import TENSOR_SUFFIX
 
 # The asynchronous building blocks and the base SASS opcodes that show them.
 ASYNC_FEATURES: tuple[tuple[str, tuple[str, ...]], ...] = (

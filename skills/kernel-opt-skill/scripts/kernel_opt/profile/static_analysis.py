@@ -17,7 +17,7 @@ from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import markdown_table, render
-from kernel_opt.profile.sass import StaticReport
+from kernel_opt.sass.report import StaticReport
 
 PROG = "static_analysis.py"
 STATIC_ANALYSIS_FILE = "static_analysis.json"

@@ -1,7 +1,7 @@
 """Static analysis of a CUDA solution: build it with nvcc (no GPU needed) and read every kernel's SASS.
 
 ptxas reports registers, shared memory, stack and spills per kernel; cuobjdump (the toolkit's,
-or the copy the triton wheel ships) gives the instructions. The parsing is profile/sass.py's.
+or the copy the triton wheel ships) gives the instructions. The parsing is sass/cuobjdump.py's.
 """
 
 from __future__ import annotations
@@ -10,15 +10,9 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernel_opt.profile.sass import (
-    KernelStaticAnalysis,
-    ResourceUsage,
-    StaticReport,
-    find_cuobjdump,
-    instruction_mix,
-    kernels_from_binary,
-    static_findings,
-)
+from kernel_opt.sass.cuobjdump import ResourceUsage, find_cuobjdump, kernels_from_binary
+from kernel_opt.sass.instruction_mix import instruction_mix
+from kernel_opt.sass.report import KernelStaticAnalysis, StaticReport, static_findings
 
 
 def analyze_cuda(source: Path, build_dir: Path, arch: str, nvcc_flags: Sequence[str] = ()) -> StaticReport:

@@ -23,7 +23,7 @@ from kernel_opt.backends.triton.compile_only import (
     compile_only_triton,
     compiler_not_interpreter,
 )
-from kernel_opt.profile.sass import StaticReport
+from kernel_opt.sass.report import StaticReport
 
 CALLER = "ModelNew.forward"
 
@@ -56,7 +56,7 @@ def analyze_model_new(solution: Path, reference: Path, dims: dict[str, Any], bui
     """Compile a Triton ModelNew's kernels and analyse their SASS (target_arch None: this GPU)."""
     from kernel_opt.backends.triton.static_analysis import report_from_compilations
     from kernel_opt.core.dependencies import require
-    from kernel_opt.profile.sass import find_cuobjdump
+    from kernel_opt.sass.cuobjdump import find_cuobjdump
 
     require("triton", "static analysis of a Triton ModelNew")
     find_cuobjdump()  # before compiling: a machine without it cannot finish

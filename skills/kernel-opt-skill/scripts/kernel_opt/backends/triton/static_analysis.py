@@ -2,7 +2,7 @@
 
 Registers, stack and local memory come from `cuobjdump -res-usage` on each cubin Triton
 produced; spill counts need the GPU (the driver reports them when it loads the kernel), so
-without one spills show as local memory. The parsing is profile/sass.py's.
+without one spills show as local memory. The parsing is sass/cuobjdump.py's.
 """
 
 from __future__ import annotations
@@ -12,15 +12,9 @@ from typing import Any
 
 from kernel_opt.backends.triton.compile_only import compile_triton_solution
 from kernel_opt.core.dependencies import require
-from kernel_opt.profile.sass import (
-    KernelStaticAnalysis,
-    ResourceUsage,
-    StaticReport,
-    find_cuobjdump,
-    instruction_mix,
-    kernels_from_binary,
-    static_findings,
-)
+from kernel_opt.sass.cuobjdump import ResourceUsage, find_cuobjdump, kernels_from_binary
+from kernel_opt.sass.instruction_mix import instruction_mix
+from kernel_opt.sass.report import KernelStaticAnalysis, StaticReport, static_findings
 
 
 def analyze_triton(solution: Path, reference: Path | None, dims: dict[str, Any], build_dir: Path,
