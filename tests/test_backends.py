@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from kernel_opt.backends import registry
-from kernel_opt.backends.base import Backend, BuildOptions, Launcher
 from kernel_opt.core.errors import UsageError
+from kernel_opt.solution import registry
+from kernel_opt.solution.backend import Backend, BuildOptions, Launcher
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
@@ -328,7 +328,7 @@ def test_a_backend_name_cannot_be_taken_twice(toy_backend):
 
 def test_loading_the_backends_imports_neither_torch_nor_triton():
     """--help must work where neither is installed: a backend imports them only when it runs."""
-    code = ("import sys\nfrom kernel_opt.backends import registry\n"
+    code = ("import sys\nfrom kernel_opt.solution import registry\n"
             "print(registry.names(), [registry.get(n).title for n in registry.names()],\n"
             "      sorted(m for m in ('torch', 'triton') if m in sys.modules))")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,

@@ -424,10 +424,10 @@ def test_a_later_version_reuses_the_baselines_the_first_one_timed(gpu_run):
 
 
 def test_the_gate_relies_on_this_versions_passing_record_and_reruns_on_anything_else(gpu_run):
-    from kernel_opt.backends.base import BuildOptions
     from kernel_opt.check.records import CorrectnessReport
     from kernel_opt.check.reuse import check_subject
     from kernel_opt.measure.benchmark import benchmark_solution
+    from kernel_opt.solution.backend import BuildOptions
 
     record = gpu_run.dir / "correctness.json"
     subject = check_subject(gpu_run.solution, gpu_run.reference, BuildOptions())

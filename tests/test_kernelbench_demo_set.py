@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, load_tool
 
-from kernel_opt.backends import registry
 from kernel_opt.commands.correctness_check import main as correctness_check
+from kernel_opt.solution import registry
 from kernel_opt.solution.kernelbench import outline_problem
 
 DEMO = REPO_ROOT / "demo" / "kernelbench"

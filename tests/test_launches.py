@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from kernel_opt.backends import registry
-from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.correctness import report_from_events
 from kernel_opt.check.launch_profile import (
     CYCLES_PER_US_BOUND,
@@ -37,6 +35,8 @@ from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.report import correctness_summary, write_correctness_reports
 from kernel_opt.run.events import CaseResultEvent, LaunchCheckEvent, PlanEvent
 from kernel_opt.run.runner import ChildOutcome
+from kernel_opt.solution import registry
+from kernel_opt.solution.backend import BuildOptions
 
 SPIN = "at::cuda::(anonymous namespace)::spin_kernel(long)"
 ADD = "add(float const*, float const*, float*, int)"

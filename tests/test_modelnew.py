@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernel_opt.backends import registry
-from kernel_opt.backends.base import BuildOptions, ReturningCall, deliver_outputs
 from kernel_opt.backends.modelnew.backend import BACKEND, arch_list
 from kernel_opt.backends.modelnew.launcher import copy_weights
 from kernel_opt.check.correctness import CheckOptions, check_correctness
 from kernel_opt.core.errors import EnvironmentFault, SolutionError, UsageError
+from kernel_opt.solution import registry
+from kernel_opt.solution.backend import BuildOptions
+from kernel_opt.solution.returning_call import ReturningCall, deliver_outputs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
 PROBLEMS, SOLUTIONS, ADVERSARIAL = FIXTURES / "problems", FIXTURES / "solutions", FIXTURES / "adversarial"

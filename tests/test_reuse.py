@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.reuse import check_subject, reusable_check
+from kernel_opt.solution.backend import BuildOptions
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ def test_racecheck_is_chosen_from_the_compiled_kernel(tmp_path, fixture, needed)
 
 
 def _sm90():
-    from kernel_opt.backends.base import BuildOptions
+    from kernel_opt.solution.backend import BuildOptions
 
     return BuildOptions(arch="sm_90")
 

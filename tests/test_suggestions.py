@@ -45,8 +45,8 @@ def test_compute_bound_without_tensor_cores_points_at_them():
 
 
 def test_every_strategy_the_classifier_names_is_a_heading_in_its_guide():
-    from kernel_opt.backends import registry
     from kernel_opt.backends.cuda import suggestions as cuda_suggestions
+    from kernel_opt.solution import registry
 
     named = {"cuda": set(), "triton": set()}
     for guide in named:

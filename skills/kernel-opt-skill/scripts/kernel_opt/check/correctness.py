@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
-from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.launches import LaunchCheck
 from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
 from kernel_opt.check.report import write_correctness_reports
@@ -42,6 +40,8 @@ from kernel_opt.run.events import (
     WarningEvent,
     dispatch,
 )
+from kernel_opt.solution import registry
+from kernel_opt.solution.backend import BuildOptions
 
 PROG = "correctness_check.py"
 DEFAULT_SEEDS = 3

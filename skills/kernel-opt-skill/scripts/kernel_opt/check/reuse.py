@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import BuildOptions
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.errors import KernelOptError
 from kernel_opt.core.files import file_sha256, read_json
+from kernel_opt.solution.backend import BuildOptions
 
 
 def check_subject(solution: Path, reference: Path, build: BuildOptions) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions
 from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.measure.benchmark import (
@@ -37,6 +36,7 @@ from kernel_opt.measure.benchmark import (
     benchmark_solution,
 )
 from kernel_opt.measure.benchmark_report import benchmark_summary
+from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import (
     DEFAULT_SEEDS,
     DEFAULT_TIMEOUT_S,
@@ -44,6 +43,7 @@ from kernel_opt.check.correctness import (
 from kernel_opt.check.report import correctness_summary
 from kernel_opt.check.sanitizer import SANITIZER_TOOLS, SLOWDOWN_ALLOWANCE
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
 
 

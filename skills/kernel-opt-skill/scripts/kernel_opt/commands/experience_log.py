@@ -52,7 +52,6 @@ import re
 import sys
 from pathlib import Path
 
-from kernel_opt.backends import registry
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.core.files import write_text_atomic
@@ -83,6 +82,7 @@ from kernel_opt.experience.store import (
     summary_path,
 )
 from kernel_opt.experience.summary import compute_stats, render_stats, render_summary, stats_to_dict
+from kernel_opt.solution import registry
 
 PROG = "experience_log.py"
 

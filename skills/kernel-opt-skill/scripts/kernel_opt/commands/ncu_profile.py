@@ -36,7 +36,6 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import ExitCode, UsageError
@@ -50,6 +49,7 @@ from kernel_opt.profile.profiler import (
     profile_solution,
 )
 from kernel_opt.profile.sweep.plan import DEFAULT_SWEEP_RUNS
+from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
 
 # Options of the single-size profile that a sweep has no use for, with their defaults.

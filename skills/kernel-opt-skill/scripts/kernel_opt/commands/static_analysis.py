@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_opt.backends import registry
-from kernel_opt.backends.base import BuildOptions
 from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import ExitCode
 from kernel_opt.profile.static_analysis import (
@@ -34,6 +32,8 @@ from kernel_opt.profile.static_analysis import (
     analyze_solution,
     static_analysis_summary,
 )
+from kernel_opt.solution import registry
+from kernel_opt.solution.backend import BuildOptions
 from kernel_opt.solution.dims import check_dims
 
 

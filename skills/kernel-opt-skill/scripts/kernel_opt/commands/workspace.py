@@ -38,7 +38,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
 from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.render import markdown_table
@@ -61,6 +60,7 @@ from kernel_opt.loop.workspace import (
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
 from kernel_opt.profile.sweep.plan import suggested_sweep
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER
+from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
 
 PROG = "workspace.py"

@@ -65,7 +65,7 @@ def normalize_bottleneck(text: str | None, field: str = "bottleneck") -> str | N
 
 def backend_aliases() -> dict[str, tuple[str, ...]]:
     """Every registered backend -> its accepted spellings (its name first)."""
-    from kernel_opt.backends import registry
+    from kernel_opt.solution import registry
 
     return {backend.name: (backend.name, *backend.aliases) for backend in registry.backends()}
 

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
 from kernel_opt.check.launches import launch_check_of, profiled_kernels_problem
@@ -86,6 +85,7 @@ from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
 from kernel_opt.profile.static_analysis import PROG as STATIC_ANALYSIS_PROG
 from kernel_opt.profile.static_analysis import StaticAnalysisRequest, analyze_solution, static_analysis_summary
 from kernel_opt.sass.report import StaticReport
+from kernel_opt.solution import registry
 
 EVALUATE_LOG = "evaluate.log"
 EXPERIENCE_PROG = "experience_log.py"

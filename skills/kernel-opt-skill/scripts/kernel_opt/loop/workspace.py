@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.records import now_iso
@@ -43,6 +42,7 @@ from kernel_opt.loop.records import (
     read_version_record,
 )
 from kernel_opt.measure.verdicts import clearly_faster
+from kernel_opt.solution import registry
 
 HYPOTHESIS_FILE = "hypothesis.txt"
 _VERSION_DIR = re.compile(r"^v(\d+)$")

@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import (
     BuildOptions,
     CheckOptions,
@@ -69,6 +68,7 @@ from kernel_opt.run.events import (
     dispatch,
 )
 from kernel_opt.run.release import WAIT_FOR_RELEASE, WAITING_PHASE
+from kernel_opt.solution import registry
 
 if TYPE_CHECKING:
     from kernel_opt.run.runner import WorkerProcess

@@ -82,8 +82,8 @@ class InputRotation:
             raise ValueError("a rotation needs buffer sets, one call per buffer set, and value sets")
         self.buffers, self.value_sets, self.outputs, self.calls = buffers, value_sets, outputs, calls
         self._copy, self._poison = copy, poison
-        # For solutions that return their outputs (backends.base.ReturningCall): copy a call's result into its
-        # buffer set before the next call can overwrite it, outside the timed region like the rest.
+        # For solutions that return their outputs (solution.returning_call.ReturningCall): copy a call's result into
+        # its buffer set before the next call can overwrite it, outside the timed region like the rest.
         self._deliver = deliver or (lambda call: None)
         self.index = 0
         self.current = 0

@@ -16,8 +16,8 @@ SKILL_ROOT = Path(__file__).resolve().parents[3]  # skills/kernel-opt-skill/
 
 def guide_path(backend: str) -> str:
     """The backend's guide, relative to the skill root: 'experience/cuda/CUDA.md' for cuda."""
-    from kernel_opt.backends import registry
     from kernel_opt.core.errors import UsageError
+    from kernel_opt.solution import registry
 
     guide = registry.get(backend).guide
     if guide is None:

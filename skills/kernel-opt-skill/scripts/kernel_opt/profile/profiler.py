@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, solution_spec
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
@@ -28,6 +27,7 @@ from kernel_opt.profile.ncu_summary import summarize_profile, write_profile_repo
 from kernel_opt.profile.records import NCU_SUMMARY_FILE, Collection, NcuSummary
 from kernel_opt.profile.static_analysis import STATIC_ANALYSIS_FILE
 from kernel_opt.run.events import DoneEvent, ErrorEvent, PhaseEvent, read_event_log
+from kernel_opt.solution import registry
 
 PROG = "ncu_profile.py"
 REPORT_BASE = "profile"  # ncu writes DIR/profile.ncu-rep

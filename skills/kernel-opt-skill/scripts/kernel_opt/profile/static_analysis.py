@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
-from kernel_opt.backends.base import AnalysisInputs, BuildOptions
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import markdown_table, render
 from kernel_opt.sass.report import StaticReport
+from kernel_opt.solution import registry
+from kernel_opt.solution.backend import AnalysisInputs, BuildOptions
 
 PROG = "static_analysis.py"
 STATIC_ANALYSIS_FILE = "static_analysis.json"

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kernel_opt.backends import registry
 from kernel_opt.profile.classify import Classification
 from kernel_opt.profile.guides import guide_link
 from kernel_opt.profile.ncu.metrics import KernelMetrics
+from kernel_opt.solution import registry
 
 MAX_SUGGESTIONS_PER_GUIDE = 4
 

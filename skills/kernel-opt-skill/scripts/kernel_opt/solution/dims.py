@@ -20,9 +20,8 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
 from kernel_opt.core.errors import KernelOptError, UsageError
-from kernel_opt.solution import kernelbench
+from kernel_opt.solution import kernelbench, registry
 from kernel_opt.solution.outline import (
     DimParameter,
     FunctionOutline,

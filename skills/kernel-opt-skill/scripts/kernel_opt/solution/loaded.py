@@ -7,10 +7,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from kernel_opt.backends import registry
-from kernel_opt.backends.base import deliver_outputs
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, NoteEvent, classify_exception_message, one_line
+from kernel_opt.solution import registry
+from kernel_opt.solution.returning_call import deliver_outputs
 
 
 class LoadedSolution:
@@ -53,7 +53,7 @@ class LoadedSolution:
 
     def deliver_outputs(self) -> None:
         """After call(), outside anything timed or profiled: the outputs of a solution that returns them (a ModelNew)
-        copied into the buffers the checks read (backends.base.ReturningCall); nothing for the others."""
+        copied into the buffers the checks read (solution.returning_call.ReturningCall); nothing for the others."""
         if self._last_call is not None:
             deliver_outputs(self._last_call)
 

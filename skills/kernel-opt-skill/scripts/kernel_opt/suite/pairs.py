@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernel_opt.backends import registry
 from kernel_opt.core.errors import KernelOptError, UsageError
 from kernel_opt.loop.records import RUN_FILE
 from kernel_opt.loop.workspace import run_status
-from kernel_opt.solution import kernelbench
+from kernel_opt.solution import kernelbench, registry
 from kernel_opt.solution.outline import outline_module
 
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import DEFAULT_SEEDS, CheckOptions, CorrectnessRequest, check_solution
 from kernel_opt.check.launches import correctness_failures, launch_check_of
 from kernel_opt.check.records import CorrectnessReport
@@ -34,6 +33,7 @@ from kernel_opt.measure.benchmark import DEFAULT_BASELINES, DEFAULT_COMPILE_MODE
 from kernel_opt.measure.records import EAGER_BASELINE, BenchmarkReport
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE, machine_key, visible_gpu
 from kernel_opt.run.events import one_line
+from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
 from kernel_opt.suite.pairs import Pair, find_pairs
 from kernel_opt.suite.records import ENTRY_FILE, EvalEntry, EvalReport, summarize

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import AnalysisInputs, Backend, BuildOptions, Launcher, Prepared
 from kernel_opt.backends.cuda.suggestions import (
     DEFAULT_STRATEGIES,
     ROOF_STRATEGIES,
@@ -15,6 +14,7 @@ from kernel_opt.backends.cuda.suggestions import (
     strategies_in_place,
 )
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
+from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, Launcher, Prepared
 from kernel_opt.solution.outline import DimParameter, SolutionDims
 
 _SYNC_CALLS = re.compile(r"\bcuda(Device|Stream)Synchronize\s*\(")

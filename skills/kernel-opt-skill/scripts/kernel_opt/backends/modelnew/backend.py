@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import AnalysisInputs, Backend, BuildOptions, CpuInterpreter, Launcher, Prepared
 from kernel_opt.core.errors import EnvironmentFault, UsageError
+from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, CpuInterpreter, Launcher, Prepared
 
 _DEFINES_MODEL_NEW = re.compile(r"^class\s+ModelNew\b", re.MULTILINE)
 # Source that builds CUDA code of its own: it cannot run without an NVIDIA GPU.

@@ -14,7 +14,7 @@
   the same seed; copying is exact wherever the names match, and the seed still covers parameters
   named otherwise. Which were copied, which ModelNew initialised itself and
   which Model weights found no place is written to the run's notes.
-- Calls: `model(*inputs)` returns the outputs; backends.base.ReturningCall keeps them and
+- Calls: `model(*inputs)` returns the outputs; solution.returning_call.ReturningCall keeps them and
   delivers them into the checked buffers outside the timed region.
 """
 
@@ -26,11 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import Launcher, ReturningCall
 from kernel_opt.core.errors import KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, NoteEvent, one_line
+from kernel_opt.solution.backend import Launcher
 from kernel_opt.solution.kernelbench import is_problem_file
 from kernel_opt.solution.kernelbench_problem import WEIGHT_SEED, Arguments, KernelBenchProblem, problem_for
+from kernel_opt.solution.returning_call import ReturningCall
 
 _COMPILER_ERROR_LINE = re.compile(r"error", re.IGNORECASE)
 MAX_ERROR_LINES = 6

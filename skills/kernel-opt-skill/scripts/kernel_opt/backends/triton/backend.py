@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import AnalysisInputs, Backend, CpuInterpreter, Launcher
 from kernel_opt.backends.triton.suggestions import (
     DEFAULT_STRATEGIES,
     ROOF_STRATEGIES,
@@ -14,6 +13,7 @@ from kernel_opt.backends.triton.suggestions import (
     triton_strategies,
 )
 from kernel_opt.core.errors import UsageError
+from kernel_opt.solution.backend import AnalysisInputs, Backend, CpuInterpreter, Launcher
 from kernel_opt.solution.outline import SolutionDims, outline_module
 
 # A top-level definition, assignment or import of run_kernel: what makes a .py a Triton solution here.

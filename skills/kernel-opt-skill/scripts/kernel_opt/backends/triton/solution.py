@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import Launcher
 from kernel_opt.core.errors import SolutionError
+from kernel_opt.solution.backend import Launcher
 
 
 @dataclass

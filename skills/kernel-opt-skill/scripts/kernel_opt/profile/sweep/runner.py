@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends import registry
 from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.report import write_correctness_reports
@@ -51,6 +50,7 @@ from kernel_opt.profile.sweep.records import (
     SweepRecord,
 )
 from kernel_opt.run.events import Event
+from kernel_opt.solution import registry
 
 
 @dataclass

@@ -1,10 +1,11 @@
 """Which backends exist: register them, look one up by name, tell a solution file's backend.
 
 Built-in backends are the subpackages of `kernel_opt.backends` that have a `backend` module
-defining `BACKEND` (an instance of `base.Backend`); they are found and registered the first time
-the registry is asked anything, so adding one is adding its folder. Any other backend (a
-plugin, a test's toy) is registered with `register(BACKEND)` from a module that defines
-`BACKEND` the same way.
+defining `BACKEND` (an instance of `solution.backend.Backend`); they are found by scanning that
+folder and imported by name with importlib the first time the registry is asked anything, so
+adding one is adding its folder, and no module below the backends imports one. Any other
+backend (a plugin, a test's toy) is registered with `register(BACKEND)` from a module that
+defines `BACKEND` the same way.
 
 Solutions run in a child process, which has a registry of its own. For a backend that is not
 built in, `request_fields` puts its module's name in the request (`backend_module`), and the
@@ -20,11 +21,12 @@ import pkgutil
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.base import Backend
 from kernel_opt.core.errors import UsageError
+from kernel_opt.solution.backend import Backend
 
 BACKEND_ATTRIBUTE = "BACKEND"
-_BUILT_IN_PREFIX = "kernel_opt.backends."
+BUILT_IN_PACKAGE = "kernel_opt.backends"  # the plugins' folder, imported by name: it sits above this layer
+_BUILT_IN_PREFIX = f"{BUILT_IN_PACKAGE}."
 _registered: dict[str, Backend] = {}
 _built_ins_loaded = False
 
@@ -35,8 +37,7 @@ def _load_built_ins() -> None:
     if _built_ins_loaded:
         return
     _built_ins_loaded = True
-    import kernel_opt.backends as package
-
+    package = importlib.import_module(BUILT_IN_PACKAGE)
     for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
         module_name = f"{_BUILT_IN_PREFIX}{module_info.name}.backend"
         if module_info.ispkg and importlib.util.find_spec(module_name) is not None:
