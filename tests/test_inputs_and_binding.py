@@ -4,10 +4,11 @@ binding of tensors and scalars to a CUDA solve's parameters."""
 import pytest
 import torch
 
+from kernel_opt.backends.cuda.inferred_inputs import infer_instance
 from kernel_opt.backends.cuda.launch import _pointer, _scalar
 from kernel_opt.backends.cuda.signature import parse_solve_signature
 from kernel_opt.core.errors import SolutionError, UsageError
-from kernel_opt.solution.inputs import build_instance, degenerate_input_warnings, infer_instance, lookup_by_name
+from kernel_opt.solution.inputs import build_instance, degenerate_input_warnings, lookup_by_name
 
 
 def test_lookup_by_name_exact_then_unique_case_insensitive():

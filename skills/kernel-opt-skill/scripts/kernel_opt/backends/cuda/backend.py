@@ -75,7 +75,7 @@ class CudaLauncher(Launcher):
         return self.signature.takes_stream
 
     def input_maker(self):
-        from kernel_opt.solution.inputs import infer_instance
+        from kernel_opt.backends.cuda.inferred_inputs import infer_instance
 
         return lambda dims, seed, device: infer_instance(self.signature, dims, seed, device)
 
