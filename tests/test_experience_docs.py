@@ -6,7 +6,7 @@ import shlex
 from conftest import SKILL_ROOT
 
 from kernel_opt.commands import experience_log
-from kernel_opt.loop.hypothesis import check_hypothesis
+from kernel_opt.experience.hypothesis import check_hypothesis
 
 GUIDES = {
     "cuda": SKILL_ROOT / "experience" / "cuda" / "CUDA.md",

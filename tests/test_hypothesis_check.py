@@ -8,7 +8,7 @@ import pytest
 from experience_fixtures import HYPOTHESIS
 
 from kernel_opt.commands import hypothesis_check
-from kernel_opt.loop.hypothesis import check_hypothesis, metrics_in, parse_hypothesis
+from kernel_opt.experience.hypothesis import check_hypothesis, metrics_in, parse_hypothesis
 
 
 def test_a_good_hypothesis_passes():

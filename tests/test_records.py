@@ -13,23 +13,20 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from kernel_opt.check.records import CaseResult, CorrectnessReport, Mismatch, OutputComparison
+from kernel_opt.check.records import CaseResult, CorrectnessReport, Mismatch, OutputComparison, read_correctness
 from kernel_opt.core.errors import UsageError
 from kernel_opt.loop.records import (
     EvaluationRecord,
     RunRecord,
     StepResult,
     VersionRecord,
-    read_benchmark,
-    read_correctness,
     read_evaluation,
-    read_profile,
     read_run_record,
     read_version_record,
 )
-from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry, read_benchmark
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
-from kernel_opt.profile.records import NcuSummary
+from kernel_opt.profile.records import NcuSummary, read_profile
 from kernel_opt.run.events import (
     EVENT_TYPES,
     CaseResultEvent,

@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.final_report import build_report  # noqa: E402
-from kernel_opt.loop.records import read_benchmark, read_run_record  # noqa: E402
-from kernel_opt.measure.records import BenchmarkReport  # noqa: E402
+from kernel_opt.loop.records import read_run_record  # noqa: E402
+from kernel_opt.measure.records import BenchmarkReport, read_benchmark  # noqa: E402
 
 START, END = "<!-- demo-table:start -->", "<!-- demo-table:end -->"
 HEADERS = ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",

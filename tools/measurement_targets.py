@@ -92,7 +92,7 @@ def read_ncu_durations_us(path: str) -> list[float]:
 
 def benchmark_json(case: str, out_dir: Path, run: int, *extra: str):
     """One benchmark.py run of a case, read back as its BenchmarkReport."""
-    from kernel_opt.loop.records import read_benchmark
+    from kernel_opt.measure.records import read_benchmark
 
     solution, ref, dims = CASES[case]
     target = out_dir / f"{case}_run{run}"

@@ -66,7 +66,8 @@ from kernel_opt.core.cli import dim_arguments  # noqa: E402
 from kernel_opt.core.errors import UsageError  # noqa: E402
 from kernel_opt.core.records import now_iso  # noqa: E402
 from kernel_opt.core.render import markdown_table  # noqa: E402
-from kernel_opt.loop.records import read_benchmark, read_run_record, read_version_record  # noqa: E402
+from kernel_opt.loop.records import read_run_record, read_version_record  # noqa: E402
+from kernel_opt.measure.records import read_benchmark  # noqa: E402
 
 DEMO = REPO / "demo"
 # Tensor-core cases first: their labels are the ones the new rules change; the streaming

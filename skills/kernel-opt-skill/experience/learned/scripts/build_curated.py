@@ -42,7 +42,8 @@ from kernel_opt.core.files import write_text_atomic  # noqa: E402
 from kernel_opt.experience.merge import imported_copy  # noqa: E402
 from kernel_opt.experience.records import ExperienceRecord  # noqa: E402
 from kernel_opt.experience.store import CURATED, CURATED_PATH, SKILL_ROOT, LogContents, next_id, read_log  # noqa: E402
-from kernel_opt.loop.records import read_benchmark, read_newest_profile  # noqa: E402
+from kernel_opt.loop.records import read_newest_profile  # noqa: E402
+from kernel_opt.measure.records import read_benchmark  # noqa: E402
 
 PROG = "build_curated.py"
 DEFAULT_DEMO = SKILL_ROOT.parents[1] / "demo"

@@ -7,9 +7,10 @@ records on machines where nothing runs.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
-from kernel_opt.core.records import check_schema, field_values
+from kernel_opt.core.records import check_schema, field_values, read_record
 
 CORRECTNESS_FILE = "correctness.json"
 CORRECTNESS_SCHEMA = "kernel_opt.correctness/1"
@@ -268,3 +269,8 @@ def summarize_failures(cases: list[CaseResult]) -> list[str]:
         label = "seed" if len(entry["seeds"]) == 1 else "seeds"
         sentences.append(f"{subject}: {entry['text']} ({shape or 'default shape'}; {label} {seeds})")
     return sentences
+
+
+def read_correctness(folder: Path) -> CorrectnessReport | None:
+    """folder/correctness.json (a version's), or None where there is none."""
+    return read_record(folder / CORRECTNESS_FILE, CorrectnessReport.from_dict)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import ExitCode, UsageError
-from kernel_opt.loop.hypothesis import check_hypothesis
+from kernel_opt.experience.hypothesis import check_hypothesis
 
 PROG = "hypothesis_check.py"
 

@@ -9,11 +9,13 @@ because its fields may not mean what this version thinks they mean.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, TypeVar
 
 from kernel_opt.core.errors import UsageError
+from kernel_opt.core.files import read_json
 
 RecordType = TypeVar("RecordType", bound="Record")
 
@@ -29,6 +31,15 @@ def check_schema(payload: Mapping[str, Any], expected: str, what: str) -> None:
     if found is not None and found != expected:
         raise UsageError(f"{what} has schema {found!r}, but this version of kernel_opt reads {expected!r}",
                          hint="read it with the kernel_opt version that wrote it, or re-run the step that writes it")
+
+
+def read_record(path: Path, from_dict: Callable[..., RecordType]) -> RecordType | None:
+    """The record in a file, read with its `from_dict(payload, what=...)`; None where there is no file.
+
+    A file that is not that record is a usage error naming the file (from_dict's `what`).
+    """
+    payload = read_json(path)
+    return None if payload is None else from_dict(payload, what=str(path))
 
 
 def field_values(cls: type, payload: Mapping[str, Any], **converted: Any) -> dict[str, Any]:

@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.records import CORRECTNESS_FILE
+from kernel_opt.check.records import CORRECTNESS_FILE, read_correctness
 from kernel_opt.core.errors import UsageError
+from kernel_opt.experience.hypothesis import parse_hypothesis
 from kernel_opt.experience.labels import Chip, normalize_backend, normalize_bottleneck, normalize_chip
-from kernel_opt.loop.hypothesis import parse_hypothesis
-from kernel_opt.loop.records import read_benchmark, read_correctness, read_profile
-from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport
+from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport, read_benchmark
 from kernel_opt.measure.verdicts import VERDICTS, comparison_verdict
-from kernel_opt.profile.records import NCU_SUMMARY_FILE
+from kernel_opt.profile.records import NCU_SUMMARY_FILE, read_profile
 
 _VERSION_NAME = re.compile(r"^v(\d+)$")
 

@@ -28,23 +28,16 @@ from typing import Any
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
 from kernel_opt.check.launches import launch_check_of, profiled_kernels_problem
-from kernel_opt.check.records import CORRECTNESS_FILE
+from kernel_opt.check.records import CORRECTNESS_FILE, read_correctness
 from kernel_opt.check.report import correctness_summary
 from kernel_opt.check.sanitizer import log_name, racecheck_reason
 from kernel_opt.core.errors import ExitCode, KernelOptError, SolutionError
 from kernel_opt.core.files import write_text_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.core.render import render
+from kernel_opt.experience.hypothesis import check_hypothesis
 from kernel_opt.experience.ranking import RecommendRequest, recommend_from_log
-from kernel_opt.loop.hypothesis import check_hypothesis
-from kernel_opt.loop.records import (
-    STEP_STATUS_BY_EXIT_CODE,
-    EvaluationRecord,
-    RunRecord,
-    StepResult,
-    read_correctness,
-    read_profile,
-)
+from kernel_opt.loop.records import STEP_STATUS_BY_EXIT_CODE, EvaluationRecord, RunRecord, StepResult
 from kernel_opt.loop.step_summaries import (
     SUMMARY_CHARS,
     benchmark_line,
@@ -81,7 +74,7 @@ from kernel_opt.profile.ncu.collection import NO_KERNELS_PROFILED
 from kernel_opt.profile.ncu_summary import profile_summary
 from kernel_opt.profile.profiler import PROG as PROFILE_PROG
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
-from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
+from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary, read_profile
 from kernel_opt.profile.static_analysis import PROG as STATIC_ANALYSIS_PROG
 from kernel_opt.profile.static_analysis import StaticAnalysisRequest, analyze_solution, static_analysis_summary
 from kernel_opt.sass.report import StaticReport

@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.records import CorrectnessReport, read_correctness
 from kernel_opt.core.files import read_json
+from kernel_opt.experience.hypothesis import check_hypothesis
 from kernel_opt.loop.behind_pytorch import behind_pytorch, pipes_taking_turns
-from kernel_opt.loop.hypothesis import check_hypothesis
-from kernel_opt.loop.records import RunRecord, read_benchmark, read_correctness, read_profile, read_run_record
+from kernel_opt.loop.records import RunRecord, read_run_record
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState, best_measured, list_versions, run_status
-from kernel_opt.measure.records import BenchmarkReport
-from kernel_opt.profile.records import NcuSummary
+from kernel_opt.measure.records import BenchmarkReport, read_benchmark
+from kernel_opt.profile.records import NcuSummary, read_profile
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
 
 NOT_MEASURED = "not measured"

@@ -1,25 +1,22 @@
 """The loop's records: OUT/run.json, OUT/vN/version.json and OUT/vN/evaluation.json, and how they are read back.
 
-The tools' own records (correctness, benchmark, ncu_summary) live with their stages
-(check/records.py, measure/records.py, profile/records.py); this module adds the `read_*`
-functions that find each of them in a version folder.
+The tools' own records (correctness, benchmark, ncu_summary) live with their stages, each with
+the `read_*` function that finds it in a version folder (check/records.py, measure/records.py,
+profile/records.py); this module adds the newest profile of a version (its re-profile, if any).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernel_opt.check.correctness import BuildOptions
-from kernel_opt.check.records import CORRECTNESS_FILE, CorrectnessReport
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import ExitCode, UsageError
-from kernel_opt.core.files import read_json
-from kernel_opt.core.records import Record, check_schema, field_values
-from kernel_opt.measure.records import BENCHMARK_FILE, DEFAULT_TARGET_PERCENT, BenchmarkReport
-from kernel_opt.profile.records import NCU_SUMMARY_FILE, NcuSummary
+from kernel_opt.core.records import Record, check_schema, field_values, read_record
+from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
+from kernel_opt.profile.records import NcuSummary, read_profile
 
 RUN_FILE = "run.json"
 RUN_SCHEMA = "kernel_opt.run/1"
@@ -162,35 +159,17 @@ class EvaluationRecord:
 # --- finding the records in a run folder -----------------------------------------------------------
 
 
-def _read(path: Path, from_dict: Callable[..., Any]) -> Any:
-    payload = read_json(path)
-    return None if payload is None else from_dict(payload, what=str(path))
-
-
 def read_run_record(out: Path) -> RunRecord | None:
     """OUT/run.json, or None where there is none; a usage error naming the file when it is not a run record."""
-    return _read(out / RUN_FILE, RunRecord.from_dict)
+    return read_record(out / RUN_FILE, RunRecord.from_dict)
 
 
 def read_version_record(folder: Path) -> VersionRecord | None:
-    return _read(folder / VERSION_FILE, VersionRecord.from_dict)
+    return read_record(folder / VERSION_FILE, VersionRecord.from_dict)
 
 
 def read_evaluation(folder: Path) -> EvaluationRecord | None:
-    return _read(folder / EVALUATION_FILE, EvaluationRecord.from_dict)
-
-
-def read_correctness(folder: Path) -> CorrectnessReport | None:
-    return _read(folder / CORRECTNESS_FILE, CorrectnessReport.from_dict)
-
-
-def read_benchmark(folder: Path) -> BenchmarkReport | None:
-    """folder/benchmark.json: a version's, or OUT/benchmark.json from SKILL.md's Finish step."""
-    return _read(folder / BENCHMARK_FILE, BenchmarkReport.from_dict)
-
-
-def read_profile(folder: Path) -> NcuSummary | None:
-    return _read(folder / NCU_SUMMARY_FILE, NcuSummary.from_dict)
+    return read_record(folder / EVALUATION_FILE, EvaluationRecord.from_dict)
 
 
 def read_newest_profile(folder: Path) -> tuple[NcuSummary | None, bool]:

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.check.records import read_correctness
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.records import now_iso
@@ -34,14 +35,13 @@ from kernel_opt.loop.records import (
     RunRecord,
     StepResult,
     VersionRecord,
-    read_benchmark,
-    read_correctness,
     read_evaluation,
-    read_profile,
     read_run_record,
     read_version_record,
 )
+from kernel_opt.measure.records import read_benchmark
 from kernel_opt.measure.verdicts import clearly_faster
+from kernel_opt.profile.records import read_profile
 from kernel_opt.solution import registry
 
 HYPOTHESIS_FILE = "hypothesis.txt"

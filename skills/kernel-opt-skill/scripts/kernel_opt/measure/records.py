@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.check.launches import LaunchCheck
-from kernel_opt.core.records import Record, check_schema, field_values
+from kernel_opt.core.records import Record, check_schema, field_values, read_record
 
 BENCHMARK_FILE = "benchmark.json"
 BENCHMARK_SCHEMA = "kernel_opt.benchmark/1"
@@ -218,3 +218,8 @@ class BenchmarkReport:
     def ceiling_basis(self) -> dict[str, Any] | None:
         """The ceiling the % of ceiling used (name, values, source); None in records made before it was recorded."""
         return self.roofline.get("basis")
+
+
+def read_benchmark(folder: Path) -> BenchmarkReport | None:
+    """folder/benchmark.json (a version's, or OUT/benchmark.json from SKILL.md's Finish step); None without one."""
+    return read_record(folder / BENCHMARK_FILE, BenchmarkReport.from_dict)

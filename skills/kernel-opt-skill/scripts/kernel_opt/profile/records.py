@@ -8,9 +8,10 @@ shares, ncu's rule messages, every canonical metric) stays a JSON object.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from kernel_opt.core.records import Record, check_schema, field_values
+from kernel_opt.core.records import Record, check_schema, field_values, read_record
 
 NCU_SUMMARY_FILE = "ncu_summary.json"
 NCU_SUMMARY_SCHEMA = "kernel_opt.ncu_summary/1"
@@ -172,3 +173,8 @@ class NcuSummary:
     def moved(self) -> list[BaselineChange]:
         """The metrics and labels that moved since the baseline version ([] without one)."""
         return [change for change in (self.baseline.changes if self.baseline else []) if change.moved]
+
+
+def read_profile(folder: Path) -> NcuSummary | None:
+    """folder/ncu_summary.json (a version's, or its re-profile's), or None where there is none."""
+    return read_record(folder / NCU_SUMMARY_FILE, NcuSummary.from_dict)

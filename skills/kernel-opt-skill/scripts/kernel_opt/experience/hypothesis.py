@@ -3,6 +3,9 @@
 The check is mechanical: every field present and filled in, and Expected names a metric, a
 direction and a rough amount, so the next profile can confirm or refute it. Whether the
 version really changes only one thing is for the reviewer (see reference/hypothesis.md).
+
+The loop checks the file before it measures a version (loop/evaluate.py, hypothesis_check.py);
+the experience log copies its Hypothesis and Expected into the step's record (evidence.py).
 """
 
 from __future__ import annotations
