@@ -1,12 +1,16 @@
-"""The package's shape, checked from its source: no import cycle, modules and functions of a readable size.
+"""The package's shape, checked from its source: layers that import one way, no cycles, readable sizes.
 
-The import graph counts every import, function-local ones too: a cycle that only closes at run
-time is still a cycle to a reader, and it is what made `benchmark` and `worker` one tangle.
+The import graph counts every import, function-local and TYPE_CHECKING ones too: a cycle or an
+upward import that only happens at run time, or only for a type checker, still ties a lower
+stage to a higher one in a reader's head, and it is what made `benchmark` and `worker` one tangle.
+Plugins are the one exception by design: solution/registry.py finds kernel_opt/backends/<name>/
+by scanning that folder and importing by name (importlib), which is not an import statement.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,26 @@ MAX_MODULE_LINES = 600
 MAX_FUNCTION_BODY_LINES = 60
 # A longer function must say why in its docstring, with these words.
 LONG_FUNCTION_MARKER = "Kept whole:"
+
+# The layers, low to high, each with the module-name prefixes it owns (a prefix covers that module
+# or package and everything below it). A module imports only its own layer and the layers below.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("core", ("kernel_opt.core",)),  # errors, files, records, render, cli, dependencies
+    ("env", ("kernel_opt.env",)),  # what this machine has
+    ("run", ("kernel_opt.run",)),  # the child process: events, runner, release, tampering
+    ("sass", ("kernel_opt.sass",)),  # what a compiler produced: SASS, resources, the static report
+    ("solution", ("kernel_opt.solution",)),  # what a kernel under test is; the backend interface and registry
+    ("check", ("kernel_opt.check",)),  # correctness
+    ("measure", ("kernel_opt.measure",)),  # timing, benchmark, ceilings, roofline
+    ("profile", ("kernel_opt.profile",)),  # Nsight Compute, classification, findings, strategy advice
+    ("backends", ("kernel_opt.backends",)),  # plugins, reached only through the registry
+    ("experience", ("kernel_opt.experience",)),  # the experience log
+    ("loop", ("kernel_opt.loop",)),  # the optimization run
+    ("suite", ("kernel_opt.suite",)),  # kernel-opt eval
+    ("install", ("kernel_opt.install",)),  # putting the skill where an agent finds it
+    ("commands", ("kernel_opt.commands",)),  # one module per CLI
+    ("entry points", ("kernel_opt.child", "kernel_opt.main")),  # python -m kernel_opt.child, kernel-opt
+]
 
 
 def module_name(path: Path, root: Path = PACKAGE_ROOT) -> str:
@@ -90,6 +114,47 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+def layer_of(name: str, layers: Sequence[tuple[str, Sequence[str]]] = LAYERS) -> int | None:
+    """The index in `layers` of the layer that owns module `name` (the longest prefix that covers it); None: none.
+
+    kernel_opt itself (its __init__.py) runs before any module of the package and imports none of
+    them: it is in the lowest layer.
+    """
+    if name == PACKAGE:
+        return 0
+    owners = [(len(prefix), index) for index, (_, prefixes) in enumerate(layers) for prefix in prefixes
+              if name == prefix or name.startswith(prefix + ".")]
+    return max(owners)[1] if owners else None
+
+
+def layer_violations(graph: dict[str, set[str]], layers: Sequence[tuple[str, Sequence[str]]] = LAYERS) -> list[str]:
+    """Every import of a higher layer's module, and every module that no layer owns, as sentences."""
+    problems = [f"{name} belongs to no layer" for name in sorted(graph) if layer_of(name, layers) is None]
+    for name in sorted(graph):
+        own = layer_of(name, layers)
+        for imported in sorted(graph[name]):
+            other = layer_of(imported, layers)
+            if own is not None and other is not None and other > own:
+                problems.append(f"{name} ({layers[own][0]}) imports {imported} ({layers[other][0]})")
+    return problems
+
+
+def package_of(name: str) -> str:
+    """The sub-package of kernel_opt a module is in (kernel_opt.profile for kernel_opt.profile.ncu.metrics);
+    a module directly in kernel_opt is its own."""
+    parts = name.split(".")
+    return ".".join(parts[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between kernel_opt's sub-packages (an import inside one package is no edge)."""
+    packages: dict[str, set[str]] = {}
+    for name, imported in graph.items():
+        edges = packages.setdefault(package_of(name), set())
+        edges.update(package_of(other) for other in imported if package_of(other) != package_of(name))
+    return packages
+
+
 def test_the_cycle_finder_finds_a_planted_cycle_through_a_function_local_import(tmp_path):
     package = tmp_path / "pkg"
     (package / "inner").mkdir(parents=True)
@@ -108,6 +173,70 @@ def test_the_package_has_no_import_cycle():
     graph = import_graph()
     assert "kernel_opt.child" in graph and graph["kernel_opt.child"]  # the graph was really read
     assert import_cycles(graph) == []
+
+
+def plant(root: Path, files: dict[str, str]) -> Path:
+    """A package `kernel_opt` under root with the given modules (relative paths), every folder a package."""
+    package = root / "pkg"
+    for relative, text in files.items():
+        path = package / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for folder in [package, *[path for path in package.rglob("*") if path.is_dir()]]:
+        (folder / "__init__.py").touch()
+    return package
+
+
+PLANTED_LAYERS = [("low", ("kernel_opt.low",)), ("middle", ("kernel_opt.middle", "kernel_opt.tool")),
+                  ("high", ("kernel_opt.high",))]
+
+
+def test_the_layer_check_finds_planted_upward_imports_of_every_kind(tmp_path):
+    """A module-level, a function-local and a TYPE_CHECKING import against the order; a module of no layer."""
+    package = plant(tmp_path, {
+        "low/a.py": "from kernel_opt.high import c\n",
+        "low/b.py": "def f():\n    from kernel_opt.middle.m import thing\n",
+        "middle/m.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kernel_opt.high.c import C\n"
+                       "from kernel_opt.low import a\nthing = 1\n",
+        "high/c.py": "from kernel_opt.middle import m\nfrom kernel_opt.low.b import f\nfrom kernel_opt import tool\n",
+        "tool.py": "from kernel_opt.low import a\n",
+        "stray.py": "",
+    })
+    problems = layer_violations(import_graph(package), PLANTED_LAYERS)
+    assert problems == [
+        "kernel_opt.stray belongs to no layer",
+        "kernel_opt.low.a (low) imports kernel_opt.high.c (high)",
+        "kernel_opt.low.b (low) imports kernel_opt.middle.m (middle)",
+        "kernel_opt.middle.m (middle) imports kernel_opt.high.c (high)",
+    ]
+
+
+def test_every_module_has_a_layer_and_imports_only_its_own_layer_and_lower_ones():
+    graph = import_graph()
+    assert layer_of("kernel_opt.backends.cuda.backend") > layer_of("kernel_opt.profile.suggestions")
+    assert layer_of(PACKAGE) == 0 and len(graph) > 100  # the graph was really read
+    assert layer_violations(graph) == []
+
+
+def test_the_package_cycle_finder_finds_a_planted_cycle_between_packages(tmp_path):
+    """Two packages that import each other through different modules: no module-level cycle, a package-level one."""
+    package = plant(tmp_path, {
+        "first/a.py": "def f():\n    from kernel_opt.second.c import thing\n",
+        "first/b.py": "x = 1\n",
+        "second/c.py": "thing = 1\n",
+        "second/d.py": "from kernel_opt.first.b import x\n",
+        "third/e.py": "from kernel_opt.first import a\n",
+    })
+    graph = import_graph(package)
+    assert import_cycles(graph) == []
+    assert package_graph(graph)["kernel_opt.third"] == {"kernel_opt.first"}
+    assert import_cycles(package_graph(graph)) == [["kernel_opt.first", "kernel_opt.second"]]
+
+
+def test_no_two_sub_packages_import_each_other():
+    packages = package_graph(import_graph())
+    assert {"kernel_opt.core", "kernel_opt.solution", "kernel_opt.backends", "kernel_opt.child"} <= set(packages)
+    assert import_cycles(packages) == []
 
 
 def test_every_module_stays_readable_in_one_sitting():

@@ -16,7 +16,7 @@ from kernel_opt import __version__
 from kernel_opt.commands import install as install_command
 from kernel_opt.commands import uninstall as uninstall_command
 from kernel_opt.core.errors import UsageError
-from kernel_opt.install import MANIFEST_NAME, install, resolve_target, source_files, uninstall
+from kernel_opt.install.skill import MANIFEST_NAME, install, resolve_target, source_files, uninstall
 from kernel_opt.main import COMMANDS
 
 COMMAND_SOURCE = SKILL_ROOT / "commands" / "kernel-opt-skill.md"

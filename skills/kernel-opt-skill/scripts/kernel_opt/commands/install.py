@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import ExitCode
-from kernel_opt.install import AGENT_LAYOUT, install, resolve_target
+from kernel_opt.install.skill import AGENT_LAYOUT, install, resolve_target
 
 PROG = "install.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]

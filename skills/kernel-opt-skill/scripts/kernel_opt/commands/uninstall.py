@@ -22,7 +22,7 @@ import sys
 from kernel_opt.commands.install import add_target_arguments, target_from
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import ExitCode
-from kernel_opt.install import uninstall
+from kernel_opt.install.skill import uninstall
 
 PROG = "uninstall.py"
 

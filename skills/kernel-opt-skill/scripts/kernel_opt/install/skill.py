@@ -35,7 +35,7 @@ Scope = Literal["user", "project"]
 Mode = Literal["copy", "link"]
 
 SKILL_NAME = "kernel-opt-skill"
-SKILL_ROOT = Path(__file__).resolve().parents[2]  # skills/kernel-opt-skill (or an installed copy)
+SKILL_ROOT = Path(__file__).resolve().parents[3]  # skills/kernel-opt-skill (or an installed copy)
 COMMAND_SOURCE = Path("commands") / f"{SKILL_NAME}.md"  # inside the skill folder, so copies carry it
 MANIFEST_NAME = f".{SKILL_NAME}.install.json"  # hidden: neither agent reads dotfiles as skills
 MANIFEST_TOOL = "kernel-opt install"
