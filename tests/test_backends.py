@@ -264,6 +264,7 @@ def test_the_experience_log_accepts_a_registered_backend_and_its_aliases(toy_bac
 
 def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
     from kernel_opt.profile import classify
+    from kernel_opt.profile.advice import advice_for
     from kernel_opt.profile.ncu.metrics import KernelMetrics
     from kernel_opt.profile.suggestions import suggest
 
@@ -277,12 +278,13 @@ def test_suggestions_come_from_each_backend_with_a_guide(toy_backend):
     assert suggest(result, metrics, ("modelnew",), "9.0") == suggestions[:4]
     assert [s.strategy for s in suggestions[:2]] == ["single_pass", "fuse_kernels"]  # DRAM at its peak
     assert suggestions[0].link == "experience/cuda/CUDA.md#single_pass-fewer-bytes-when-dram-is-at-peak"
-    assert all(s.link.startswith(registry.get(s.guide).guide + "#") for s in suggestions)
+    assert all(s.link.startswith(advice_for(s.guide).guide + "#") for s in suggestions)
 
 
 def test_a_modelnew_follows_the_guide_of_the_kernels_it_defines(tmp_path):
     """A Triton ModelNew is profiled and advised from Triton's guide and records; load_inline or libraries: CUDA's."""
-    modelnew = registry.get("modelnew")
+    from kernel_opt.profile.advice import guide_backend
+
     header, model = "import torch.nn as nn\n", "\nclass ModelNew(nn.Module): pass\n"
     files = {
         "triton_kernels.py": header + "import triton\n\n@triton.jit\ndef k(x): pass\n" + model,
@@ -295,11 +297,11 @@ def test_a_modelnew_follows_the_guide_of_the_kernels_it_defines(tmp_path):
     guides = {}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-        guides[name] = modelnew.guide_backend(tmp_path / name)
+        guides[name] = guide_backend("modelnew", tmp_path / name)
     assert guides == {"triton_kernels.py": "triton", "bare_jit.py": "triton", "load_inline.py": "cuda",
                       "library_only.py": "cuda"}
-    assert modelnew.guide_backend(tmp_path / "missing.py") == "cuda"
-    assert registry.get("triton").guide_backend(tmp_path / "triton_kernels.py") == "triton"
+    assert guide_backend("modelnew", tmp_path / "missing.py") == "cuda"
+    assert guide_backend("triton", tmp_path / "triton_kernels.py") == "triton"
 
 
 def test_a_guide_is_whatever_the_backend_names(toy_backend, tmp_path, monkeypatch):
@@ -307,9 +309,16 @@ def test_a_guide_is_whatever_the_backend_names(toy_backend, tmp_path, monkeypatc
 
     with pytest.raises(UsageError, match="the torch_ops backend has no optimization guide"):
         guides.guide_link("torch_ops", "single_pass")
+    from kernel_opt.profile.advice import StrategyAdvice
+
     guide = tmp_path / "TORCH_OPS.md"
     guide.write_text("# torch ops\n\n## `fuse_ops` (one kernel instead of three)\n")
-    monkeypatch.setattr(TorchOpsBackend, "guide", str(guide))  # an absolute path: SKILL_ROOT / it is itself
+
+    class ToyAdvice(StrategyAdvice):
+        pass
+
+    ToyAdvice.guide = str(guide)  # an absolute path: SKILL_ROOT / it is itself
+    monkeypatch.setattr(guides, "advice_for", lambda name: ToyAdvice())
     guides.guide_anchors.cache_clear()
     try:
         assert guides.guide_link("torch_ops", "fuse_ops") == f"{guide}#fuse_ops-one-kernel-instead-of-three"

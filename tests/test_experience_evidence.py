@@ -198,7 +198,7 @@ def test_record_json_is_plain(tmp_path):
     ("from torch.utils.cpp_extension import load_inline\n\nclass ModelNew: pass\n", "cuda"),
 ])
 def test_a_model_new_is_filed_under_the_kernels_it_defines(tmp_path, source, backend):
-    """evaluate asks recommend about a Triton ModelNew as Triton (Backend.guide_backend): its records say triton."""
+    """evaluate asks recommend about a Triton ModelNew as Triton (advice.guide_backend): its records say triton."""
     _, v3 = _run(tmp_path)
     correctness = json.loads((v3 / "correctness.json").read_text())
     write_json(v3 / "correctness.json", {**correctness, "backend": "modelnew", "solution": "/on/the/gpu/host/v3/v3.py"})

@@ -46,11 +46,11 @@ def test_compute_bound_without_tensor_cores_points_at_them():
 
 def test_every_strategy_the_classifier_names_is_a_heading_in_its_guide():
     from kernel_opt.backends.cuda import suggestions as cuda_suggestions
-    from kernel_opt.solution import registry
+    from kernel_opt.profile.advice import advice_for
 
     named = {"cuda": set(), "triton": set()}
     for guide in named:
-        backend = registry.get(guide)
+        backend = advice_for(guide)
         for strategies in backend.default_strategies.values():
             named[guide].update(strategies)
         named[guide].update(s for group in backend.roof_strategies.values() for s in group)

@@ -130,7 +130,7 @@ def test_eval_times_the_pairs_and_writes_its_table(tmp_path):
 
 @pytest.mark.ncu
 def test_a_triton_model_new_is_profiled_with_the_triton_guide(tmp_path):
-    """A ModelNew whose kernels are Triton's is advised from the Triton guide (Backend.guide_backend)."""
+    """A ModelNew whose kernels are Triton's is advised from the Triton guide (profile.advice.guide_backend)."""
     from kernel_opt.commands.ncu_profile import main as profile_main
 
     code = profile_main([str(SOLUTIONS / "23_Softmax.py"), "--ref", str(PROBLEMS / "23_Softmax.py"),

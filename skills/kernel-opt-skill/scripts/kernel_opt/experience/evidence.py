@@ -206,11 +206,12 @@ def _read_correctness(evidence: VersionEvidence, version_dir: Path) -> None:
 
 def _guide_backend(backend: str | None, solution: str | None, version_dir: Path) -> str | None:
     """A ModelNew's record is filed under the kernels it defines (Triton's or CUDA's), as evaluate queries them."""
+    from kernel_opt.profile.advice import guide_backend
     from kernel_opt.solution import registry
 
     if backend is None or backend not in registry.names() or not solution:
         return backend
-    return registry.get(backend).guide_backend(version_dir / Path(solution).name)
+    return guide_backend(backend, version_dir / Path(solution).name)
 
 
 def _read_benchmark(evidence: VersionEvidence, version_dir: Path) -> None:

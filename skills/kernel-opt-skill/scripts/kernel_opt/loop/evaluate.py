@@ -70,6 +70,7 @@ from kernel_opt.measure.ceilings import load_or_measure
 from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
+from kernel_opt.profile.advice import guide_backend
 from kernel_opt.profile.ncu.collection import NO_KERNELS_PROFILED
 from kernel_opt.profile.ncu_summary import profile_summary
 from kernel_opt.profile.profiler import PROG as PROFILE_PROG
@@ -535,7 +536,7 @@ def _recommend_step(evaluation: Evaluation) -> None:
     best = best_so_far(list_versions(evaluation.out, evaluation.run)) or evaluation.version
     chip = best.gpu_name or evaluation.version.gpu_name
     # the guide the best version's kernels follow: a Triton ModelNew's records are Triton's
-    backend = registry.get(evaluation.run.backend).guide_backend(Path(best.solution))
+    backend = guide_backend(evaluation.run.backend, Path(best.solution))
     request = RecommendRequest(kernel=evaluation.run.kernel_name, backend=backend, chip=chip,
                                bottleneck=best.bottleneck, limit=RECOMMENDATIONS_SHOWN)
 

@@ -2,7 +2,7 @@
 
 A suggestion names a strategy or a label; its link is the guide's path from the skill root with
 the anchor GitHub gives the heading that names it, read from the guide itself so the link stays
-right when a heading's wording changes. Each backend names its guide (`Backend.guide`).
+right when a heading's wording changes. Each backend's advice names its guide (`StrategyAdvice.guide`).
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from kernel_opt.core.errors import UsageError
+from kernel_opt.profile.advice import advice_for
+
 SKILL_ROOT = Path(__file__).resolve().parents[3]  # skills/kernel-opt-skill/
 
 
 def guide_path(backend: str) -> str:
     """The backend's guide, relative to the skill root: 'experience/cuda/CUDA.md' for cuda."""
-    from kernel_opt.core.errors import UsageError
-    from kernel_opt.solution import registry
-
-    guide = registry.get(backend).guide
+    guide = advice_for(backend).guide
     if guide is None:
         raise UsageError(f"the {backend} backend has no optimization guide to link to")
     return guide

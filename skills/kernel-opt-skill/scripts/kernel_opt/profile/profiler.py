@@ -20,6 +20,7 @@ from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
 from kernel_opt.core.files import read_json
 from kernel_opt.env.device import gpu_capability_if_any
+from kernel_opt.profile.advice import guide_backend
 from kernel_opt.profile.design import load_static_opcodes
 from kernel_opt.profile.ncu import collection as ncu_collection
 from kernel_opt.profile.ncu import reading
@@ -90,7 +91,7 @@ def profile_solution(request: ProfileRequest) -> NcuSummary:
         backend = registry.detect(solution, request.backend)
         baseline = _read_baseline(request.baseline)
         report_path, ncu_path, collection = _profile(request, backend, solution, reference)
-        backends = (registry.get(backend).guide_backend(solution),)  # a Triton ModelNew: Triton's guide
+        backends = (guide_backend(backend, solution),)  # a Triton ModelNew: Triton's guide
     profile = reading.read_profile(report_path, ncu_path)
     collection.reader = profile.reader
     # static_analysis.py's output in the same folder, when present: the SASS the verdict reads

@@ -3,8 +3,8 @@
 A suggestion names a strategy (a heading in a backend's guide, e.g. experience/cuda/CUDA.md)
 and says why it applies: first what the evidence singles out (a small grid, a math pipe at its
 roof, then the backend's own reading of the findings, stalls and design), then the label's
-defaults. Each backend owns its strategy names (kernel_opt.backends: `default_strategies`,
-`roof_strategies`, `specific_strategies`); this module only orders them.
+defaults. Each backend owns its strategy names (its folder's `ADVICE`, profile/advice.py:
+`default_strategies`, `roof_strategies`, `specific_strategies`); this module only orders them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kernel_opt.profile.advice import advice_for
 from kernel_opt.profile.classify import Classification
 from kernel_opt.profile.guides import guide_link
 from kernel_opt.profile.ncu.metrics import KernelMetrics
@@ -35,9 +36,9 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
     """The guide sections to read next: specific evidence first, then the label's defaults.
 
     `backends` names the guides to draw from (None: every registered backend with a guide). What
-    the kernel's design already shows (the backend's `strategies_in_place`: cuDNN's flash kernel is
+    the kernel's design already shows (the advice's `strategies_in_place`: cuDNN's flash kernel is
     warp-specialized already) is never suggested. A
-    kernel whose busiest math pipe is at its roof gets what still helps there (the backend's
+    kernel whose busiest math pipe is at its roof gets what still helps there (the advice's
     `roof_strategies`) instead of the compute_bound defaults, which would tell a kernel at the
     tensor roof to use tensor cores.
     """
@@ -45,32 +46,32 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
     label = classification.label
     if label is None:
         return suggestions
-    named = registry.backends() if backends is None else [registry.get(name) for name in backends]
-    # A backend that follows another's guide (Backend.strategies_from) gets that backend's suggestions, once.
-    chosen = list({id(b): b for b in (registry.get(b.strategies_from) if b.strategies_from else b
-                                      for b in named)}.values())
+    named = registry.names() if backends is None else [registry.get(name).name for name in backends]
+    # A backend that follows another's guide (StrategyAdvice.strategies_from) gets that backend's suggestions, once.
+    guides = list(dict.fromkeys(registry.get(advice_for(name).strategies_from or name).name for name in named))
     pipes = classification.pipes
     at_roof = label == "compute_bound" and pipes.at_roof
-    for backend in chosen:
-        if backend.guide is None:
+    for guide in guides:
+        advice = advice_for(guide)
+        if advice.guide is None:
             continue
         picked: list[tuple[str, str]] = []
-        in_place = backend.strategies_in_place(classification)
+        in_place = advice.strategies_in_place(classification)
 
         def add(name: str, why: str, picked: list[tuple[str, str]] = picked, in_place: set[str] = in_place) -> None:
             if name not in in_place and name not in [item[0] for item in picked]:
                 picked.append((name, why))
 
         if classification.small_grid:  # an idle GPU comes first: no per-SM tuning fixes missing blocks
-            for name in backend.default_strategies["small_grid"]:
+            for name in advice.default_strategies["small_grid"]:
                 add(name, "small_grid: the grid cannot fill the GPU")
         if at_roof:
-            for name in backend.roof_strategies.get(pipes.busiest, ()):
+            for name in advice.roof_strategies.get(pipes.busiest, ()):
                 add(name, f"the {pipes.busiest} pipe is at its roof ({pipes.busiest_pct:.1f}%)")
-        for name, why in backend.specific_strategies(classification, metrics, compute_capability):
+        for name, why in advice.specific_strategies(classification, metrics, compute_capability):
             add(name, why)
-        for name in () if at_roof else backend.default_strategies.get(label, ()):
+        for name in () if at_roof else advice.default_strategies.get(label, ()):
             add(name, f"a {label} strategy")
         for name, why in picked[:MAX_SUGGESTIONS_PER_GUIDE]:
-            suggestions.append(Suggestion(backend.name, name, guide_link(backend.name, name), why))
+            suggestions.append(Suggestion(guide, name, guide_link(guide, name), why))
     return suggestions

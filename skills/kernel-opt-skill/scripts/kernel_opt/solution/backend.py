@@ -2,10 +2,11 @@
 
 A backend says which solution files are its own, prepares one for the child process (CUDA:
 an nvcc build and the parsed solve() signature), loads it there as a `Launcher` (a call with
-its arguments bound up front), analyses its compiled kernels without a GPU, and names the
-guide and the strategies that suit a bottleneck. The tools never compare backend names: they
-ask the backend (found by name in `kernel_opt.solution.registry`). The backends themselves are
-plugins, one folder each under `kernel_opt/backends/`, which nothing imports by name.
+its arguments bound up front), and analyses its compiled kernels without a GPU. The tools never
+compare backend names: they ask the backend (found by name in `kernel_opt.solution.registry`).
+The backends themselves are plugins, one folder each under `kernel_opt/backends/`, which nothing
+imports by name. What a backend's guide advises once a kernel is profiled is not part of this
+interface: its folder's `suggestions.py` provides it (profile/advice.py).
 
 A backend module must not import torch or triton at import time (`--help` works without
 them): heavy imports go inside the methods that need them.
@@ -135,14 +136,6 @@ class Backend(ABC):
     suffix: ClassVar[str]  # of a new version's file in a run folder: ".cu"
     contract: ClassVar[str]  # what a solution file must be, for help and detection errors
     aliases: ClassVar[tuple[str, ...]] = ()  # other spellings the experience log accepts: "cu", "nvcc"
-    guide: ClassVar[str | None] = None  # its strategy guide, relative to the skill root
-    # Strategy names (headings of the guide) per bottleneck label and "small_grid", in the order to try them.
-    default_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
-    # Math pipe ("tensor", "FMA", "ALU", "XU", "FP64") at its roof -> the strategies that still help there.
-    roof_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
-    # Another backend whose guide and strategies this one's solutions follow (a ModelNew's load_inline
-    # kernels are CUDA): profile suggestions are drawn from that backend instead.
-    strategies_from: ClassVar[str | None] = None
     runs_on_cpu: ClassVar[bool] = False  # a solution can run (and be checked) without a GPU
     cpu_interpreter: ClassVar[CpuInterpreter | None] = None  # ... and running there takes this interpreter
     builds_ahead: ClassVar[bool] = False  # it has a build step that can run alone (--compile-only)
@@ -205,21 +198,4 @@ class Backend(ABC):
 
     def source_warnings(self, solution: Path) -> list[str]:
         """What in the source will distort a benchmark, read before timing it."""
-        return []
-
-    def guide_backend(self, solution: Path) -> str:
-        """The backend whose guide and experience records fit this solution: strategies_from, else this one."""
-        return self.strategies_from or self.name
-
-    def strategies_in_place(self, classification: Any) -> set[str]:
-        """Strategies the kernel's design already shows (e.g. wgmma in its SASS): never suggested again."""
-        return set()
-
-    def specific_strategies(self, classification: Any, metrics: Any,
-                            compute_capability: str | None) -> list[tuple[str, str]]:
-        """(strategy, why) pairs that the profile's evidence points at, most specific first.
-
-        `classification` is a profile.classify.Classification and `metrics` its KernelMetrics;
-        they are not imported here because classify asks the registry for backends.
-        """
         return []

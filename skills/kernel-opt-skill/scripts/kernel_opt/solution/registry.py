@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import pkgutil
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from kernel_opt.core.errors import UsageError
@@ -92,6 +93,23 @@ def get(name: str, module: str | None = None) -> Backend:
     if backend is None:
         raise UsageError(f"unknown backend {name!r}", hint=f"use one of: {', '.join(names())}")
     return backend
+
+
+def backend_part(name: str, part: str) -> ModuleType | None:
+    """Module `part` of the folder backend `name` comes from (its `suggestions`, ...); None where it has none.
+
+    A backend is its folder: what it provides beyond the `Backend` interface (its strategy advice,
+    profile/advice.py) the stage that reads it finds here, by the module's name.
+    """
+    package = type(get(name)).__module__.rpartition(".")[0]
+    if not package:  # a backend defined in a module of its own, outside any folder
+        return None
+    module_name = f"{package}.{part}"
+    try:
+        found = importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):
+        found = False
+    return importlib.import_module(module_name) if found else None
 
 
 def request_fields(backend: Backend) -> dict[str, Any]:

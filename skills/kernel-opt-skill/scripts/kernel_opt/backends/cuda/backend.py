@@ -7,12 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.cuda.suggestions import (
-    DEFAULT_STRATEGIES,
-    ROOF_STRATEGIES,
-    cuda_strategies,
-    strategies_in_place,
-)
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
 from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, Launcher, Prepared
 from kernel_opt.solution.outline import DimParameter, SolutionDims
@@ -86,9 +80,6 @@ class CudaBackend(Backend):
     suffix = ".cu"
     contract = 'a .cu file with extern "C" void solve(...)'
     aliases = ("cu", "cuda_c", "cuda_cpp", "cuda_c++", "nvcc")
-    guide = "experience/cuda/CUDA.md"
-    default_strategies = DEFAULT_STRATEGIES
-    roof_strategies = ROOF_STRATEGIES
     builds_ahead = True
     gpu_only_reason = "a CUDA kernel runs only on an NVIDIA GPU"
 
@@ -162,12 +153,6 @@ class CudaBackend(Backend):
 
     def source_warnings(self, solution: Path) -> list[str]:
         return [SYNCHRONIZE_WARNING] if source_synchronizes(solution.read_text(errors="replace")) else []
-
-    def strategies_in_place(self, classification) -> set[str]:
-        return strategies_in_place(classification)
-
-    def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:
-        return cuda_strategies(classification, metrics, compute_capability)
 
 
 BACKEND = CudaBackend()

@@ -1,12 +1,14 @@
-"""Which sections of the CUDA guide (experience/cuda/CUDA.md) a profile's evidence points at.
+"""Which sections of the CUDA guide (experience/cuda/CUDA.md) a profile's evidence points at: the CUDA ADVICE.
 
-The names are the guide's headings (tests/test_classify.py checks that each one exists);
+The names are the guide's headings (tests/test_suggestions.py checks that each one exists);
 profile.suggestions.suggest() puts the evidence-driven ones first, then the label's defaults.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from kernel_opt.profile.advice import StrategyAdvice
 
 # Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
 DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
@@ -202,3 +204,18 @@ def _overlap_bound(classification: Any, compute_capability: str | None) -> list[
             picked.append((name, f"top stall {share.reason} ({share.share_pct:.0f}% of cycles) in an asynchronous "
                                  "pipeline"))
     return picked
+
+
+class CudaAdvice(StrategyAdvice):
+    guide = "experience/cuda/CUDA.md"
+    default_strategies = DEFAULT_STRATEGIES
+    roof_strategies = ROOF_STRATEGIES
+
+    def strategies_in_place(self, classification) -> set[str]:
+        return strategies_in_place(classification)
+
+    def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:
+        return cuda_strategies(classification, metrics, compute_capability)
+
+
+ADVICE = CudaAdvice()

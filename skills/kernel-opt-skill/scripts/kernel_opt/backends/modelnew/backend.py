@@ -18,10 +18,9 @@ from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, C
 
 _DEFINES_MODEL_NEW = re.compile(r"^class\s+ModelNew\b", re.MULTILINE)
 # Source that builds CUDA code of its own: it cannot run without an NVIDIA GPU.
-_BUILDS_CUDA = re.compile(r"\bcuda_sources\b|\bload_inline\b|\bcpp_extension\b|__global__")
+BUILDS_CUDA = re.compile(r"\bcuda_sources\b|\bload_inline\b|\bcpp_extension\b|__global__")
 # Source that defines a kernel of its own (CUDA through an extension, raw CUDA, Triton); without any,
 # the ModelNew only calls libraries (torch ops, cuBLAS, cuDNN).
-_TRITON_KERNEL = re.compile(r"\btriton\.jit\b|^\s*@\s*jit\b", re.MULTILINE)
 _OWN_KERNEL = re.compile(r"\bload_inline\b|\bcpp_extension\b|__global__|\btriton\.jit\b|@\s*jit\b|\bRawKernel\b")
 EXTENSIONS_DIR = "torch_extensions"
 
@@ -46,8 +45,6 @@ class ModelNewBackend(Backend):
     suffix = ".py"
     contract = "a .py that defines class ModelNew (KernelBench's format), checked against a KernelBench problem file"
     aliases = ("kernelbench", "model_new")
-    # KernelBench's solutions are mostly CUDA through load_inline: the CUDA guide's strategies apply.
-    strategies_from = "cuda"
     runs_on_cpu = True  # pure-torch and Triton ModelNews run there; prepare() refuses CUDA extensions
     cpu_interpreter = INTERPRETER
     gpu_only_reason = "a ModelNew that builds CUDA code runs only on an NVIDIA GPU"
@@ -57,14 +54,6 @@ class ModelNewBackend(Backend):
         """A .py that defines class ModelNew at top level."""
         return solution.suffix == ".py" and source is not None and bool(_DEFINES_MODEL_NEW.search(source))
 
-    def guide_backend(self, solution: Path) -> str:
-        """Triton's guide for a ModelNew whose kernels are Triton's, else CUDA's (load_inline kernels, libraries)."""
-        try:
-            source = solution.read_text(errors="replace")
-        except OSError:
-            return "cuda"
-        return "triton" if _TRITON_KERNEL.search(source) and not _BUILDS_CUDA.search(source) else "cuda"
-
     def prepare(self, solution: Path, device: str, build_dir: Path, options: BuildOptions,
                 notes: list[str]) -> Prepared:
         """Nothing is built here: load_inline builds when the child imports the file, under build_dir."""
@@ -72,7 +61,7 @@ class ModelNewBackend(Backend):
             raise UsageError("--nvcc-flags applies to .cu solutions; a ModelNew passes its flags to load_inline "
                              "(extra_cuda_cflags) itself")
         source = solution.read_text(errors="replace")
-        if device != "cuda" and _BUILDS_CUDA.search(source):
+        if device != "cuda" and BUILDS_CUDA.search(source):
             raise EnvironmentFault(
                 f"{solution.name} builds CUDA code (load_inline / cpp_extension), which runs only on an NVIDIA GPU, "
                 "and this run is on the CPU (no GPU, or --device cpu); run this command on a GPU machine",
@@ -99,7 +88,7 @@ class ModelNewBackend(Backend):
             source = solution.read_text(errors="replace")
         except OSError:
             return None  # analyze() says what is wrong with the file
-        if _BUILDS_CUDA.search(source):
+        if BUILDS_CUDA.search(source):
             return ("static analysis is not available for a ModelNew that builds CUDA with load_inline: its kernels "
                     "exist only once the file runs (ncu_profile.py's report covers every kernel a call launches)")
         return None

@@ -6,12 +6,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.backends.triton.suggestions import (
-    DEFAULT_STRATEGIES,
-    ROOF_STRATEGIES,
-    strategies_in_place,
-    triton_strategies,
-)
 from kernel_opt.core.errors import UsageError
 from kernel_opt.solution.backend import AnalysisInputs, Backend, CpuInterpreter, Launcher
 from kernel_opt.solution.outline import SolutionDims, outline_module
@@ -35,9 +29,6 @@ class TritonBackend(Backend):
     suffix = ".py"
     contract = "a .py that defines run_kernel(**kwargs)"
     aliases = ("tl", "triton_lang", "openai_triton")
-    guide = "experience/triton/TRITON.md"
-    default_strategies = DEFAULT_STRATEGIES
-    roof_strategies = ROOF_STRATEGIES
     runs_on_cpu = True
     cpu_interpreter = INTERPRETER
     static_analysis_needs_inputs = True
@@ -79,12 +70,6 @@ class TritonBackend(Backend):
             raise UsageError("--nvcc-flags applies to CUDA solutions only")
         return analyze_triton(request.solution, request.reference, request.dims, request.build_dir,
                               compile_target(request.options.arch))
-
-    def strategies_in_place(self, classification) -> set[str]:
-        return strategies_in_place(classification)
-
-    def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:
-        return triton_strategies(classification)
 
 
 BACKEND = TritonBackend()

@@ -1,6 +1,6 @@
-"""Which sections of the Triton guide (experience/triton/TRITON.md) a profile's evidence points at.
+"""Which sections of the Triton guide (experience/triton/TRITON.md) a profile's evidence points at: the Triton ADVICE.
 
-The names are the guide's headings (tests/test_classify.py checks that each one exists);
+The names are the guide's headings (tests/test_suggestions.py checks that each one exists);
 profile.suggestions.suggest() puts the evidence-driven ones first, then the label's defaults.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel_opt.profile.advice import StrategyAdvice
 from kernel_opt.profile.thresholds import threshold
 
 # Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
@@ -103,3 +104,18 @@ def triton_strategies(classification: Any) -> list[tuple[str, str]]:
         if "short_kernel" in keys:
             picked.append(("launch_overhead", "the kernel is only a few microseconds long"))
     return picked
+
+
+class TritonAdvice(StrategyAdvice):
+    guide = "experience/triton/TRITON.md"
+    default_strategies = DEFAULT_STRATEGIES
+    roof_strategies = ROOF_STRATEGIES
+
+    def strategies_in_place(self, classification) -> set[str]:
+        return strategies_in_place(classification)
+
+    def specific_strategies(self, classification, metrics, compute_capability) -> list[tuple[str, str]]:
+        return triton_strategies(classification)
+
+
+ADVICE = TritonAdvice()

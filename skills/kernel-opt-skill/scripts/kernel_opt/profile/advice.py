@@ -1,0 +1,68 @@
+"""Strategy advice: what a backend's guide says to try once a kernel is classified.
+
+A backend folder provides it as `ADVICE`, an instance of `StrategyAdvice`, in its own
+`suggestions.py` (backends/cuda/suggestions.py, ...); it is found through the registry by that
+module's name, so this layer imports no backend. A backend without one has no guide and adds no
+suggestions. profile/suggestions.py orders what the advice says; profile/guides.py links it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from kernel_opt.core.errors import UsageError
+from kernel_opt.solution import registry
+
+if TYPE_CHECKING:  # annotations only: classify and the metrics are what the advice reads
+    from kernel_opt.profile.classify import Classification
+    from kernel_opt.profile.ncu.metrics import KernelMetrics
+
+ADVICE_MODULE = "suggestions"  # the module of a backend's folder that defines it
+ADVICE_ATTRIBUTE = "ADVICE"
+
+
+class StrategyAdvice:
+    """A backend's guide and the strategies (the guide's headings) it suggests, per label and per evidence."""
+
+    guide: ClassVar[str | None] = None  # the strategy guide, relative to the skill root
+    # Strategy names per bottleneck label and "small_grid", in the order to try them.
+    default_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # Math pipe ("tensor", "FMA", "ALU", "XU", "FP64") at its roof -> the strategies that still help there.
+    roof_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # Another backend whose guide and strategies this one's solutions follow (a ModelNew's load_inline
+    # kernels are CUDA): suggestions are drawn from that backend instead.
+    strategies_from: ClassVar[str | None] = None
+
+    def guide_for(self, solution: Path) -> str | None:
+        """The backend whose guide and experience records fit this solution; None: strategies_from, else this one."""
+        return self.strategies_from
+
+    def strategies_in_place(self, classification: Classification) -> set[str]:
+        """Strategies the kernel's design already shows (e.g. wgmma in its SASS): never suggested again."""
+        return set()
+
+    def specific_strategies(self, classification: Classification, metrics: KernelMetrics,
+                            compute_capability: str | None) -> list[tuple[str, str]]:
+        """(strategy, why) pairs that the profile's evidence points at, most specific first."""
+        return []
+
+
+NO_ADVICE = StrategyAdvice()
+
+
+def advice_for(backend: str) -> StrategyAdvice:
+    """The strategy advice of the backend called `backend`; NO_ADVICE where its folder provides none."""
+    module = registry.backend_part(backend, ADVICE_MODULE)
+    advice = getattr(module, ADVICE_ATTRIBUTE, None)
+    if advice is None:
+        return NO_ADVICE
+    if not isinstance(advice, StrategyAdvice):
+        raise UsageError(f"{module.__name__}.{ADVICE_ATTRIBUTE} is not a kernel_opt StrategyAdvice")
+    return advice
+
+
+def guide_backend(backend: str, solution: Path) -> str:
+    """The backend whose guide and experience records fit this solution: what its advice says, else its own."""
+    return advice_for(backend).guide_for(solution) or backend
