@@ -64,7 +64,7 @@ def test_prepare_refuses_cuda_extensions_without_a_gpu_and_nvcc_flags_always(tmp
         BACKEND.prepare(ADVERSARIAL / "build_error.py", "cpu", tmp_path, BuildOptions(), [])
     assert caught.value.exit_code == 4 and caught.value.kind == "no_gpu"
     with pytest.raises(UsageError, match="--nvcc-flags applies to .cu solutions"):
-        BACKEND.prepare(SOLUTIONS / "3_Sum_reduction.py", "cuda", tmp_path, BuildOptions(nvcc_flags="-O3"), [])
+        BACKEND.prepare(SOLUTIONS / "3_Sum_reduction.py", "cuda", tmp_path, BuildOptions(compiler_flags="-O3"), [])
     prepared = BACKEND.prepare(SOLUTIONS / "3_Sum_reduction.py", "cuda", tmp_path, BuildOptions(arch="sm_90a"), [])
     assert prepared.request == {"extensions_dir": str((tmp_path / "torch_extensions").resolve()),
                                 "cuda_arch_list": "9.0a"}

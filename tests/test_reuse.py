@@ -61,7 +61,7 @@ def test_an_edit_since_the_check_is_another_subject(files, tmp_path):
     solution.write_text("def run_kernel(x, out): pass  # edited after the check\n")
     report, reason = reusable_check(record, check_subject(solution, reference, BuildOptions()), {"N": 64})
     assert report is None and "solution_sha256 differ" in reason
-    other_build = check_subject(solution, reference, BuildOptions(nvcc_flags="--use_fast_math"))
+    other_build = check_subject(solution, reference, BuildOptions(compiler_flags="--use_fast_math"))
     assert "nvcc_flags" in reusable_check(record, other_build, {"N": 64})[1]
 
 

@@ -23,7 +23,7 @@ from kernel_opt.solution.backend import BuildOptions
 def check_subject(solution: Path, reference: Path, build: BuildOptions) -> dict[str, Any]:
     """What a correctness verdict is about: the two files' contents and the build options."""
     return {"solution_sha256": file_sha256(solution), "reference_sha256": file_sha256(reference),
-            "arch": build.arch, "nvcc_flags": build.nvcc_flags}
+            "arch": build.arch, "nvcc_flags": build.compiler_flags}
 
 
 def reusable_check(record_path: Path, subject: dict[str, Any], dims: dict[str, Any],

@@ -35,7 +35,7 @@ class RunRecord:
     """OUT/run.json: what every command of the run needs to know, written once by `init`."""
 
     kernel_name: str  # the operation, e.g. "softmax": the experience log's --kernel
-    backend: str  # "cuda" or "triton"
+    backend: str  # a registered backend's name: "cuda", "triton", "modelnew", ...
     solution_pattern: str  # where version n's source lives, relative to OUT: "v{n}/v{n}.cu"
     reference_file: str  # relative to OUT
     dims: dict[str, Any]  # the --NAME=VALUE problem sizes passed to every tool

@@ -185,10 +185,11 @@ def _solution_of(out: Path, number: int, run: RunRecord | None) -> Path:
     if run is not None:
         return run.solution_path(out, number)
     folder = out / f"v{number}"
-    for suffix in (".cu", ".py"):
+    suffixes = list(dict.fromkeys(backend.suffix for backend in registry.backends()))  # .cu, .py, ...
+    for suffix in suffixes:
         if (folder / f"v{number}{suffix}").is_file():
             return folder / f"v{number}{suffix}"
-    return folder / f"v{number}.cu"
+    return folder / f"v{number}{suffixes[0]}"  # nothing there yet: the first backend's suffix
 
 
 def read_version(out: Path, number: int, run: RunRecord | None = None) -> VersionState:

@@ -30,16 +30,21 @@ if TYPE_CHECKING:  # annotations only: the records live with the code that compu
 
 @dataclass
 class BuildOptions:
-    """How to build a solution that has a build step (CUDA: the nvcc target and extra flags)."""
+    """How to build a solution that has a build step: the target architecture and extra compiler flags.
+
+    Each backend reads them its own way (CUDA: nvcc's -arch and flags; a backend without a
+    compiler of its own refuses flags). The command line keeps the names it has always had,
+    --arch and --nvcc-flags, and records keep `nvcc_flags`.
+    """
 
     arch: str = "auto"
-    nvcc_flags: str = ""
+    compiler_flags: str = ""  # one string, split like a shell line by the backend that compiles
 
     def arguments(self) -> list[str]:
         """--arch / --nvcc-flags as the tools take them, only where they differ from the default."""
         arguments = [] if self.arch == "auto" else ["--arch", self.arch]
-        if self.nvcc_flags:
-            arguments.append(f"--nvcc-flags={self.nvcc_flags}")  # "=" form: the value starts with "-"
+        if self.compiler_flags:
+            arguments.append(f"--nvcc-flags={self.compiler_flags}")  # "=" form: the value starts with "-"
         return arguments
 
 

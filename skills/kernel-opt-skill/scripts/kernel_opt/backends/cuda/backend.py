@@ -102,7 +102,7 @@ class CudaBackend(Backend):
             arch = auto_target(gpu_arch() if device == "cuda" else DEFAULT_ARCH_WITHOUT_GPU)
             if device != "cuda":
                 notes.append(f"no GPU to read the architecture from: compiled for {arch} (choose with --arch)")
-        build = build_shared_library(solution, build_dir, arch, shlex.split(options.nvcc_flags))
+        build = build_shared_library(solution, build_dir, arch, shlex.split(options.compiler_flags))
         record = build.to_dict()
         record["signature"] = [p.describe() for p in signature.parameters]
         return Prepared(request={"library": build.library.as_posix(), "signature": signature.to_dict(),
@@ -149,7 +149,7 @@ class CudaBackend(Backend):
         arch = request.options.arch
         if arch == "auto":
             arch = auto_target(gpu_arch_if_any() or DEFAULT_ARCH_WITHOUT_GPU)
-        return analyze_cuda(request.solution, request.build_dir, arch, shlex.split(request.options.nvcc_flags))
+        return analyze_cuda(request.solution, request.build_dir, arch, shlex.split(request.options.compiler_flags))
 
     def source_warnings(self, solution: Path) -> list[str]:
         return [SYNCHRONIZE_WARNING] if source_synchronizes(solution.read_text(errors="replace")) else []

@@ -57,7 +57,7 @@ class ModelNewBackend(Backend):
     def prepare(self, solution: Path, device: str, build_dir: Path, options: BuildOptions,
                 notes: list[str]) -> Prepared:
         """Nothing is built here: load_inline builds when the child imports the file, under build_dir."""
-        if options.nvcc_flags:
+        if options.compiler_flags:
             raise UsageError("--nvcc-flags applies to .cu solutions; a ModelNew passes its flags to load_inline "
                              "(extra_cuda_cflags) itself")
         source = solution.read_text(errors="replace")
@@ -102,7 +102,7 @@ class ModelNewBackend(Backend):
             raise UsageError(reason, hint="profile it with ncu_profile.py")
         if request.reference is None:
             raise UsageError("static analysis of a ModelNew needs its KernelBench problem file: pass --ref problem.py")
-        if request.options.nvcc_flags:
+        if request.options.compiler_flags:
             raise UsageError("--nvcc-flags applies to .cu solutions")
         return analyze_model_new(request.solution, request.reference, request.dims, request.build_dir,
                                  compile_target(request.options.arch))

@@ -66,7 +66,7 @@ class TritonBackend(Backend):
         from kernel_opt.backends.triton.compile_only import compile_target
         from kernel_opt.backends.triton.static_analysis import analyze_triton
 
-        if request.options.nvcc_flags:
+        if request.options.compiler_flags:
             raise UsageError("--nvcc-flags applies to CUDA solutions only")
         return analyze_triton(request.solution, request.reference, request.dims, request.build_dir,
                               compile_target(request.options.arch))
