@@ -4,8 +4,8 @@ Built-in backends are the subpackages of `kernel_opt.backends` that have a `back
 defining `BACKEND` (an instance of `solution.backend.Backend`); they are found by scanning that
 folder and imported by name with importlib the first time the registry is asked anything, so
 adding one is adding its folder, and no module below the backends imports one. Any other
-backend (a plugin, a test's toy) is registered with `register(BACKEND)` from a module that
-defines `BACKEND` the same way.
+backend (a plugin outside this package, like the tests' toy) is a module that defines `BACKEND`
+the same way, registered with one line: `register_module("its_package.backend")`.
 
 Solutions run in a child process, which has a registry of its own. For a backend that is not
 built in, `request_fields` puts its module's name in the request (`backend_module`), and the
@@ -42,10 +42,11 @@ def _load_built_ins() -> None:
     for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
         module_name = f"{_BUILT_IN_PREFIX}{module_info.name}.backend"
         if module_info.ispkg and importlib.util.find_spec(module_name) is not None:
-            _register_module(module_name)
+            register_module(module_name)
 
 
-def _register_module(module_name: str) -> Backend:
+def register_module(module_name: str) -> Backend:
+    """Import a backend's module and register its `BACKEND`: the one line a backend outside kernel_opt takes."""
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -88,7 +89,7 @@ def get(name: str, module: str | None = None) -> Backend:
     """The backend called `name`; `module` is imported first when it is not registered yet (the child's case)."""
     _load_built_ins()
     if name not in _registered and module:
-        _register_module(module)
+        register_module(module)
     backend = _registered.get(name)
     if backend is None:
         raise UsageError(f"unknown backend {name!r}", hint=f"use one of: {', '.join(names())}")
