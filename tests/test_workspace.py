@@ -22,7 +22,7 @@ from kernel_opt.core.errors import EnvironmentFault, SolutionError
 from kernel_opt.experience.ranking import Match, Query, Recommendation, RecommendationResult
 from kernel_opt.experience.records import ExperienceRecord
 from kernel_opt.experience.store import Entry
-from kernel_opt.loop import check_steps, evaluate, final_report, measure_steps, recommend_step
+from kernel_opt.loop import check_steps, evaluate, final_report, final_report_sections, measure_steps, recommend_step
 from kernel_opt.loop.records import EvaluationRecord, RunRecord, StepResult
 from kernel_opt.loop.workspace import conclude_evaluation, read_run, run_status
 from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
@@ -323,7 +323,7 @@ def test_going_past_the_target_is_named_in_the_final_reports_stop_reason(tmp_pat
     assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
     write_version(out, 1, median_us=38.0, ncu_fixture="memory_streaming", against="v0", speedup=40 / 38,
                   ci=(1.04, 1.06), verdict="success", target_percent=50.0)
-    reason = final_report._stop_reason(out, read_run(out), run_status(out).best)
+    reason = final_report_sections.stop_reason(out, read_run(out), run_status(out).best)
     assert reason.startswith("budget spent: 1 of 1 iteration(s) used; the target 50% was reached earlier")
     assert "(--ignore-target from v1)" in reason and "best: v1 at" in reason
 
