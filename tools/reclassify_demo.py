@@ -55,7 +55,9 @@ from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.records import REPROFILE_DIR  # noqa: E402
 from kernel_opt.profile.classify import summarize  # noqa: E402
 from kernel_opt.profile.design import load_static_opcodes  # noqa: E402
-from kernel_opt.profile.ncu.metrics import CANONICAL_FIELDS, KernelMetrics, RawMetric, metrics_from_raw  # noqa: E402
+from kernel_opt.profile.ncu.metric_aliases import CANONICAL_FIELDS  # noqa: E402
+from kernel_opt.profile.ncu.metrics import KernelMetrics, metrics_from_raw  # noqa: E402
+from kernel_opt.profile.ncu.raw_metrics import RawMetric  # noqa: E402
 from kernel_opt.profile.suggestions import suggest  # noqa: E402
 
 DEMO = REPO / "demo"
