@@ -43,15 +43,8 @@ from kernel_opt.loop.measure_steps import (
 from kernel_opt.loop.recommend_step import recommend_step
 from kernel_opt.loop.records import EvaluationRecord
 from kernel_opt.loop.step_summaries import compile_line
-from kernel_opt.loop.workspace import (
-    VersionState,
-    best_measured,
-    check_can_evaluate,
-    conclude_evaluation,
-    list_versions,
-    read_run,
-    write_evaluation,
-)
+from kernel_opt.loop.versions import VersionState, best_measured, list_versions
+from kernel_opt.loop.workspace import check_can_evaluate, conclude_evaluation, read_run, write_evaluation
 
 EVALUATE_LOG = "evaluate.log"
 # Each iteration is judged against the best version (interleaved), not against PyTorch; the

@@ -18,7 +18,7 @@ from typing import Any
 from kernel_opt.core.errors import ExitCode, KernelOptError
 from kernel_opt.loop.records import STEP_STATUS_BY_EXIT_CODE, RunRecord, StepResult
 from kernel_opt.loop.step_summaries import SUMMARY_CHARS
-from kernel_opt.loop.workspace import VersionState
+from kernel_opt.loop.versions import VersionState
 from kernel_opt.profile.sass import StaticReport
 
 

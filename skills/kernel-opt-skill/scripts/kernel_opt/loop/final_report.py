@@ -30,7 +30,7 @@ from kernel_opt.loop.final_report_sections import (
 )
 from kernel_opt.loop.final_report_versions import VersionRow, outcome, version_row
 from kernel_opt.loop.records import read_run_record
-from kernel_opt.loop.workspace import best_measured, list_versions
+from kernel_opt.loop.versions import best_measured, list_versions
 
 
 @dataclass

@@ -11,7 +11,8 @@ from kernel_opt.core.files import read_json
 from kernel_opt.loop.behind_pytorch import pipes_taking_turns
 from kernel_opt.loop.final_report_versions import NOT_MEASURED
 from kernel_opt.loop.records import RunRecord, read_benchmark, read_profile
-from kernel_opt.loop.workspace import VersionState, run_status
+from kernel_opt.loop.versions import VersionState
+from kernel_opt.loop.workspace import run_status
 from kernel_opt.profile.records import NcuSummary
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
 

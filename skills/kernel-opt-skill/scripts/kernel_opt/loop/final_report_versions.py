@@ -10,7 +10,8 @@ from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.files import read_json
 from kernel_opt.loop.hypothesis import check_hypothesis
 from kernel_opt.loop.records import read_benchmark, read_correctness, read_profile
-from kernel_opt.loop.workspace import HYPOTHESIS_FILE, VersionState
+from kernel_opt.loop.versions import VersionState
+from kernel_opt.loop.workspace import HYPOTHESIS_FILE
 from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.profile.records import NcuSummary
 

@@ -10,7 +10,7 @@ from kernel_opt.core.render import render
 from kernel_opt.experience.ranking import RecommendRequest, recommend_from_log
 from kernel_opt.loop.evaluation import Evaluation, StepOutcome
 from kernel_opt.loop.records import read_profile
-from kernel_opt.loop.workspace import best_so_far, list_versions
+from kernel_opt.loop.versions import best_so_far, list_versions
 from kernel_opt.profile.records import NcuSummary
 
 EXPERIENCE_PROG = "experience_log.py"
