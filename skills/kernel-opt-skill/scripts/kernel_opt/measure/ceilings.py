@@ -48,7 +48,7 @@ COPY_BYTES = 1024**3  # per buffer; read 1 GiB + write 1 GiB per copy
 COPY_MAX_FRACTION_OF_MEMORY = 8  # two buffers plus the L2 flush buffer must fit comfortably
 
 # Square matmul sizes, several per precision: the roof is the best of them. One size is not a
-# roof: on an H100, cuBLAS ran bf16 at about 770 TFLOP/s at 4096^3 but 708 at 8192^3 (issue 14),
+# roof: on an H100, cuBLAS ran bf16 at about 770 TFLOP/s at 4096^3 but 708 at 8192^3,
 # so a roof measured at 8192 alone put honest GEMMs at 100.5-104.5% of it. 4096 and 8192 fill
 # every GPU this skill targets with full-size tiles; strict fp32 runs on the CUDA cores (67
 # TFLOP/s on an H100, 19.5 on an A100), so 2048 and 4096 keep each call near 0.3-7 ms and the
