@@ -32,7 +32,7 @@ from kernelbench_estimate import SCRIPTS, estimate, problem_files  # noqa: E402
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
-MIN_EAGER_US = 100.0  # issue 16 item 4: each problem takes at least 100 us in eager on the H100
+MIN_EAGER_US = 100.0  # the demo set's sizing rule: each problem takes at least 100 us in eager on the H100
 INPUT_SETS = 3  # distinct inputs rotated call by call, so no call finds the previous call's data
 REP_MS = 150.0  # GPU time per problem's timed calls: medians of tens to hundreds of calls
 WARMUP_MS = 30.0
