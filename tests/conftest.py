@@ -19,8 +19,11 @@ if str(SCRIPTS_DIR) not in sys.path:
     sys.path.insert(0, str(SCRIPTS_DIR))
 
 
+DEMO_UPKEEP = REPO_ROOT / "tools" / "demo_upkeep"  # the tools that keep demo/ up to date
+
+
 def load_tool(name: str, folder: Path = REPO_ROOT / "tools") -> ModuleType:
-    """Import <folder>/<name>.py (default tools/), a script that is not part of the package."""
+    """Import <folder>/<name>.py (tools/, or DEMO_UPKEEP for the demo's tools): a script outside the package."""
     spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up by name

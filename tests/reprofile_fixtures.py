@@ -1,4 +1,4 @@
-"""A stand-in for the GPU machine that tools/reprofile_demo.py drives: fake commands on a fake clock.
+"""A stand-in for the GPU machine that tools/demo_upkeep/reprofile_demo.py drives: fake commands on a fake clock.
 
 Shared by tests/test_reprofile_demo.py (the run's deadline and packing) and
 tests/test_apply_reprofile.py (bringing its output into demo/).
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import REPO_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 
-reprofile_demo = load_tool("reprofile_demo")
+reprofile_demo = load_tool("reprofile_demo", DEMO_UPKEEP)
 
 NEW_SUMMARY = {
     "bottleneck": "overlap_bound", "memory_limiter": "L2", "top_stall": "wait", "unverified": [],
@@ -63,7 +63,7 @@ ENVIRONMENT = {"date": "2026-11-26T00:00:00+00:00", "device": "NVIDIA H100 80GB 
 
 
 def device_output(tmp_path: Path, only: list[str], machine: FakeMachine | None = None, **options) -> tuple[int, Path]:
-    """Run tools/reprofile_demo.py's `run` on the fake machine: (exit code, OUT_DIR)."""
+    """Run tools/demo_upkeep/reprofile_demo.py's `run` on the fake machine: (exit code, OUT_DIR)."""
     machine = machine or FakeMachine({})
     jobs = reprofile_demo.plan_versions(REPO_ROOT / "demo", only)
     run_options = reprofile_demo.RunOptions(out_dir=tmp_path / "out", static_workers=1, python="python3", **options)

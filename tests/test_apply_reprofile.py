@@ -1,5 +1,5 @@
-"""tools/apply_reprofile.py: a GPU re-profile brought into demo/<version>/reprofile/ beside the run's untouched records,
-and the DEMO.md table of the labels and first advice that changed."""
+"""tools/demo_upkeep/apply_reprofile.py: a GPU re-profile brought into demo/<version>/reprofile/ beside the run's
+untouched records, and the DEMO.md table of the labels and first advice that changed."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 from reprofile_fixtures import FakeMachine, device_output
 
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.profile.ncu.reading import locate_report_reader
 
-apply_reprofile = load_tool("apply_reprofile")
+apply_reprofile = load_tool("apply_reprofile", DEMO_UPKEEP)
 DEMO = REPO_ROOT / "demo"
 REPORT = REPO_ROOT / "tests" / "fixtures" / "ncu" / "library" / "gemm_bf16_4096.ncu-rep"
 
@@ -58,7 +58,7 @@ def test_the_device_summary_is_copied_beside_the_untouched_run_records(tmp_path,
             "pipeline_depth") in readme
     printed = capsys.readouterr().out
     assert "cuda/gemm/v7: copied from the device (occupancy_bound -> overlap_bound" in printed
-    assert "next: python3 tools/apply_reprofile.py notes --update demo/DEMO.md" in printed
+    assert "next: python3 tools/demo_upkeep/apply_reprofile.py notes --update demo/DEMO.md" in printed
 
 
 def test_with_the_report_here_the_summary_is_re_read_by_todays_classifier(tmp_path):

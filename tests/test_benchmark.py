@@ -367,15 +367,16 @@ def gpu_run(tmp_path, monkeypatch):
     import kernel_opt.env.probes as probes
     import kernel_opt.measure.benchmark as benchmark
     import kernel_opt.run.runner as runner
+    from kernel_opt.env.probe_records import NvidiaSmiProbe, SmiGpu
 
     solution, reference = tmp_path / "v1.py", tmp_path / "ref.py"
     solution.write_text("import triton\n\ndef run_kernel(x, out, n): ...\n")
     reference.write_text("def reference(x, out, n): ...\n")
     worker = _FakeWorker()
-    gpu = probes.SmiGpu(0, "NVIDIA H100 80GB HBM3", "580.159.04", 1980, 1980, 2619, 2619, 700.0, "Enabled", "Default")
+    gpu = SmiGpu(0, "NVIDIA H100 80GB HBM3", "580.159.04", 1980, 1980, 2619, 2619, 700.0, "Enabled", "Default")
     monkeypatch.setattr(benchmark, "resolve_device", lambda device: "cuda")
     monkeypatch.setattr(benchmark, "solution_spec", lambda *args: ({"backend": "triton"}, None))
-    monkeypatch.setattr(probes, "probe_nvidia_smi", lambda: probes.NvidiaSmiProbe(found=True, gpus=[gpu]))
+    monkeypatch.setattr(probes, "probe_nvidia_smi", lambda: NvidiaSmiProbe(found=True, gpus=[gpu]))
     monkeypatch.setattr(runner, "run_worker", worker)
     checks = []
 

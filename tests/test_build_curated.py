@@ -2,14 +2,14 @@
 
 import json
 
-from conftest import REPO_ROOT, SKILL_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 from experience_fixtures import H100, record, write_json
 
 from kernel_opt.commands import experience_log
 from kernel_opt.experience.records import validate
 from kernel_opt.experience.store import CURATED, CURATED_PATH, read_log
 
-build_curated = load_tool("build_curated", SKILL_ROOT / "experience" / "learned" / "scripts")
+build_curated = load_tool("build_curated", DEMO_UPKEEP)
 DEMO = REPO_ROOT / "demo"
 
 
@@ -34,7 +34,7 @@ def _build(demo, output, *extra):
 def test_the_shipped_curated_file_is_the_rebuild_of_the_case_logs():
     """Fails when a case gained a record: run build_curated.py (the assertion says so)."""
     text, dropped = build_curated.build(DEMO, read_log(CURATED_PATH, origin=CURATED, lock=False))
-    assert text == CURATED_PATH.read_text(), "curated.jsonl is stale: run experience/learned/scripts/build_curated.py"
+    assert text == CURATED_PATH.read_text(), "curated.jsonl is stale: run tools/demo_upkeep/build_curated.py"
     assert dropped == []
     curated = [json.loads(line) for line in text.splitlines()]
     logs = build_curated.case_logs(DEMO)

@@ -1,6 +1,6 @@
-"""The demo's H100 re-profile (2026-11-25, tools/reprofile_demo.sh in two calls, applied by apply_reprofile.py):
-every version's label and first advice, as recorded in vN/reprofile/ and as today's classifier reads those files,
-the DEMO.md table of what changed, and what stays out of git."""
+"""The demo's H100 re-profile (2026-11-25, tools/demo_upkeep/reprofile_demo.sh in two calls, applied by
+apply_reprofile.py): every version's label and first advice, as recorded in vN/reprofile/ and as today's
+classifier reads those files, the DEMO.md table of what changed, and what stays out of git."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 import subprocess
 
 import pytest
-from conftest import REPO_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 
-reprofile_demo = load_tool("reprofile_demo")
-reclassify_demo = load_tool("reclassify_demo")
-apply_reprofile = load_tool("apply_reprofile")
+reprofile_demo = load_tool("reprofile_demo", DEMO_UPKEEP)
+reclassify_demo = load_tool("reclassify_demo", DEMO_UPKEEP)
+apply_reprofile = load_tool("apply_reprofile", DEMO_UPKEEP)
 DEMO = REPO_ROOT / "demo"
 
 # version -> (label, first advice) of its re-profile. demo/DEMO.md ("Classification (re-profiled
@@ -61,7 +61,7 @@ def reprofiled_folders():
     return reclassify_demo.version_folders([DEMO], reprofile=True)
 
 
-def test_every_version_profiled_before_issue_15_has_one_reprofile_with_its_label_and_first_advice():
+def test_every_version_profiled_before_the_pipe_and_design_records_has_one_reprofile_with_its_label_and_first_advice():
     """The re-profile covered what reprofile_demo.py plans; a version recorded since has none and needs none."""
     planned = {job.key for job in reprofile_demo.plan_versions(DEMO)}
     assert set(REPROFILED) == planned and len(planned) == 44
@@ -69,7 +69,8 @@ def test_every_version_profiled_before_issue_15_has_one_reprofile_with_its_label
     assert planned < on_disk
     for key in on_disk - planned:  # evaluated with issue 15's classifier: their own summary is today's reading
         summary = json.loads((DEMO / key / "ncu_summary.json").read_text())
-        assert not reprofile_demo.profiled_before_issue_15(summary) and not (DEMO / key / "reprofile").exists(), key
+        assert not reprofile_demo.predates_pipe_and_design_records(summary), key
+        assert not (DEMO / key / "reprofile").exists(), key
     found = {}
     for folder in reprofiled_folders():
         reading = reprofile_demo.profile_reading(json.loads((folder / "reprofile" / "ncu_summary.json").read_text()))

@@ -1,4 +1,5 @@
-"""tools/demo_table.py on the real H100 run fixture: figures, case goals, and the tables it keeps in sync."""
+"""tools/demo_upkeep/demo_table.py on the real H100 run fixture: figures, case goals, and the tables it keeps
+in sync."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "runs" / "softmax_cuda_h100"
 
-demo_table = load_tool("demo_table")
+demo_table = load_tool("demo_table", DEMO_UPKEEP)
 
 
 @pytest.fixture

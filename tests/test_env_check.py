@@ -20,10 +20,10 @@ import pytest
 from kernel_opt.commands import env_check
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.env import capabilities as assessment
-from kernel_opt.env import clocks
+from kernel_opt.env import clocks, tool_output
 from kernel_opt.env import probes as environment
 from kernel_opt.env.capabilities import Capability
-from kernel_opt.env.probes import (
+from kernel_opt.env.probe_records import (
     NcuReportProbe,
     NvccProbe,
     NvidiaSmiProbe,
@@ -70,7 +70,7 @@ H100_SMI_LINE = "NVIDIA H100 80GB HBM3, 580.82.07, 345, 1980, 2619, 2619, 700.00
 
 
 def test_parse_nvidia_smi_csv_reads_every_field_and_maps_unreported_values_to_none():
-    first, second = environment.parse_nvidia_smi_csv(SMI_CSV)
+    first, second = tool_output.parse_nvidia_smi_csv(SMI_CSV)
     assert first == SmiGpu(
         index=0, name="NVIDIA H100 80GB HBM3", driver_version="580.82.07", sm_clock_mhz=345, max_sm_clock_mhz=1980,
         memory_clock_mhz=2619, max_memory_clock_mhz=2619, power_limit_w=700.0, persistence_mode="Enabled",
@@ -82,23 +82,23 @@ def test_parse_nvidia_smi_csv_reads_every_field_and_maps_unreported_values_to_no
 
 
 def test_parse_nvidia_smi_csv_skips_blank_and_short_lines():
-    assert environment.parse_nvidia_smi_csv("\n\nNo devices were found\n") == []
+    assert tool_output.parse_nvidia_smi_csv("\n\nNo devices were found\n") == []
 
 
 def test_parse_nvcc_version():
-    assert environment.parse_nvcc_version(NVCC_OUTPUT) == ("13.0", "13.0.88")
-    assert environment.parse_nvcc_version("Cuda compilation tools, release 12.4, V12.4.131") == ("12.4", "12.4.131")
-    assert environment.parse_nvcc_version("command not found") is None
+    assert tool_output.parse_nvcc_version(NVCC_OUTPUT) == ("13.0", "13.0.88")
+    assert tool_output.parse_nvcc_version("Cuda compilation tools, release 12.4, V12.4.131") == ("12.4", "12.4.131")
+    assert tool_output.parse_nvcc_version("command not found") is None
 
 
 def test_parse_nsight_tool_versions():
-    assert environment.parse_nsight_tool_version(NCU_OUTPUT) == "2025.3.1.0"
-    assert environment.parse_nsight_tool_version(SANITIZER_OUTPUT) == "2025.3.0.0"
-    assert environment.parse_nsight_tool_version("==ERROR== unknown option") is None
+    assert tool_output.parse_nsight_tool_version(NCU_OUTPUT) == "2025.3.1.0"
+    assert tool_output.parse_nsight_tool_version(SANITIZER_OUTPUT) == "2025.3.0.0"
+    assert tool_output.parse_nsight_tool_version("==ERROR== unknown option") is None
 
 
 def test_parse_nvcc_architectures_keeps_only_compute_lines():
-    assert environment.parse_nvcc_architectures("compute_75\ncompute_90\ncompute_90a\nwarning: x\n") == [
+    assert tool_output.parse_nvcc_architectures("compute_75\ncompute_90\ncompute_90a\nwarning: x\n") == [
         "compute_75", "compute_90", "compute_90a",
     ]
 
@@ -108,7 +108,7 @@ def test_parse_nvcc_architectures_keeps_only_compute_lines():
     [("2025.3.1.0", (2025, 3, 1, 0)), ("2.13.0+cpu", (2, 13, 0)), ("v0.9.6", (0, 9, 6)), (None, ()), ("abc", ())],
 )
 def test_version_tuple(text, expected):
-    assert environment.version_tuple(text) == expected
+    assert tool_output.version_tuple(text) == expected
 
 
 # --- capability table from hand-built probes -------------------------------------------------
@@ -134,7 +134,7 @@ def make_probes(*, gpu: bool, **overrides) -> Probes:
         else TorchProbe(installed=True, version="2.13.0+cpu", cuda_build_version=None)
     )
     smi = (
-        NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=environment.parse_nvidia_smi_csv(H100_SMI_LINE))
+        NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=tool_output.parse_nvidia_smi_csv(H100_SMI_LINE))
         if gpu
         else NvidiaSmiProbe(found=False, error="nvidia-smi is not on PATH")
     )
@@ -312,7 +312,7 @@ def test_ncu_profile_needs_counter_permission_when_the_driver_restricts_it():
 
 def test_cuda_correctness_refuses_a_driver_older_than_nvcc_needs():
     old_driver = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi",
-                                gpus=environment.parse_nvidia_smi_csv(H100_SMI_LINE.replace("580.82.07", "535.104.05")))
+                                gpus=tool_output.parse_nvidia_smi_csv(H100_SMI_LINE.replace("580.82.07", "535.104.05")))
     report = assessment.check_environment(make_probes(gpu=True, nvidia_smi=old_driver))
     capability = report.capability("cuda_correctness")
     assert not capability.can_run
@@ -332,7 +332,7 @@ def test_cuda_correctness_refuses_an_arch_nvcc_cannot_target():
 
 
 def test_gpu_seen_by_driver_but_cpu_torch_says_install_a_cuda_torch():
-    smi = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=environment.parse_nvidia_smi_csv(H100_SMI_LINE))
+    smi = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=tool_output.parse_nvidia_smi_csv(H100_SMI_LINE))
     report = assessment.check_environment(make_probes(gpu=False, nvidia_smi=smi))
     assert report.verdict == "cpu_only"
     benchmark = report.capability("benchmark")
@@ -513,17 +513,17 @@ def test_unlock_clocks_resets_and_mixed_gpus_are_locked_one_by_one(fake_nvidia_s
     result = clocks.run_clock_command([str(script), "--reset-gpu-clocks"])
     assert result.returncode == 0 and calls()[-1] == "--reset-gpu-clocks"
 
-    mixed = environment.parse_nvidia_smi_csv(H100_SMI_LINE + "\n" + H100_SMI_LINE.replace("1980", "1755"))
+    mixed = tool_output.parse_nvidia_smi_csv(H100_SMI_LINE + "\n" + H100_SMI_LINE.replace("1980", "1755"))
     assert clocks.clock_lock_commands("nvidia-smi", mixed) == [
         ["nvidia-smi", "-i", "0", "--lock-gpu-clocks=1980,1980"],
         ["nvidia-smi", "-i", "1", "--lock-gpu-clocks=1755,1755"],
     ]
     with pytest.raises(EnvironmentFault, match="maximum SM clock"):
-        clocks.clock_lock_commands("nvidia-smi", environment.parse_nvidia_smi_csv(SMI_CSV))
+        clocks.clock_lock_commands("nvidia-smi", tool_output.parse_nvidia_smi_csv(SMI_CSV))
 
 
 def test_cuda_torch_that_cannot_init_passes_on_torchs_own_explanation():
-    smi = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=environment.parse_nvidia_smi_csv(H100_SMI_LINE))
+    smi = NvidiaSmiProbe(found=True, path="/usr/bin/nvidia-smi", gpus=tool_output.parse_nvidia_smi_csv(H100_SMI_LINE))
     torch = TorchProbe(installed=True, version="2.13.0+cu130", cuda_build_version="13.0", cuda_available=False,
                        error="CUDA initialization: The NVIDIA driver on your system is too old (found version 12020).")
     report = assessment.check_environment(make_probes(gpu=False, torch=torch, nvidia_smi=smi))

@@ -189,7 +189,7 @@ def test_cheating_crashing_and_hanging_solutions_cost_their_own_row_only(tmp_pat
 def test_a_resumed_run_on_another_gpu_or_torch_runs_every_pair_again(tmp_path, monkeypatch):
     """An entry's figures belong to the machine that made them: the key holds the GPU model, its driver
     and the software, so a table never mixes an H100's timings with an H200's."""
-    from kernel_opt.env.probes import NvidiaSmiProbe, SmiGpu
+    from kernel_opt.env.probe_records import NvidiaSmiProbe, SmiGpu
     from kernel_opt.suite import runner
 
     def smi(name, driver):

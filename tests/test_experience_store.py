@@ -31,7 +31,7 @@ def test_default_path_is_per_user_and_outside_the_skill(tmp_path):
 def test_curated_file_holds_only_records_of_the_case_studies():
     curated = read_log(CURATED_PATH, origin="curated", lock=False)
     assert curated.records and not curated.skipped
-    for entry in curated.records:  # built by experience/learned/scripts/build_curated.py, never by hand
+    for entry in curated.records:  # built by tools/demo_upkeep/build_curated.py, never by hand
         assert (entry.provenance["case"].startswith("demo/")
                 and entry.version_dir.startswith(entry.provenance["case"] + "/v"))
 

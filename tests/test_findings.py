@@ -23,7 +23,8 @@ from kernel_opt.profile.findings import (
     secondary_findings,
     uncoalesced_stores,
 )
-from kernel_opt.profile.ncu.metrics import CANONICAL_FIELDS, KernelMetrics
+from kernel_opt.profile.ncu.metric_aliases import CANONICAL_FIELDS
+from kernel_opt.profile.ncu.metrics import KernelMetrics
 from kernel_opt.profile.ncu.reading import locate_report_reader, read_profile
 
 FIXTURES = Path(__file__).parent / "fixtures"

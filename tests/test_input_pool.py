@@ -1,6 +1,6 @@
 """The timed calls' input rotation (measure/input_pool.py) on CPU tensors, with a fake timer.
 
-The fake timer calls the callable in the order measure/timing.time_callable does: one untimed
+The fake timer calls the callable in the order measure/timing/events.py's time_callable does: one untimed
 call first, then before_each + call for every estimate, warm-up and timed rep. Solutions are
 plain Python over CPU tensors: an honest vector add, one that caches its output by pointer, one
 by pointer and tensor version.

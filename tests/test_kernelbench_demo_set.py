@@ -10,8 +10,8 @@
   interpreter, the default tolerance rule) at scaled-down sizes given as --NAME=VALUE, and v0s broken
   on purpose fail (the problems' inputs and weights catch a skipped weight, a missing mask, a scan
   the wrong way, padding that takes part in a max);
-- tools/kernelbench_loop.py's decisions (the deadline, what counts as failing to run) with its
-  commands faked, and tools/kernelbench_loop_table.py on the demo runs recorded on the H100.
+- tools/demo_upkeep/kernelbench_loop.py's decisions (the deadline, what counts as failing to run) with its
+  commands faked, and tools/demo_upkeep/kernelbench_loop_table.py on the demo runs recorded on the H100.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 
 from kernel_opt.commands.correctness_check import main as correctness_check
 from kernel_opt.solution import registry
@@ -31,8 +31,8 @@ from kernel_opt.solution.kernelbench import outline_problem
 DEMO = REPO_ROOT / "demo" / "kernelbench"
 PROBLEMS, V0 = DEMO / "problems", DEMO / "v0"
 estimate_tool = load_tool("kernelbench_estimate")
-loop_tool = load_tool("kernelbench_loop")
-table_tool = load_tool("kernelbench_loop_table")
+loop_tool = load_tool("kernelbench_loop", DEMO_UPKEEP)
+table_tool = load_tool("kernelbench_loop_table", DEMO_UPKEEP)
 eager_tool = load_tool("kernelbench_eager")
 
 # The eager estimate each problem must reach at its default sizes (issue 16: at least 100 us on an H100;
@@ -231,7 +231,7 @@ def test_the_driver_starts_no_evaluation_that_would_end_past_the_deadline(tmp_pa
         ("L1_03_cross_entropy_large_vocab", "skipped_deadline")]  # 200 s in: 200 + 100 > 250
     printed = capsys.readouterr().out
     assert (f"skipped before the 250 s deadline: L1_03_cross_entropy_large_vocab (v0); resume with:\n"
-            f"  bash tools/kernelbench_loop.sh {tmp_path / 'out'} --versions v0 --only "
+            f"  bash tools/demo_upkeep/kernelbench_loop.sh {tmp_path / 'out'} --versions v0 --only "
             "L1_03_cross_entropy_large_vocab") in printed
     init = next(command for command in commands.commands if "init" in command)
     assert init[2:] == ["init", str(tmp_path / "runs" / "L1_01_rms_norm"), "--kernel", str(V0 / "L1_01_rms_norm.py"),
@@ -367,7 +367,8 @@ def test_finish_benchmarks_each_run_s_best_version_against_v0_once_then_reports(
         ("L2_01", "final_benchmark", "v2"), ("L2_01", "final_report", "v2"),
         ("L2_05", "skipped_deadline", "v0")]
     printed = capsys.readouterr().out
-    assert f"bash tools/kernelbench_loop.sh {tmp_path / 'out'} --finish --only L2_05_residual_add_layer_norm" in printed
+    assert (f"bash tools/demo_upkeep/kernelbench_loop.sh {tmp_path / 'out'} --finish "
+            "--only L2_05_residual_add_layer_norm") in printed
     assert any(line.startswith("| L1_04_smooth_l1_loss ") and "| final (v1) " in line for line in printed.splitlines())
     # resumed: the finished runs get their report only; the best v0 is benchmarked without --against
     assert drive(tmp_path, commands, "--finish", "--only", only) == 0

@@ -219,7 +219,7 @@ def test_library_names():
         "torch", "cuBLAS/CUTLASS", "cuBLAS", "library"]
 
 
-# --- what ncu profiled (loop/evaluate.py) ---------------------------------------------------------------------
+# --- what ncu profiled (loop/measure_steps.py) ----------------------------------------------------------------
 
 
 def launches_with(*rows) -> LaunchCheck:

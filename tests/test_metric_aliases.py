@@ -5,14 +5,9 @@ import dataclasses
 import pytest
 
 from kernel_opt.profile.ncu import reading
-from kernel_opt.profile.ncu.metrics import (
-    ALIASES_BY_CANONICAL,
-    METRIC_ALIASES,
-    KernelMetrics,
-    RawMetric,
-    mean_metrics,
-    metrics_from_raw,
-)
+from kernel_opt.profile.ncu.metric_aliases import ALIASES_BY_CANONICAL, METRIC_ALIASES
+from kernel_opt.profile.ncu.metrics import KernelMetrics, mean_metrics, metrics_from_raw
+from kernel_opt.profile.ncu.raw_metrics import RawMetric
 
 
 def raw(values: dict, units: dict | None = None) -> dict:

@@ -16,7 +16,7 @@ from kernel_opt.profile.ncu.collection import (
     ncu_own_errors,
     run_ncu,
 )
-from kernel_opt.profile.ncu.metrics import METRIC_ALIASES, OPCODE_MIX_METRIC
+from kernel_opt.profile.ncu.metric_aliases import METRIC_ALIASES, OPCODE_MIX_METRIC
 
 NCU = "/usr/local/cuda/bin/ncu"
 PROGRAM = ["/usr/bin/python3", "-m", "kernel_opt.profile.target", "/out/v1/profile_request.json"]

@@ -10,6 +10,7 @@ import pytest
 from kernel_opt.commands.ncu_profile import main
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.env import probes as environment
+from kernel_opt.env.probe_records import ToolProbe
 from kernel_opt.profile import profiler
 from kernel_opt.profile.ncu import collection as ncu_collection
 from kernel_opt.profile.ncu import reading
@@ -173,7 +174,7 @@ def test_this_cpu_machine_cannot_profile(reference_dir, tmp_path, capsys):
 def test_no_gpu_or_no_ncu_is_exit_4_with_a_plain_sentence(reference_dir, tmp_path, monkeypatch, capsys, gpu, ncu_found,
                                                           words):
     monkeypatch.setattr(profiler, "_gpu_problem", lambda: None if gpu else "torch sees no NVIDIA GPU on this machine")
-    monkeypatch.setattr(environment, "probe_ncu", lambda: environment.ToolProbe(
+    monkeypatch.setattr(environment, "probe_ncu", lambda: ToolProbe(
         "ncu", ncu_found, "/opt/ncu/ncu" if ncu_found else None, "2025.3.1.0" if ncu_found else None))
     assert main(vector_add_args(reference_dir, tmp_path)) == 4
     error = capsys.readouterr().err
@@ -373,7 +374,7 @@ def profiling_machine(monkeypatch):
     monkeypatch.setattr(profiler, "_gpu_problem", lambda: None)
     monkeypatch.setattr(profiler, "gpu_capability_if_any", lambda: "9.0")
     monkeypatch.setattr(environment, "probe_ncu",
-                        lambda: environment.ToolProbe("ncu", True, "/opt/ncu/ncu", "2025.3.1.0"))
+                        lambda: ToolProbe("ncu", True, "/opt/ncu/ncu", "2025.3.1.0"))
     use_fake_reader(monkeypatch, [streaming_action()])
     calls = []
 

@@ -1,4 +1,5 @@
-"""tools/reclassify_demo.py on the recorded demo: every version's label under today's rules, from what it kept."""
+"""tools/demo_upkeep/reclassify_demo.py on the recorded demo: every version's label under today's rules, from what
+it kept."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import json
 import shutil
 
 import pytest
-from conftest import REPO_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 
-reclassify_demo = load_tool("reclassify_demo")
+reclassify_demo = load_tool("reclassify_demo", DEMO_UPKEEP)
 DEMO = REPO_ROOT / "demo"
 
-# The versions profiled before issue 15 (tools/reprofile_demo.py's rule; the 44 its re-profile covered):
+# The versions profiled before issue 15 (tools/demo_upkeep/reprofile_demo.py's rule; the 44 its re-profile covered):
 # version -> (label recorded then, label now). Issue 15's rules on the kept metrics (no SASS kept):
 # wgmma kernels at low occupancy are overlap_bound; busy L1/shared in conflict-free tensor-core
 # kernels is operand staging, which moves CUDA attention v10 off memory_bound; and wgmma kernels

@@ -1,4 +1,4 @@
-"""tools/reprofile_demo.py: which demo versions a GPU run re-profiles, in what order, with which commands,
+"""tools/demo_upkeep/reprofile_demo.py: which demo versions a GPU run re-profiles, in what order, with which commands,
 and how the run keeps to its deadline and packs what the device returns (fake commands, fake clock)."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, load_tool
+from conftest import DEMO_UPKEEP, REPO_ROOT, load_tool
 from reprofile_fixtures import NEW_SUMMARY, FakeMachine, device_output
 
 from kernel_opt.core.errors import UsageError
 
-reprofile_demo = load_tool("reprofile_demo")
+reprofile_demo = load_tool("reprofile_demo", DEMO_UPKEEP)
 DEMO = REPO_ROOT / "demo"
 # Each case's best version when the re-profile ran (2026-11-25), in the order it ran them. Triton GEMM's run
 # went on to v3 and v4 (evaluated with today's classifier, so not re-profiled); its final benchmark names v4
@@ -30,7 +30,7 @@ CURRENT_KERNEL = {"name": "k", "pipes": {}, "design": {}, "metrics": {}}
 OLDER_KERNEL = {"name": "k", "metrics": {}}
 
 
-def test_the_plan_covers_the_44_versions_profiled_before_issue_15_best_first_then_tensor_core_cases():
+def test_the_plan_covers_the_44_versions_without_pipe_and_design_records_best_first_then_tensor_core_cases():
     jobs = reprofile_demo.plan_versions(DEMO)
     keys = [job.key for job in jobs]
     assert len(keys) == len(set(keys)) == 44
@@ -38,24 +38,25 @@ def test_the_plan_covers_the_44_versions_profiled_before_issue_15_best_first_the
     assert keys[7:18] == [f"cuda/gemm/v{n}" for n in range(10)] + ["cuda/attention/v0"]  # v2 before v10
     assert keys[-6:] == ["triton/softmax/v0"] + [f"triton/rmsnorm/v{n}" for n in range(1, 6)]
     reprofiled = {str(path.parents[1].relative_to(DEMO)) for path in DEMO.glob("*/*/v*/reprofile/ncu_summary.json")}
-    assert set(keys) == reprofiled  # what the 2026-11-25 re-profile covered (tools/apply_reprofile.py brought in)
+    assert set(keys) == reprofiled  # what the 2026-11-25 re-profile covered (demo_upkeep/apply_reprofile.py brought in)
     on_disk = {str(path.parent.relative_to(DEMO)) for path in DEMO.glob("*/*/v*/version.json")}
     assert RECORDED_SINCE <= on_disk - set(keys)
     for key in on_disk - set(keys):  # left out only because today's classifier wrote their own profiles
         summary = json.loads((DEMO / key / "ncu_summary.json").read_text())
-        assert summary["kernels"] and not reprofile_demo.profiled_before_issue_15(summary), key
+        assert summary["kernels"] and not reprofile_demo.predates_pipe_and_design_records(summary), key
 
 
-def test_a_summary_predates_issue_15_when_a_kernel_lacks_its_pipes_or_design():
-    assert reprofile_demo.profiled_before_issue_15(json.loads((DEMO / "cuda/gemm/v9/ncu_summary.json").read_text()))
-    assert not reprofile_demo.profiled_before_issue_15(
+def test_a_summary_predates_the_pipe_and_design_records_when_a_kernel_lacks_either():
+    older = json.loads((DEMO / "cuda/gemm/v9/ncu_summary.json").read_text())
+    assert reprofile_demo.predates_pipe_and_design_records(older)
+    assert not reprofile_demo.predates_pipe_and_design_records(
         json.loads((DEMO / "triton/gemm/v3/ncu_summary.json").read_text()))
-    assert not reprofile_demo.profiled_before_issue_15({"kernels": [CURRENT_KERNEL]})  # empty assessments count
-    assert reprofile_demo.profiled_before_issue_15({"kernels": [CURRENT_KERNEL, OLDER_KERNEL]})
-    assert reprofile_demo.profiled_before_issue_15({"kernels": [{"name": "k", "pipes": {}}]})  # no design
-    assert reprofile_demo.profiled_before_issue_15({"kernels": [{"name": "k", "design": {}}]})  # no pipes
-    assert not reprofile_demo.profiled_before_issue_15(None)  # never profiled: evaluate it, not re-profile
-    assert not reprofile_demo.profiled_before_issue_15({"kernels": []})
+    assert not reprofile_demo.predates_pipe_and_design_records({"kernels": [CURRENT_KERNEL]})  # empty assessments count
+    assert reprofile_demo.predates_pipe_and_design_records({"kernels": [CURRENT_KERNEL, OLDER_KERNEL]})
+    assert reprofile_demo.predates_pipe_and_design_records({"kernels": [{"name": "k", "pipes": {}}]})  # no design
+    assert reprofile_demo.predates_pipe_and_design_records({"kernels": [{"name": "k", "design": {}}]})  # no pipes
+    assert not reprofile_demo.predates_pipe_and_design_records(None)  # never profiled: evaluate it, not re-profile
+    assert not reprofile_demo.predates_pipe_and_design_records({"kernels": []})
 
 
 def test_each_version_is_profiled_and_analysed_as_its_run_recorded_it():
@@ -290,11 +291,11 @@ def test_the_cli_dry_run_needs_no_gpu_and_a_real_run_without_ncu_is_exit_4(tmp_p
 
 
 def test_the_shell_entry_point_passes_its_arguments_through(tmp_path):
-    completed = subprocess.run(["bash", str(REPO_ROOT / "tools" / "reprofile_demo.sh"), str(tmp_path / "out"),
+    completed = subprocess.run(["bash", str(DEMO_UPKEEP / "reprofile_demo.sh"), str(tmp_path / "out"),
                                 "--dry-run", "--only", "triton/gemm/v2"], capture_output=True, text=True, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[0] == "# 1/1 triton/gemm/v2 (best version of its case)"
     assert " --timeout 65 " in lines[2]  # CASE_TIMEOUT_S's default (75 s) reached the command
-    missing = subprocess.run(["bash", str(REPO_ROOT / "tools" / "reprofile_demo.sh")], capture_output=True, text=True)
-    assert missing.returncode != 0 and "usage: tools/reprofile_demo.sh OUT_DIR" in missing.stderr
+    missing = subprocess.run(["bash", str(DEMO_UPKEEP / "reprofile_demo.sh")], capture_output=True, text=True)
+    assert missing.returncode != 0 and "usage: tools/demo_upkeep/reprofile_demo.sh OUT_DIR" in missing.stderr

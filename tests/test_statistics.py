@@ -7,7 +7,7 @@ import pytest
 
 from kernel_opt.core.errors import UsageError
 from kernel_opt.measure import statistics, verdicts
-from kernel_opt.measure.timing import TimingSamples
+from kernel_opt.measure.timing.samples import TimingSamples
 
 
 def _noisy(median_us: float, count: int, noise: float, seed: int) -> list[float]:

@@ -16,7 +16,7 @@ from conftest import REPO_ROOT
 from kernel_opt.check.records import CaseResult, CorrectnessReport, OutputComparison
 from kernel_opt.commands.ncu_profile import main as ncu_profile
 from kernel_opt.core.errors import EnvironmentFault, UsageError
-from kernel_opt.env.probes import ToolProbe
+from kernel_opt.env.probe_records import ToolProbe
 from kernel_opt.measure.ceilings import CopyCeiling, DeviceIdentity, MatmulCeiling, MeasuredCeilings
 from kernel_opt.profile import profiler
 from kernel_opt.profile.sweep import assemble, frame, plan, report

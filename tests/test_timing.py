@@ -10,11 +10,12 @@ import contextlib
 import pytest
 import torch
 
-from kernel_opt.measure import timing
+from kernel_opt.measure.timing import cuda_graph, events, interleaved, l2_flush
+from kernel_opt.measure.timing.samples import GraphCaptureFailure
 
 
 class FakeCuda:
-    """Just enough of torch.cuda for timing.py: events read a simulated clock in ms."""
+    """Just enough of torch.cuda for the timers: events read a simulated clock in ms."""
 
     def __init__(self):
         self.log: list[str] = []
@@ -98,13 +99,13 @@ def fake(monkeypatch):
             cuda.log.append("flush")
             cuda.clock_ms += 0.05
 
-    monkeypatch.setattr(timing, "_L2Flusher", Flusher)
+    monkeypatch.setattr(l2_flush, "L2Flusher", Flusher)
     return cuda
 
 
 def test_each_sample_brackets_one_call_with_flush_and_hook_outside(fake):
     run = fake.kernel("fn", 0.002)
-    samples = timing.time_callable(run, rep_ms=0.1, warmup_ms=0.02, min_reps=10,
+    samples = events.time_callable(run, rep_ms=0.1, warmup_ms=0.02, min_reps=10,
                                    before_each=lambda: fake.log.append("poison"))
     assert samples.samples_us == pytest.approx([2.0] * samples.reps)
     assert samples.median_us == pytest.approx(2.0) and samples.flush_l2 and samples.method == "events"
@@ -115,12 +116,12 @@ def test_each_sample_brackets_one_call_with_flush_and_hook_outside(fake):
 
 
 def test_reps_follow_the_time_budget(fake):
-    samples = timing.time_callable(fake.kernel("fn", 0.01), rep_ms=1.0, warmup_ms=0.1, min_reps=5, max_reps=1000)
+    samples = events.time_callable(fake.kernel("fn", 0.01), rep_ms=1.0, warmup_ms=0.1, min_reps=5, max_reps=1000)
     assert samples.reps == 100  # 1 ms of budget / 10 us per call
 
 
 def test_cuda_graph_timing_divides_replays_by_captured_calls(fake):
-    graph = timing.time_callable_cudagraph(fake.kernel("fn", 0.002), rep_ms=0.02, replays=5)
+    graph = cuda_graph.time_callable_cudagraph(fake.kernel("fn", 0.002), rep_ms=0.02, replays=5)
     assert graph.method == "cuda_graph"
     assert graph.samples_us == pytest.approx([2.0] * len(graph.samples_us))
     assert fake.log.count("captured fn") == graph.calls_per_sample
@@ -129,7 +130,7 @@ def test_cuda_graph_timing_divides_replays_by_captured_calls(fake):
 
 def test_kernel_only_time_subtracts_the_flush_graph(fake):
     """(k x [flush, call]) - (k x [flush]) over k: the call's own time, flushes and launches cancel."""
-    samples = timing.time_kernel_only(fake.kernel("fn", 0.04), rep_ms=1.0, replays=6)
+    samples = cuda_graph.time_kernel_only(fake.kernel("fn", 0.04), rep_ms=1.0, replays=6)
     assert samples.method == "cuda_graph_differential" and samples.flush_l2
     assert samples.samples_us == pytest.approx([40.0] * 6)
     assert fake.log.count("captured flush") == 2 * samples.calls_per_sample  # one flush per call in each graph
@@ -145,13 +146,13 @@ def test_graph_capture_failure_is_a_result_not_an_exception(fake, monkeypatch):
         raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
 
     monkeypatch.setattr(torch.cuda, "graph", refusing)
-    failed = timing.time_callable_cudagraph(fake.kernel("fn", 0.002), rep_ms=0.02, replays=5)
-    assert isinstance(failed, timing.GraphCaptureFailure)
+    failed = cuda_graph.time_callable_cudagraph(fake.kernel("fn", 0.002), rep_ms=0.02, replays=5)
+    assert isinstance(failed, GraphCaptureFailure)
     assert failed.message.startswith("graph capture failed: RuntimeError")
 
 
 def test_interleaved_pairs_alternate_and_keep_their_own_times(fake):
-    a, b = timing.time_interleaved(
+    a, b = interleaved.time_interleaved(
         fake.kernel("A", 0.003), fake.kernel("B", 0.004), rep_ms=0.1, warmup_ms=0.01, min_pairs=6,
         before_a=lambda: fake.log.append("poison A"), before_b=lambda: fake.log.append("poison B"),
     )
@@ -166,4 +167,4 @@ def test_interleaved_pairs_alternate_and_keep_their_own_times(fake):
 
 
 def test_cuda_graph_is_reported_for_short_kernels_only():
-    assert timing.should_report_cuda_graph(5.0) and not timing.should_report_cuda_graph(50.0)
+    assert cuda_graph.should_report_cuda_graph(5.0) and not cuda_graph.should_report_cuda_graph(50.0)

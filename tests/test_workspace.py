@@ -22,7 +22,7 @@ from kernel_opt.core.errors import EnvironmentFault, SolutionError
 from kernel_opt.experience.ranking import Match, Query, Recommendation, RecommendationResult
 from kernel_opt.experience.records import ExperienceRecord
 from kernel_opt.experience.store import Entry
-from kernel_opt.loop import evaluate, final_report
+from kernel_opt.loop import check_steps, evaluate, final_report, final_report_sections, measure_steps, recommend_step
 from kernel_opt.loop.records import EvaluationRecord, RunRecord, StepResult
 from kernel_opt.loop.workspace import conclude_evaluation, read_run, run_status
 from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
@@ -324,7 +324,7 @@ def test_going_past_the_target_is_named_in_the_final_reports_stop_reason(tmp_pat
     assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
     write_version(out, 1, median_us=38.0, ncu_fixture="memory_streaming", against="v0", speedup=40 / 38,
                   ci=(1.04, 1.06), verdict="success", target_percent=50.0)
-    reason = final_report._stop_reason(out, read_run(out), run_status(out).best)
+    reason = final_report_sections.stop_reason(out, read_run(out), run_status(out).best)
     assert reason.startswith("budget spent: 1 of 1 iteration(s) used; the target 50% was reached earlier")
     assert "(--ignore-target from v1)" in reason and "best: v1 at" in reason
 
@@ -438,9 +438,12 @@ class FakeTools:
 
     def install(self, monkeypatch) -> "FakeTools":
         monkeypatch.setattr(evaluate, "gpu_available", lambda: True)
-        for name in ("check_solution", "load_or_measure", "benchmark_solution", "profile_solution",
-                     "recommend_from_log", "analyze_solution", "hold_benchmark_worker"):
-            monkeypatch.setattr(evaluate, name, getattr(self, name))
+        for module, names in ((check_steps, ("check_solution", "analyze_solution")),
+                              (measure_steps, ("load_or_measure", "benchmark_solution", "profile_solution",
+                                               "hold_benchmark_worker")),
+                              (recommend_step, ("recommend_from_log",))):
+            for name in names:
+                monkeypatch.setattr(module, name, getattr(self, name))
         return self
 
     def requests(self, tool: str) -> list:
@@ -607,7 +610,7 @@ def test_evaluate_records_a_tool_that_raised_as_its_exit_code(tmp_path, monkeypa
     def no_ncu(request):
         raise EnvironmentFault("this machine cannot profile: Nsight Compute (ncu) is not installed", hint="install it")
 
-    monkeypatch.setattr(evaluate, "profile_solution", no_ncu)
+    monkeypatch.setattr(measure_steps, "profile_solution", no_ncu)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
     record = json.loads((out / "v0" / "evaluation.json").read_text())
     profile = next(s for s in record["steps"] if s["name"] == "profile")
@@ -627,7 +630,7 @@ def test_a_profile_of_no_kernel_fails_a_timed_version_and_it_is_never_best(tmp_p
     def nothing_profiled(request):
         raise SolutionError("ncu profiled no kernel inside the NVTX range `kernel_opt_solution`", kind="no_kernels")
 
-    monkeypatch.setattr(evaluate, "profile_solution", nothing_profiled)
+    monkeypatch.setattr(measure_steps, "profile_solution", nothing_profiled)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 1
     record = json.loads((out / "v0" / "evaluation.json").read_text())
     steps = {s["name"]: s for s in record["steps"]}
@@ -865,7 +868,7 @@ def test_a_failed_static_analysis_means_racecheck_runs_to_be_safe(tmp_path, monk
     workspace_command.main(["next", str(out)])
     (out / "v3" / "hypothesis.txt").write_text(VALID_HYPOTHESIS)
     tools = FakeTools(out, median_us=70.0).install(monkeypatch)
-    monkeypatch.setattr(evaluate, "analyze_solution", no_cuobjdump)
+    monkeypatch.setattr(check_steps, "analyze_solution", no_cuobjdump)
     assert workspace_command.main(["evaluate", str(out), "v3"]) == 0
     record = json.loads((out / "v3" / "evaluation.json").read_text())
     assert tools.requests("racecheck")
@@ -883,7 +886,7 @@ def test_without_compute_sanitizer_the_version_is_still_timed_and_evaluate_exits
             raise EnvironmentFault("compute-sanitizer is not on PATH nor in /usr/local/cuda/bin (CUDA_HOME is not set)")
         return FakeTools.check_solution(tools, request)
 
-    monkeypatch.setattr(evaluate, "check_solution", no_tool)
+    monkeypatch.setattr(check_steps, "check_solution", no_tool)
     assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
     record = json.loads((out / "v0" / "evaluation.json").read_text())
     steps = {s["name"]: (s["status"], s["summary"]) for s in record["steps"]}
@@ -900,7 +903,7 @@ def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, mo
     monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
     monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
     held = []  # no benchmark worker is started where nothing can be timed
-    monkeypatch.setattr(evaluate, "hold_benchmark_worker", held.append)
+    monkeypatch.setattr(measure_steps, "hold_benchmark_worker", held.append)
     capsys.readouterr()
     assert workspace_command.main(["evaluate", str(out), "v0", "--json"]) == 4
     assert held == []

@@ -22,18 +22,18 @@ mkdir -p "$log_dir"
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
-  python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
+  "${PYTHON:-python3}" -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
   nvcc --version | tail -n 2
   ncu --version 2>/dev/null | tail -n 1
 } >"$log_dir/machine.txt" 2>&1
 cat "$log_dir/machine.txt"
 parallel=()
-if python3 -c 'import xdist' 2>/dev/null; then parallel=(-n 8); fi  # correctness runs only: no timing tests share the GPU
+if "${PYTHON:-python3}" -c 'import xdist' 2>/dev/null; then parallel=(-n 8); fi  # correctness runs only: no timing tests share the GPU
 
 run_part() {  # run_part NAME MARKER_EXPRESSION [PYTEST_ARGS...]: its exit status, 5 (nothing collected) as 0
   local name=$1 markers=$2
   shift 2
-  PYTHONUNBUFFERED=1 python3 -m pytest -v -rs -p no:cacheprovider "$@" -m "$markers" tests/ \
+  PYTHONUNBUFFERED=1 "${PYTHON:-python3}" -m pytest -v -rs -p no:cacheprovider "$@" -m "$markers" tests/ \
     --junitxml="$log_dir/junit_$name.xml" 2>&1 | tee "$log_dir/pytest_$name.log"
   local code=${PIPESTATUS[0]}
   [ "$code" -eq 5 ] && code=0

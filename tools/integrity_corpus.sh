@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The adversarial corpus of issue 14 on a GPU. Prints a table fixture -> step -> expected -> got;
+# The adversarial corpus on a GPU. Prints a table fixture -> step -> expected -> got;
 # full logs and every record under OUT_DIR. Estimated at 8-10 minutes on an H100 (torch 2.11,
 # triton 3.6, nvcc 13.0; the first version of this script took about 6): the correctness rows
 # run four at a time (the launch check's verdicts do not depend on the GPU being idle; each
@@ -30,7 +30,7 @@ ROWS="$OUT/table.tsv"
 ROW=0
 
 detail() {  # the verdict and the evidence from a record: detail correctness|benchmark|evaluate DIR
-  python3 - "$1" "$2" <<'PY'
+  "${PYTHON:-python3}" - "$1" "$2" <<'PY'
 import json, sys
 from pathlib import Path
 kind, folder = sys.argv[1], Path(sys.argv[2])
@@ -97,7 +97,7 @@ run_step() {  # run_step NAME STEP EXPECTED_EXIT SOLUTION REF [ARGS...]: one row
     limit=300
     set -- --baseline none --seeds 1 "$@"
   fi
-  timeout "$limit" python3 "$SCRIPTS/$script" "$solution" --ref "$ref" --output-dir "$dir" "$@" \
+  timeout "$limit" "${PYTHON:-python3}" "$SCRIPTS/$script" "$solution" --ref "$ref" --output-dir "$dir" "$@" \
     > "$OUT/logs/$name.$step.log" 2>&1
   record_row "$ROW" "$name" "$step" "$expected" "$?" "$dir"
 }
@@ -114,9 +114,9 @@ evaluate_step() {  # evaluate_step NAME EXPECTED_EXIT SOLUTION REF [DIMS...]: wo
   ROW=$((ROW + 1))
   local dir="$OUT/runs/$name/evaluate"
   rm -rf "$dir"
-  python3 "$SCRIPTS/workspace.py" init "$dir" --kernel "$solution" --ref "$ref" --iterations 0 "$@" \
+  "${PYTHON:-python3}" "$SCRIPTS/workspace.py" init "$dir" --kernel "$solution" --ref "$ref" --iterations 0 "$@" \
     > "$OUT/logs/$name.evaluate.log" 2>&1
-  timeout 400 python3 "$SCRIPTS/workspace.py" evaluate "$dir" v0 --baseline none >> "$OUT/logs/$name.evaluate.log" 2>&1
+  timeout 400 "${PYTHON:-python3}" "$SCRIPTS/workspace.py" evaluate "$dir" v0 --baseline none >> "$OUT/logs/$name.evaluate.log" 2>&1
   record_row "$ROW" "$name" evaluate "$expected" "$?" "$dir"
 }
 
@@ -190,7 +190,7 @@ run_step vector_add_bytes_overstated benchmark 1 "$VECTOR_ADD/good/vector_add.cu
 evaluate_step memoized_by_version_py 1 "$VECTOR_ADD/wrong/memoized_by_version.py" "$VECTOR_ADD/ref.py"
 
 echo
-python3 - "$ROWS" <<'PY'
+"${PYTHON:-python3}" - "$ROWS" <<'PY'
 import sys
 from tabulate import tabulate
 rows = sorted(line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip())

@@ -3,7 +3,7 @@
 A quick check before the loop runs (a couple of minutes for the demo set): every problem is built
 as the tools build it (KernelBench's weights: torch.manual_seed(42) before get_init_inputs() and
 Model(...); strict float32, TF32 off, as correctness_check and benchmark set it) and timed with
-the tools' own timer (measure/timing.time_callable: CUDA events, the L2 flushed before every call)
+the tools' own timer (measure/timing/events.py's time_callable: CUDA events, the L2 flushed before every call)
 on fresh inputs: each call takes the next of INPUT_SETS input sets drawn with seeds 0, 1, 2, ...
 It prints and writes a table of the median, p20 and p80 beside tools/kernelbench_estimate.py's
 estimate, and whether the median reaches MIN_EAGER_US.
@@ -32,7 +32,7 @@ from kernelbench_estimate import SCRIPTS, estimate, problem_files  # noqa: E402
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
-MIN_EAGER_US = 100.0  # issue 16 item 4: each problem takes at least 100 us in eager on the H100
+MIN_EAGER_US = 100.0  # the demo set's sizing rule: each problem takes at least 100 us in eager on the H100
 INPUT_SETS = 3  # distinct inputs rotated call by call, so no call finds the previous call's data
 REP_MS = 150.0  # GPU time per problem's timed calls: medians of tens to hundreds of calls
 WARMUP_MS = 30.0
@@ -59,7 +59,7 @@ def time_eager(path: Path) -> EagerTiming:
     """Build the problem's Model on the GPU and time its forward on rotating input sets."""
     import torch
 
-    from kernel_opt.measure.timing import time_callable
+    from kernel_opt.measure.timing.events import time_callable
     from kernel_opt.solution.contract import set_matmul_precision
     from kernel_opt.solution.kernelbench_problem import problem_for
 

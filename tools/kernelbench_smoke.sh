@@ -22,7 +22,7 @@ ROWS="$OUT/table.tsv"
 STARTED=$(date +%s)
 
 verdicts() {  # name=verdict[+downgrade] for every entry of an eval.json
-  python3 - "$1" <<'PY'
+  "${PYTHON:-python3}" - "$1" <<'PY'
 import json, sys
 record = json.load(open(sys.argv[1]))
 print(" ".join(f"{e['name']}={e['verdict']}{'+downgrade' if e['precision_downgrade'] else ''}"
@@ -38,7 +38,7 @@ row() {  # row NAME EXPECTED GOT
 }
 
 # 1. The default rule: the TF32 matmul fails as a precision downgrade, the other three pass and are timed.
-python3 "$SCRIPTS/eval.py" "$KB/problems" "$KB/solutions" --output-dir "$OUT/eval" --compile-modes default \
+"${PYTHON:-python3}" "$SCRIPTS/eval.py" "$KB/problems" "$KB/solutions" --output-dir "$OUT/eval" --compile-modes default \
   --seeds 2 --timeout 300 > "$OUT/logs/eval_default.log" 2> "$OUT/logs/eval_default.progress"
 code=$?
 cp "$OUT/eval/eval.md" "$OUT/eval_default.md"
@@ -49,7 +49,7 @@ row "eval, default rule" "exit 1: 12_Gemm_Multiply_LeakyReLU=correct 19_ReLU=cor
   "exit $code: $(verdicts "$OUT/eval_default.json")"
 
 # 2. KernelBench's 1e-2: the downgrade passes, flagged (same output folder: its baselines are reused).
-python3 "$SCRIPTS/eval.py" "$KB/problems" "$KB/solutions" --output-dir "$OUT/eval" --compile-modes default \
+"${PYTHON:-python3}" "$SCRIPTS/eval.py" "$KB/problems" "$KB/solutions" --output-dir "$OUT/eval" --compile-modes default \
   --seeds 2 --timeout 300 --kernelbench-tolerances --only 1_Square_matrix_multiplication_ \
   > "$OUT/logs/eval_kernelbench.log" 2> "$OUT/logs/eval_kernelbench.progress"
 code=$?
@@ -59,10 +59,10 @@ row "eval, --kernelbench-tolerances" "exit 0: 1_Square_matrix_multiplication_=co
   "exit $code: $(verdicts "$OUT/eval/eval.json")"
 
 # 3. Cheats: released memory returned as the output; an output cached by input pointer.
-python3 "$SCRIPTS/correctness_check.py" "$KB/wrong/19_ReLU_freed_result.py" --ref "$KB/problems/19_ReLU.py" \
+"${PYTHON:-python3}" "$SCRIPTS/correctness_check.py" "$KB/wrong/19_ReLU_freed_result.py" --ref "$KB/problems/19_ReLU.py" \
   --output-dir "$OUT/wrong/freed_result" --seeds 2 > "$OUT/logs/freed_result.log" 2>&1
 row "19_ReLU_freed_result correctness" "exit 1" "exit $?"
-python3 "$SCRIPTS/benchmark.py" "$KB/wrong/23_Softmax_cached_by_pointer.py" --ref "$KB/problems/23_Softmax.py" \
+"${PYTHON:-python3}" "$SCRIPTS/benchmark.py" "$KB/wrong/23_Softmax_cached_by_pointer.py" --ref "$KB/problems/23_Softmax.py" \
   --output-dir "$OUT/wrong/cached_by_pointer" --baseline none --seeds 2 > "$OUT/logs/cached_by_pointer.log" 2>&1
 row "23_Softmax_cached_by_pointer benchmark" "exit 1" "exit $?"
 

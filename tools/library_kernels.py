@@ -3,7 +3,7 @@
 
 cuBLAS GEMMs through torch.matmul (bf16, fp16, strict fp32) and PyTorch's scaled-dot-product
 attention backends (flash, cuDNN, memory-efficient) are the kernels the classifier must read
-like an H100 engineer (issue 15). Each case is called a few times to warm up, then once inside
+like an H100 engineer. Each case is called a few times to warm up, then once inside
 the project's NVTX range (`kernel_opt_solution`), so ncu profiles only that call's kernels.
 `profile` runs ncu with the command `build_ncu_command` gives ncu_profile.py (targeted sections,
 this chip's extra metrics, `--clock-control none`: clocks are never touched). The recording

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check issue 3's measurement targets on a GPU and print the figures for docs/measurement.md.
+"""Check the measurement targets of docs/measurement.md on a GPU and print its figures.
 
 For a vector add of 2^28 fp32 elements and a 4096x4096 fp32 softmax (the CUDA solutions in
 reference/): benchmark.py's median against Nsight Compute's gpu__time_duration.sum (taken with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Record small .ncu-rep fixtures of library kernels nobody here wrote (issue 15), for the
+# Record small .ncu-rep fixtures of library kernels nobody here wrote, for the
 # classifier's tests: cuBLAS GEMMs through torch.matmul in bf16, fp16 and strict fp32 at three
 # shapes, and PyTorch's SDPA backends (flash, cuDNN, memory-efficient), bf16 B8 H16 S2048 D64.
 # Run on a GPU machine with Nsight Compute and torch, from anywhere in the checkout:
@@ -36,9 +36,9 @@ if [ -z "$ncu_bin" ]; then
   exit 4
 fi
 
-mapfile -t cases < <(python3 tools/library_kernels.py list | cut -f1)
+mapfile -t cases < <("${PYTHON:-python3}" tools/library_kernels.py list | cut -f1)
 # The chip decides which extra metrics ncu is asked for; torch is imported once for it, not per case.
-capability=$(python3 -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability(0))')
+capability=$("${PYTHON:-python3}" -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability(0))')
 status=0
 for name in "${cases[@]}"; do
   if [ $((SECONDS - start)) -ge "$deadline_s" ]; then
@@ -49,7 +49,7 @@ for name in "${cases[@]}"; do
   run_dir="$work/$name"
   mkdir -p "$run_dir"
   set +e
-  python3 tools/library_kernels.py profile "$name" "$run_dir/profile" --ncu "$ncu_bin" --capability "$capability" \
+  "${PYTHON:-python3}" tools/library_kernels.py profile "$name" "$run_dir/profile" --ncu "$ncu_bin" --capability "$capability" \
     --timeout "$timeout_s" >"$run_dir/console.txt" 2>&1
   code=$?
   set -e
@@ -66,7 +66,7 @@ for name in "${cases[@]}"; do
   cp "$run_dir/profile.ncu-rep" "$dest/$name.ncu-rep"
   cp "$run_dir/profile.ncu-rep" "$work/fixtures/$name.ncu-rep"
   set +e
-  python3 skills/kernel-opt-skill/scripts/ncu_profile.py --from-report "$run_dir/profile.ncu-rep" \
+  "${PYTHON:-python3}" skills/kernel-opt-skill/scripts/ncu_profile.py --from-report "$run_dir/profile.ncu-rep" \
     --output-dir "$run_dir" --backend cuda >"$run_dir/classify.txt" 2>&1
   classified=$?
   set -e
@@ -84,11 +84,11 @@ done
   echo "- recorded: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
   echo "- ncu: $("$ncu_bin" --version | tail -n 1) (\`$ncu_bin\`)"
-  echo "- python, torch, cuDNN: $(python3 -c 'import sys, torch; print(sys.version.split()[0], torch.__version__, torch.backends.cudnn.version())')"
+  echo "- python, torch, cuDNN: $("${PYTHON:-python3}" -c 'import sys, torch; print(sys.version.split()[0], torch.__version__, torch.backends.cudnn.version())')"
   echo "- command per case: \`python3 tools/library_kernels.py profile CASE OUT/CASE/profile --ncu NCU\`, which runs"
-  echo "  \`$(python3 tools/library_kernels.py command gemm_bf16_8192 OUT/CASE/profile --ncu ncu --capability "$capability" | python3 -c 'import json, shlex, sys; print(shlex.join(json.load(sys.stdin)))' | sed 's/gemm_bf16_8192/CASE/')\`"
+  echo "  \`$("${PYTHON:-python3}" tools/library_kernels.py command gemm_bf16_8192 OUT/CASE/profile --ncu ncu --capability "$capability" | "${PYTHON:-python3}" -c 'import json, shlex, sys; print(shlex.join(json.load(sys.stdin)))' | sed 's/gemm_bf16_8192/CASE/')\`"
   echo
-  python3 - "$work" "$dest" "${cases[@]}" <<'PY'
+  "${PYTHON:-python3}" - "$work" "$dest" "${cases[@]}" <<'PY'
 import json, os, subprocess, sys
 work, dest, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 described = dict(line.split("\t") for line in subprocess.run(

@@ -21,7 +21,7 @@ cublas_flags() {
     echo "-lcublas"
     return
   fi
-  python3 - <<'PY'
+  "${PYTHON:-python3}" - <<'PY'
 import importlib.util, pathlib, sys
 spec = importlib.util.find_spec("nvidia.cublas")
 roots = [pathlib.Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
@@ -45,7 +45,7 @@ for name in "${names[@]}"; do
   mkdir -p "$run_dir"
   echo "== $name"
   set +e
-  python3 skills/kernel-opt-skill/scripts/ncu_profile.py "$kernels/$name/$name.cu" --ref "$kernels/$name/ref.py" \
+  "${PYTHON:-python3}" skills/kernel-opt-skill/scripts/ncu_profile.py "$kernels/$name/$name.cu" --ref "$kernels/$name/ref.py" \
     --output-dir "$run_dir" --set targeted --nvcc-flags="$flags" >"$run_dir/console.txt" 2>&1
   code=$?
   set -e
@@ -72,11 +72,11 @@ ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   echo "- recorded: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
   echo "- ncu: $("$ncu_bin" --version | tail -n 1)"
-  echo "- python, torch, triton: $(python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)')"
+  echo "- python, torch, triton: $("${PYTHON:-python3}" -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)')"
   echo "- nvcc: $(nvcc --version | tail -n 1)"
   echo "- command per fixture: \`python3 skills/kernel-opt-skill/scripts/ncu_profile.py tests/fixtures/ncu/kernels/NAME/NAME.cu --ref tests/fixtures/ncu/kernels/NAME/ref.py --output-dir OUT_DIR/NAME --set targeted\` (tensor_core_matmul adds \`--nvcc-flags=\"$(cublas_flags 2>/dev/null || true)\"\`), which runs \`ncu --clock-control none --nvtx --nvtx-include kernel_opt_solution/ --section ... --import-source no\`"
   echo
-  python3 - "$out" "$dest" "${names[@]}" <<'PY'
+  "${PYTHON:-python3}" - "$out" "$dest" "${names[@]}" <<'PY'
 import json, os, sys
 out, dest, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 print("| fixture | label | small_grid | memory limiter | occupancy limiters | size |")

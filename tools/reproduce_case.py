@@ -52,7 +52,7 @@ sys.path.insert(0, str(SCRIPTS))
 from kernel_opt.check.records import read_correctness  # noqa: E402
 from kernel_opt.core.errors import ExitCode, UsageError  # noqa: E402
 from kernel_opt.core.render import markdown_table  # noqa: E402
-from kernel_opt.loop.workspace import list_versions  # noqa: E402
+from kernel_opt.loop.versions import list_versions  # noqa: E402
 from kernel_opt.measure.records import BenchmarkReport, read_benchmark  # noqa: E402
 
 DEFAULT_TOLERANCE = 0.05  # relative; see the module docstring for why 5%

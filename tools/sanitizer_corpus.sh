@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The compute-sanitizer corpus on a GPU (issue 14 item 6): every fixture of reference/*/expected.yaml
+# The compute-sanitizer corpus on a GPU: every fixture of reference/*/expected.yaml
 # with a `sanitize:` field through its plain check and each tool it names, and workspace.py evaluate
 # of wrong/smem_race.cu; prints a table fixture -> expected -> got, full logs and records under
 # OUT_DIR (tools/sanitizer_corpus.py does the work). Aimed at under 4 minutes on an H100.
@@ -14,9 +14,9 @@ mkdir -p "$OUT"
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
+  "${PYTHON:-python3}" -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
   nvcc --version | tail -n 1
 } >"$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
-python3 tools/sanitizer_corpus.py "$OUT" 2>&1 | tee "$OUT/corpus.log"
+"${PYTHON:-python3}" tools/sanitizer_corpus.py "$OUT" 2>&1 | tee "$OUT/corpus.log"
 exit "${PIPESTATUS[0]}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The size sweep on a GPU machine (issue 18 item 6), in one go (a few minutes; not timed yet):
+# The size sweep on a GPU machine, in one go (a few minutes; not timed yet):
 # env_check's size_sweep row, the sweep's tests (the GPU ones through the real nsight-python and
 # ncu; the CPU ones, two of which run nsight-python 0.9.6's own code only where it is installed),
 # then tools/run_example.py, whose softmax examples are swept (N = 1024 ... 8192, D = 4096) and
@@ -20,14 +20,14 @@ status=0
 {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
-  python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
+  "${PYTHON:-python3}" -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
   ncu --version 2>/dev/null | tail -n 1
-  python3 -c 'import importlib.metadata as m; print("nsight-python", m.version("nsight-python"), "ncu-report", m.version("ncu-report"))'
+  "${PYTHON:-python3}" -c 'import importlib.metadata as m; print("nsight-python", m.version("nsight-python"), "ncu-report", m.version("ncu-report"))'
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
-python3 "$SCRIPTS/env_check.py" --output-dir "$OUT/env" --json > "$OUT/logs/env_check.json" 2> "$OUT/logs/env_check.err"
-python3 - "$OUT/logs/env_check.json" <<'PY' || status=1
+"${PYTHON:-python3}" "$SCRIPTS/env_check.py" --output-dir "$OUT/env" --json > "$OUT/logs/env_check.json" 2> "$OUT/logs/env_check.err"
+"${PYTHON:-python3}" - "$OUT/logs/env_check.json" <<'PY' || status=1
 import json, sys
 report = json.load(open(sys.argv[1]))
 row = next(item for item in report["capabilities"] if item["step"] == "size_sweep")
@@ -35,7 +35,7 @@ print(f"env_check size_sweep: can_run={row['can_run']}: {row['reason']}")
 sys.exit(0 if row["can_run"] and "0.9.6 (the pinned version)" in row["reason"] else 1)
 PY
 
-PYTHONUNBUFFERED=1 python3 -m pytest -v -rs -p no:cacheprovider tests/gpu/test_sweep_gpu.py tests/test_sweep.py \
+PYTHONUNBUFFERED=1 "${PYTHON:-python3}" -m pytest -v -rs -p no:cacheprovider tests/gpu/test_sweep_gpu.py tests/test_sweep.py \
   tests/test_sweep_child.py > "$OUT/logs/pytest.log" 2>&1
 pytest_status=$?
 tail -n 3 "$OUT/logs/pytest.log"
@@ -45,12 +45,12 @@ grep -E "(PASSED|FAILED|SKIPPED|ERROR).*test_sweep_gpu" "$OUT/logs/pytest.log"
   && [ "$(grep -cE 'test_sweep_child.py::test_the_(frame_reader|real_nsight).*PASSED' "$OUT/logs/pytest.log")" -eq 2 ] \
   || status=1
 
-PYTHONUNBUFFERED=1 python3 tools/run_example.py --output-dir "$OUT/example" > "$OUT/logs/run_example.log" 2>&1
+PYTHONUNBUFFERED=1 "${PYTHON:-python3}" tools/run_example.py --output-dir "$OUT/example" > "$OUT/logs/run_example.log" 2>&1
 example_status=$?
 sed -n '/^summary/,$p' "$OUT/logs/run_example.log"
 [ "$example_status" -eq 0 ] || status=1
 
-python3 - "$OUT" <<'PY' || status=1
+"${PYTHON:-python3}" - "$OUT" <<'PY' || status=1
 import json, shutil, sys
 from pathlib import Path
 from tabulate import tabulate

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How long `workspace.py evaluate` takes on a GPU (issue 18 item 7), version after version: the
+# How long `workspace.py evaluate` takes on a GPU, version after version: the
 # fp16 8192x4096 Triton layernorm of reference/layernorm, v0 then v1 (4 warps instead of 8), each
 # evaluated as SKILL.md does. Prints every step's wall time and the benchmark's phases; the run
 # folder and a table are left under OUT_DIR. The machine's measured ceilings are left as they are
@@ -14,16 +14,16 @@ SCRIPTS=skills/kernel-opt-skill/scripts
 RUN="$OUT/layernorm_run"
 rm -rf "$RUN"
 mkdir -p "$OUT"
-python3 "$SCRIPTS/workspace.py" init "$RUN" --kernel reference/layernorm/good/layernorm.py \
+"${PYTHON:-python3}" "$SCRIPTS/workspace.py" init "$RUN" --kernel reference/layernorm/good/layernorm.py \
   --ref reference/layernorm/ref.py --iterations 2 --name layernorm --target-percent 100 >"$OUT/time_evaluate.log" 2>&1
 timed_evaluate() {  # timed_evaluate VERSION
   local start=$SECONDS
-  python3 "$SCRIPTS/workspace.py" evaluate "$RUN" "$1" >>"$OUT/time_evaluate.log" 2>&1
+  "${PYTHON:-python3}" "$SCRIPTS/workspace.py" evaluate "$RUN" "$1" >>"$OUT/time_evaluate.log" 2>&1
   local code=$?
   echo "$1: exit $code, $((SECONDS - start)) s of wall time" | tee -a "$OUT/time_evaluate.log"
 }
 timed_evaluate v0
-python3 "$SCRIPTS/workspace.py" next "$RUN" >>"$OUT/time_evaluate.log" 2>&1
+"${PYTHON:-python3}" "$SCRIPTS/workspace.py" next "$RUN" >>"$OUT/time_evaluate.log" 2>&1
 cp reference/layernorm/good/layernorm_4warps.py "$RUN/v1/v1.py"
 cat >"$RUN/v1/hypothesis.txt" <<'TXT'
 Hypothesis: Run each row with 4 warps instead of 8, so twice as many rows are resident per SM.
@@ -31,7 +31,7 @@ Rationale: v0's profile is memory_bound with DRAM the busiest unit and long_scor
 Expected: achieved occupancy rises (more resident rows), DRAM throughput stays within 5% of v0, and the time changes by under 5%.
 TXT
 timed_evaluate v1
-python3 - "$RUN" <<'PY' | tee "$OUT/time_evaluate.md"
+"${PYTHON:-python3}" - "$RUN" <<'PY' | tee "$OUT/time_evaluate.md"
 import json, sys
 from pathlib import Path
 run = Path(sys.argv[1])

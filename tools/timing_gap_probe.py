@@ -29,7 +29,7 @@ def main() -> int:
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.correctness import BuildOptions, solution_spec
     from kernel_opt.core.cli import parse_dim_value
-    from kernel_opt.measure import timing
+    from kernel_opt.measure.timing.events import time_callable
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
     from kernel_opt.solution.loaded import LoadedSolution
@@ -52,11 +52,11 @@ def main() -> int:
 
     empty = torch.empty(1, device="cuda")
     rows = {
-        "as benchmark.py (poison + clean flush)": lambda: timing.time_callable(run, before_each=poison),
-        "clean flush, no poison": lambda: timing.time_callable(run),
-        "write-only flush (do_bench's)": lambda: timing.time_callable(run, flush_mode="write", before_each=poison),
-        "poison + spin + clean flush": lambda: timing.time_callable(run, before_each=spin),
-        "empty kernel (event overhead)": lambda: timing.time_callable(lambda: empty.zero_()),
+        "as benchmark.py (poison + clean flush)": lambda: time_callable(run, before_each=poison),
+        "clean flush, no poison": lambda: time_callable(run),
+        "write-only flush (do_bench's)": lambda: time_callable(run, flush_mode="write", before_each=poison),
+        "poison + spin + clean flush": lambda: time_callable(run, before_each=spin),
+        "empty kernel (event overhead)": lambda: time_callable(lambda: empty.zero_()),
     }
     print(f"GPU: {torch.cuda.get_device_name()}")
     for label, measure in rows.items():

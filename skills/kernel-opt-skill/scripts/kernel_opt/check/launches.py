@@ -14,7 +14,7 @@ marker (a tiny spin kernel launched as soon as the call returns), and hands the 
 - every kernel is listed once per name and stream, with its count and GPU time, as the
   solution's own (a kernel its source defines: Launcher.own_kernel_names) or library code.
 
-`profiled_kernels_problem` applies the same listing to what ncu profiled (loop/evaluate.py).
+`profiled_kernels_problem` applies the same listing to what ncu profiled (loop/measure_steps.py).
 Plain data and no torch, so the records read anywhere and the rules are tested with synthetic
 traces and with the probe recorded on an H100 (tests/test_launches.py, tests/fixtures/launches/).
 """

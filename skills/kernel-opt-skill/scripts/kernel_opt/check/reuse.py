@@ -1,8 +1,8 @@
 """Relying on a correctness record instead of running the check again: only for the very same subject.
 
 `workspace.py evaluate` runs correctness_check on every shape with several seeds, then the
-benchmark, whose gate used to run that check again at one seed: 7.3 s of a 71 s evaluation of
-an fp16 8192x4096 Triton layernorm on an H100 (issue 18). The benchmark may rely on the record
+benchmark, whose gate would run that check again at one seed: 7.3 s of a 71 s evaluation of
+an fp16 8192x4096 Triton layernorm on an H100. The benchmark may rely on the record
 instead when it is a pass, on a GPU, for the same bytes of the solution and ref.py, built the
 same way, at the same sizes. Anything else (another file, an edit since, the CPU interpreter, a
 record written before subjects were recorded) runs the check again, and the report says why.

@@ -2,7 +2,7 @@
 
 Fixed atol/rtol are wrong for reductions. Summation order alone moves a float32 dot product of
 length 4096 by more than 1e-5 (an IEEE-fp32 Triton GEMM failed 2,089 of 65,536 elements at
-1e-5 on an H100, issue 14), while a tolerance loose enough for that lets a TF32 or bf16
+1e-5 on an H100), while a tolerance loose enough for that lets a TF32 or bf16
 shortcut through elsewhere. So when neither ref.py nor the command line gives atol/rtol, a
 floating-point output is judged against a high-precision truth:
 

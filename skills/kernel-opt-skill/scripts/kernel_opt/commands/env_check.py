@@ -24,6 +24,7 @@ from kernel_opt.core.cli import make_parser, print_json, run_command, script_com
 from kernel_opt.core.errors import EnvironmentFault, ExitCode
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import markdown_cell, markdown_table, render
+from kernel_opt.env import probe_records
 from kernel_opt.env import probes as environment
 from kernel_opt.env.capabilities import RUN_ON_GPU_MACHINE, Capability, EnvironmentReport, check_environment
 from kernel_opt.env.clocks import ClockCommandResult, plan_clock_change, run_clock_command
@@ -52,11 +53,11 @@ def next_steps(report: EnvironmentReport, output_dir: Path) -> list[str]:
     return [fixes[0] if fixes else RUN_ON_GPU_MACHINE]
 
 
-def _tool_rows(probes: environment.Probes) -> list[list[object]]:
-    def package(probe: environment.PackageProbe) -> list[object]:
+def _tool_rows(probes: probe_records.Probes) -> list[list[object]]:
+    def package(probe: probe_records.PackageProbe) -> list[object]:
         return [probe.distribution, probe.version if probe.installed else "missing", probe.location or probe.error]
 
-    def tool(probe: environment.ToolProbe) -> list[object]:
+    def tool(probe: probe_records.ToolProbe) -> list[object]:
         where = f"{probe.path} ({probe.source})" if probe.found else probe.error
         return [probe.name, probe.version or ("found" if probe.found else "missing"), where]
 

@@ -31,7 +31,8 @@ from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_text_atomic
 from kernel_opt.core.render import format_number, markdown_table, render
-from kernel_opt.loop.final_report import NOT_MEASURED, FinalReport, VersionRow, build_report
+from kernel_opt.loop.final_report import FinalReport, build_report
+from kernel_opt.loop.final_report_versions import NOT_MEASURED, VersionRow
 from kernel_opt.loop.report_charts import (
     ROOFLINE_CHART,
     TIME_CHART,

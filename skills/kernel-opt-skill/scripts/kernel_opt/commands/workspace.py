@@ -48,15 +48,10 @@ from kernel_opt.loop.evaluate import (
     EvaluateOptions,
     evaluate_version,
 )
+from kernel_opt.loop.next_version import create_next_version
 from kernel_opt.loop.records import EVALUATION_FILE, EvaluationRecord
-from kernel_opt.loop.workspace import (
-    HYPOTHESIS_FILE,
-    RunStatus,
-    create_next_version,
-    create_run,
-    run_status,
-    version_number,
-)
+from kernel_opt.loop.versions import version_number
+from kernel_opt.loop.workspace import HYPOTHESIS_FILE, RunStatus, create_run, run_status
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
 from kernel_opt.profile.sweep.plan import suggested_sweep
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER

@@ -2,7 +2,7 @@
 
 `assess_capabilities` asks each step of the loop (compile CUDA, CUDA and Triton correctness,
 benchmark, ncu profile, compute-sanitizer, static SASS analysis) whether it can run here, why (not), and how to
-fix it; `overall_verdict` sums them up. All pure functions of the probe records (probes.py), so
+fix it; `overall_verdict` sums them up. All pure functions of the probe records (probe_records.py), so
 they are tested with records built by hand.
 """
 
@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from kernel_opt.env.probes import Probes, collect_probes, driver_version, version_tuple
+from kernel_opt.env.probe_records import Probes
+from kernel_opt.env.probes import collect_probes, driver_version
+from kernel_opt.env.tool_output import version_tuple
 
 # --- versions, minimums and fixes, in one place ----------------------------------------------
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kernel_opt.core.errors import EnvironmentFault
-from kernel_opt.env.probes import NvidiaSmiProbe, SmiGpu, run_tool
+from kernel_opt.env.probe_records import NvidiaSmiProbe, SmiGpu
+from kernel_opt.env.probes import run_tool
 
 ClockAction = Literal["lock", "unlock"]
 

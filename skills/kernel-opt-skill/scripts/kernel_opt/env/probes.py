@@ -5,8 +5,9 @@ way when a tool is missing or two versions disagree, usually deep inside a long 
 once, up front, turns those failures into one report (env_check.py) that says which steps can
 run here, why the others cannot, and what to install.
 
-Each probe is a small function that returns a plain record and never raises because something
-is absent: absence is the information. What the records mean for each step of the loop is
+Each probe is a small function that returns a plain record (probe_records.py) and never raises
+because something is absent: absence is the information; what a tool prints is read in
+tool_output.py. What the records mean for each step of the loop is
 decided in capabilities.py, from these records alone; nothing here changes GPU state or needs
 root (clock locking, an explicit opt-in, is in clocks.py).
 """
@@ -14,7 +15,6 @@ root (clock locking, an explicit opt-in, is in clocks.py).
 from __future__ import annotations
 
 import contextlib
-import csv
 import glob
 import importlib
 import importlib.metadata
@@ -28,8 +28,25 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from kernel_opt.env.probe_records import (
+    NcuReportProbe,
+    NvccProbe,
+    NvidiaSmiProbe,
+    PackageProbe,
+    Probes,
+    PythonProbe,
+    ToolProbe,
+    TorchGpu,
+    TorchProbe,
+)
+from kernel_opt.env.tool_output import (
+    parse_nsight_tool_version,
+    parse_nvcc_architectures,
+    parse_nvcc_version,
+    parse_nvidia_smi_csv,
+)
 
 # --- timeouts and search locations, in one place ---------------------------------------------
 
@@ -48,207 +65,6 @@ NVIDIA_SMI_QUERY_FIELDS = (
 )
 # The driver exposes "RmProfilingAdminOnly: 1" here when only root may read perf counters.
 NVIDIA_DRIVER_PARAMS = Path("/proc/driver/nvidia/params")
-
-
-# --- records ---------------------------------------------------------------------------------
-
-
-@dataclass
-class PythonProbe:
-    version: str
-    executable: str
-
-
-@dataclass
-class TorchGpu:
-    """One GPU as torch (and so every kernel launched here) sees it; indices follow CUDA_VISIBLE_DEVICES."""
-
-    index: int
-    name: str
-    compute_capability: str  # "9.0"
-    arch: str  # "sm_90": what nvcc needs in -arch
-    sm_count: int
-    memory_gib: float
-    l2_cache_mib: float | None = None
-
-
-@dataclass
-class TorchProbe:
-    installed: bool
-    version: str | None = None
-    cuda_build_version: str | None = None  # CUDA torch was built with; None for a CPU-only build
-    cuda_available: bool = False
-    compiled_archs: list[str] = field(default_factory=list)  # torch.cuda.get_arch_list()
-    gpus: list[TorchGpu] = field(default_factory=list)
-    gpu_smoke_test_passed: bool | None = None  # a tiny op on the GPU worked; None when not tried
-    error: str | None = None
-
-
-@dataclass
-class PackageProbe:
-    """A Python package: importable or not, with its version from the distribution metadata."""
-
-    distribution: str
-    module: str
-    installed: bool
-    version: str | None = None
-    location: str | None = None
-    error: str | None = None
-
-
-@dataclass
-class ToolProbe:
-    """A command-line tool: where it was found (PATH, CUDA toolkit, triton package) and its version."""
-
-    name: str
-    found: bool
-    path: str | None = None
-    version: str | None = None
-    source: str | None = None  # "PATH", "/usr/local/cuda/bin", "triton package", ...
-    error: str | None = None
-
-
-@dataclass
-class NvccProbe(ToolProbe):
-    release: str | None = None  # "13.0": the CUDA release, which sets the minimum driver
-    gpu_architectures: list[str] = field(default_factory=list)  # `nvcc --list-gpu-arch`: compute_75, ...
-
-
-@dataclass
-class NcuReportProbe:
-    """Nsight Compute's Python report reader, `ncu_report`, and how a later step can import it."""
-
-    available: bool
-    source: str | None = None  # "import", "pip package ncu-report", "ncu extras/python"
-    path: str | None = None
-    sys_path_entry: str | None = None  # folder to put on sys.path first; None when importable as is
-    error: str | None = None
-
-
-@dataclass
-class SmiGpu:
-    """One GPU as the driver reports it through nvidia-smi (all GPUs, whatever CUDA_VISIBLE_DEVICES says)."""
-
-    index: int
-    name: str
-    driver_version: str | None
-    sm_clock_mhz: int | None
-    max_sm_clock_mhz: int | None
-    memory_clock_mhz: int | None
-    max_memory_clock_mhz: int | None
-    power_limit_w: float | None
-    persistence_mode: str | None  # "Enabled" / "Disabled"
-    compute_mode: str | None  # "Default", "Exclusive_Process", "Prohibited"
-
-
-@dataclass
-class NvidiaSmiProbe:
-    found: bool
-    path: str | None = None
-    gpus: list[SmiGpu] = field(default_factory=list)
-    error: str | None = None
-
-
-@dataclass
-class Probes:
-    python: PythonProbe
-    torch: TorchProbe
-    triton: PackageProbe
-    nvcc: NvccProbe
-    ncu: ToolProbe
-    nsight_python: PackageProbe
-    ncu_report: NcuReportProbe
-    compute_sanitizer: ToolProbe
-    cuobjdump: ToolProbe
-    nvidia_smi: NvidiaSmiProbe
-    profiling_admin_only: bool | None = None  # driver restricts perf counters to root; None: unknown
-    is_root: bool = False
-
-
-# --- parsing ---------------------------------------------------------------------------------
-
-_NVCC_VERSION = re.compile(r"release\s+(\d+\.\d+),\s*V(\d+(?:\.\d+)+)")
-_NSIGHT_TOOL_VERSION = re.compile(r"Version\s+(\d+(?:\.\d+)+)")
-_MISSING_SMI_VALUES = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]"}
-
-
-def version_tuple(text: str | None) -> tuple[int, ...]:
-    """'2025.3.1.0' -> (2025, 3, 1, 0); '2.13.0+cpu' -> (2, 13, 0); leading numeric parts only."""
-    if not text:
-        return ()
-    parts: list[int] = []
-    for piece in re.split(r"[.+-]", text.strip().lstrip("vV")):
-        if not piece.isdigit():
-            break
-        parts.append(int(piece))
-    return tuple(parts)
-
-
-def parse_nvcc_version(text: str) -> tuple[str, str] | None:
-    """`nvcc --version` (or `cuobjdump --version`) -> (release, full version), e.g. ('13.0', '13.0.88')."""
-    match = _NVCC_VERSION.search(text)
-    return (match.group(1), match.group(2)) if match else None
-
-
-def parse_nsight_tool_version(text: str) -> str | None:
-    """`ncu --version` / `compute-sanitizer --version` -> '2025.3.1.0'."""
-    match = _NSIGHT_TOOL_VERSION.search(text)
-    return match.group(1) if match else None
-
-
-def parse_nvcc_architectures(text: str) -> list[str]:
-    """`nvcc --list-gpu-arch` prints one compute_XY per line."""
-    return [line.strip() for line in text.splitlines() if re.fullmatch(r"compute_\d+[a-z]?", line.strip())]
-
-
-def _smi_value(text: str) -> str | None:
-    value = text.strip()
-    return None if value.lower() in _MISSING_SMI_VALUES else value
-
-
-def _smi_int(text: str) -> int | None:
-    value = _smi_value(text)
-    try:
-        return int(float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _smi_float(text: str) -> float | None:
-    value = _smi_value(text)
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def parse_nvidia_smi_csv(text: str) -> list[SmiGpu]:
-    """Parse `nvidia-smi --query-gpu=<NVIDIA_SMI_QUERY_FIELDS> --format=csv,noheader,nounits`.
-
-    "[N/A]" and "[Not Supported]" (common on consumer cards and in VMs) become None rather than
-    errors, because a missing clock reading must not hide the rest of the GPU's facts.
-    """
-    gpus: list[SmiGpu] = []
-    rows = [row for row in csv.reader(io.StringIO(text), skipinitialspace=True) if any(cell.strip() for cell in row)]
-    for index, row in enumerate(rows):
-        if len(row) < 9:
-            continue  # a warning line, not a GPU row
-        name, driver, sm_clock, max_sm_clock, memory_clock, max_memory_clock, power, persistence, mode = row[:9]
-        gpus.append(
-            SmiGpu(
-                index=index,
-                name=name.strip(),
-                driver_version=_smi_value(driver),
-                sm_clock_mhz=_smi_int(sm_clock),
-                max_sm_clock_mhz=_smi_int(max_sm_clock),
-                memory_clock_mhz=_smi_int(memory_clock),
-                max_memory_clock_mhz=_smi_int(max_memory_clock),
-                power_limit_w=_smi_float(power),
-                persistence_mode=_smi_value(persistence),
-                compute_mode=_smi_value(mode),
-            )
-        )
-    return gpus
 
 
 # --- probing helpers -------------------------------------------------------------------------

@@ -25,8 +25,8 @@ EVALUATION_SCHEMA = "kernel_opt.evaluation/1"
 VERSION_FILE = "version.json"
 VERSION_SCHEMA = "kernel_opt.version/1"
 REFERENCE_FILE = "ref.py"
-# A later profile of the same version, beside the run's own (tools/reprofile_demo.sh, then
-# tools/apply_reprofile.py): the version's label under a newer collection and classifier.
+# A later profile of the same version, beside the run's own (tools/demo_upkeep/reprofile_demo.sh, then
+# tools/demo_upkeep/apply_reprofile.py): the version's label under a newer collection and classifier.
 REPROFILE_DIR = "reprofile"
 
 

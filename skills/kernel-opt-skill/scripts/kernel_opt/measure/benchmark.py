@@ -1,6 +1,6 @@
 """Honest timing of a solution, its PyTorch baselines and another version, in the worker.
 
-What makes the numbers trustworthy (issue 3):
+What makes the numbers trustworthy:
 - every timer flushes the L2 before each call and puts nothing but the call between its
   events: inputs are built once, nothing is cloned, allocated or synchronised in between;
 - the solution is called once, then the timed calls rotate through a pool of input buffers and

@@ -262,11 +262,11 @@ def _time_solution(solution, timed: _Timed) -> float:
     """The solution's own timing on rotated inputs (input_pool.py), L2 flushed before each call; its median (us)."""
     import torch
 
-    from kernel_opt.measure import timing
+    from kernel_opt.measure.timing.events import time_callable
 
     torch.cuda.synchronize()
     try:
-        samples = timing.time_callable(timed.rotation.call, flush_l2=True, before_each=timed.rotation.before_call)
+        samples = time_callable(timed.rotation.call, flush_l2=True, before_each=timed.rotation.before_call)
         torch.cuda.synchronize()
         solution.raise_launch_error()
     except SolutionError:
@@ -284,14 +284,15 @@ def _time_solution(solution, timed: _Timed) -> float:
 
 def _time_kernel_only(solution, run: Callable[[], None], timed: _Timed) -> None:
     """Kernel time without launch overhead (a CUDA graph of calls, minus one of L2 flushes)."""
-    from kernel_opt.measure import timing
+    from kernel_opt.measure.timing.cuda_graph import time_kernel_only
+    from kernel_opt.measure.timing.samples import GraphCaptureFailure
 
     events = timed.events
     events.emit(PhaseEvent("kernel_time"))
-    kernel_only = timing.time_kernel_only(run, before_each=timed.poison_outputs)
+    kernel_only = time_kernel_only(run, before_each=timed.poison_outputs)
     timed.guard.verify("the kernel-time graphs")
     solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
-    if isinstance(kernel_only, timing.GraphCaptureFailure):
+    if isinstance(kernel_only, GraphCaptureFailure):
         events.emit(KernelTimeEvent(error=solution.launcher.capture_failure_reason(kernel_only.message)))
     elif min(kernel_only.samples_us) <= 0:
         # A difference of two graph timings: a call that does (almost) no GPU work shows as noise
@@ -307,16 +308,17 @@ def _time_kernel_only(solution, run: Callable[[], None], timed: _Timed) -> None:
 
 def _time_cuda_graph(solution, run: Callable[[], None], median_us: float, timed: _Timed) -> None:
     """A CUDA-graph timing beside the plain one, for calls short enough that launch overhead shows."""
-    from kernel_opt.measure import timing
+    from kernel_opt.measure.timing.cuda_graph import should_report_cuda_graph, time_callable_cudagraph
+    from kernel_opt.measure.timing.samples import GraphCaptureFailure
 
-    if not timing.should_report_cuda_graph(median_us):
+    if not should_report_cuda_graph(median_us):
         return
     events = timed.events
     events.emit(PhaseEvent("cuda_graph"))
-    graph = timing.time_callable_cudagraph(run)
+    graph = time_callable_cudagraph(run)
     timed.guard.verify("the CUDA-graph timing")
     solution.launcher.clear_launch_error()  # a refused capture leaves its error behind: clear it
-    if isinstance(graph, timing.GraphCaptureFailure):
+    if isinstance(graph, GraphCaptureFailure):
         events.emit(CudaGraphEvent(error=solution.launcher.capture_failure_reason(graph.message)))
     else:
         events.emit(CudaGraphEvent(entry=TimedEntry.from_samples("solution (CUDA graph)", graph).to_dict()))
@@ -326,11 +328,11 @@ def _time_interleaved(timed: _Timed) -> None:
     """This solution and another version, A B, B A, ... in one process, each on its own rotated buffer sets."""
     import torch
 
-    from kernel_opt.measure import timing
+    from kernel_opt.measure.timing.interleaved import time_interleaved
 
     timed.events.emit(PhaseEvent("comparison"))
     this, other = timed.rotation, timed.other
-    samples_this, samples_other = timing.time_interleaved(this.call, other.call, before_a=this.before_call,
+    samples_this, samples_other = time_interleaved(this.call, other.call, before_a=this.before_call,
                                                           before_b=other.before_call)
     torch.cuda.synchronize()
     timed.guard.verify("the interleaved timing", who="the solution or the --against version")
@@ -350,7 +352,7 @@ def _time_copy_of_same_bytes(traffic_bytes: float | None, device, events: EventL
     import torch
 
     from kernel_opt.measure.ceilings import measure_copy_bandwidth
-    from kernel_opt.measure.timing import DEFAULT_REP_MS
+    from kernel_opt.measure.timing.budget import DEFAULT_REP_MS
 
     half = int(traffic_bytes or 0) // 2
     if half <= 0 or device is None or device.type != "cuda":
@@ -408,7 +410,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
                     compiler_warm_up_s: float = 0.0) -> None:
     import torch
 
-    from kernel_opt.measure import timing
+    from kernel_opt.measure.timing.events import time_callable
 
     kinds = request["baselines"]
     kwargs = accepted_kwargs(reference.reference, cloned_arguments(dims, values))
@@ -418,7 +420,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
     if "eager" in kinds:
         events.emit(PhaseEvent("baseline eager"))
         try:
-            samples = timing.time_callable(lambda: function(*args, **kwargs))
+            samples = time_callable(lambda: function(*args, **kwargs))
             events.emit(TimedEvent(TimedEntry.from_samples("eager", samples).to_dict()))
         except Exception as error:
             events.emit(TimedEvent(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500]).to_dict()))
@@ -439,7 +441,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
             compiled(*args, **kwargs)
             torch.cuda.synchronize()
             compile_s = time.perf_counter() - started
-            samples = timing.time_callable(lambda compiled=compiled: compiled(*args, **kwargs))
+            samples = time_callable(lambda compiled=compiled: compiled(*args, **kwargs))
             events.emit(TimedEvent(TimedEntry.from_samples(name, samples, compile_s=compile_s).to_dict()))
         except Exception as error:  # a baseline that fails to compile is reported; the others still run
             events.emit(TimedEvent(TimedEntry(name, error=one_line(error)[:500]).to_dict()))

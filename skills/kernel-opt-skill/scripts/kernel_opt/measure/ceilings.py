@@ -3,7 +3,7 @@
 METHOD.md: "Datasheet rates are leads: measure the two ceilings once on the device machine
 (a large device-to-device copy, counting bytes read plus bytes written; a large matrix
 product through whatever library is there) and use those." This module does exactly that,
-with the same timer the kernels are timed by (`timing.time_callable`), and caches the result
+with the same timer the kernels are timed by (`measure/timing/events.py`'s `time_callable`), and caches the result
 per GPU model and driver so later benchmarks reuse it instead of spending a minute on it.
 
 - Bandwidth: `dst.copy_(src)` between two 1 GiB buffers (at most 1/8 of device memory each);
@@ -36,7 +36,9 @@ from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.env.probes import driver_version, probe_nvidia_smi
-from kernel_opt.measure import roofline, timing
+from kernel_opt.measure import roofline
+from kernel_opt.measure.timing.events import time_callable
+from kernel_opt.measure.timing.gpu import cuda_device
 
 SCHEMA_VERSION = 2  # 2: several matmul sizes per precision (a cache of one size is measured again)
 CACHE_DIR_ENV = "KERNEL_OPT_CACHE_DIR"
@@ -46,7 +48,7 @@ COPY_BYTES = 1024**3  # per buffer; read 1 GiB + write 1 GiB per copy
 COPY_MAX_FRACTION_OF_MEMORY = 8  # two buffers plus the L2 flush buffer must fit comfortably
 
 # Square matmul sizes, several per precision: the roof is the best of them. One size is not a
-# roof: on an H100, cuBLAS ran bf16 at about 770 TFLOP/s at 4096^3 but 708 at 8192^3 (issue 14),
+# roof: on an H100, cuBLAS ran bf16 at about 770 TFLOP/s at 4096^3 but 708 at 8192^3,
 # so a roof measured at 8192 alone put honest GEMMs at 100.5-104.5% of it. 4096 and 8192 fill
 # every GPU this skill targets with full-size tiles; strict fp32 runs on the CUDA cores (67
 # TFLOP/s on an H100, 19.5 on an A100), so 2048 and 4096 keep each call near 0.3-7 ms and the
@@ -224,7 +226,7 @@ def current_device_identity(device: Any = None) -> DeviceIdentity:
     """Name, driver and versions of the GPU torch would use; EnvironmentFault without one."""
     import torch
 
-    resolved = timing.cuda_device(device, purpose="ceilings cannot be measured")
+    resolved = cuda_device(device, purpose="ceilings cannot be measured")
     properties = torch.cuda.get_device_properties(resolved)
     return DeviceIdentity(
         name=torch.cuda.get_device_name(resolved),
@@ -266,7 +268,7 @@ def measure_copy_bandwidth(
 ) -> CopyCeiling:
     import torch
 
-    device = timing.cuda_device(device)
+    device = cuda_device(device)
     total = torch.cuda.get_device_properties(device).total_memory
     buffer_bytes = min(buffer_bytes, total // COPY_MAX_FRACTION_OF_MEMORY)
     elements = buffer_bytes // 4
@@ -274,7 +276,7 @@ def measure_copy_bandwidth(
     source = torch.randn(elements, dtype=torch.float32, device=device, generator=generator)
     destination = torch.empty_like(source)
     try:
-        samples = timing.time_callable(lambda: destination.copy_(source), rep_ms=rep_ms, device=device)
+        samples = time_callable(lambda: destination.copy_(source), rep_ms=rep_ms, device=device)
     finally:
         # Drop both buffers (the lambda shares these names) so empty_cache can hand their memory
         # back; rebinding rather than `del` keeps the names the lambda reads defined.
@@ -297,7 +299,7 @@ def measure_matmul(label: str, size: int, device: Any = None, rep_ms: float = ME
 
     if label not in _PRECISION_NOTES:
         raise UsageError(f"unknown matmul precision {label!r}; known: {', '.join(_PRECISION_NOTES)}")
-    device = timing.cuda_device(device)
+    device = cuda_device(device)
     dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(label, torch.float32)
     try:
         generator = torch.Generator(device=device).manual_seed(MATMUL_SEED)
@@ -305,7 +307,7 @@ def measure_matmul(label: str, size: int, device: Any = None, rep_ms: float = ME
         b = torch.randn(size, size, dtype=dtype, device=device, generator=generator)
         c = torch.empty(size, size, dtype=dtype, device=device)
         with matmul_precision(label):
-            samples = timing.time_callable(lambda: torch.matmul(a, b, out=c), rep_ms=rep_ms, device=device)
+            samples = time_callable(lambda: torch.matmul(a, b, out=c), rep_ms=rep_ms, device=device)
     except RuntimeError as error:  # e.g. bf16 on a pre-Ampere GPU, or out of memory
         return MatmulCeiling(label, size, None, precision=_PRECISION_NOTES[label], error=str(error).splitlines()[0])
     finally:

@@ -1,7 +1,7 @@
 """Fresh inputs for every timed call: a pool of input buffers and value sets, rotated between calls.
 
 A solution that caches its output keyed on its inputs' pointers, tensor versions or contents
-(the harness exploit of issue 14) wins any benchmark that times one input set over and over.
+(reference/vector_add/wrong/memoized_by_*) wins any benchmark that times one input set over and over.
 So the timed calls rotate: call i runs on buffer set i mod S (its own input and output
 buffers) with value set i mod V copied into its inputs first, V = S + 1. Consecutive calls
 never share buffers (S >= 2) nor values; since S and V are coprime, each buffer set receives

@@ -10,7 +10,7 @@ Two different questions, two different roofs:
   132 SMs x 128 lanes x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s). A time under it, beyond the
   noise margin below, is `invalid`: the work was skipped, or ref.py's flops()/bytes()
   overstate it. A GPU without a datasheet entry gets no such check (measured roofs alone
-  are not limits: cuBLAS beats the 8192^3 matmul roof at 4096^3, issue 14).
+  are not limits: cuBLAS beats the 8192^3 matmul roof at 4096^3 on an H100).
 - **How close to the roof is it?** The % of ceiling uses the best measured roofs (the cached
   copy and matmuls, the copy of the same bytes timed beside the solution), the practical
   limits the loop's target is set against. A solution faster than every measured roof is
@@ -34,7 +34,7 @@ from kernel_opt.measure.datasheet import GpuDatasheet
 # digits, "3.35 TB/s"); a median of hundreds of event-timed calls moves by 1-2% between runs
 # of one kernel (measure/verdicts.py, H100); and event timing adds launch latency, which only
 # makes a time longer. 5% is more than their sum, so honest work at its floor is never
-# invalid, while skipped work (a cached result is 5-600x under the floor, issue 14) always is.
+# invalid, while skipped work (a cached result is 5-600x under the floor) always is.
 PHYSICAL_FLOOR_MARGIN = 0.05
 
 MEASURED_SOURCES = ("measured", "same-size copy")  # roofline points measured on this GPU

@@ -17,7 +17,7 @@ from kernel_opt.core.records import Record, check_schema, field_values, read_rec
 
 BENCHMARK_FILE = "benchmark.json"
 BENCHMARK_SCHEMA = "kernel_opt.benchmark/1"
-DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may stop there (issue 3)
+DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may stop there
 # Roof sets a benchmark records, in order of preference for the % of ceiling of older records
 # that did not name their primary one (measure.benchmark._place_on_roofline).
 OLDER_PRIMARY_SOURCES = ("measured", "datasheet")

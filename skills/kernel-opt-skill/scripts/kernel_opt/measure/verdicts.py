@@ -14,8 +14,8 @@ from typing import Literal
 Verdict = Literal["success", "neutral", "failure"]
 VERDICTS: tuple[str, ...] = ("success", "neutral", "failure")
 
-# Issue 3, "Version comparison": success is "> 5% faster and the interval excludes 1";
-# failure is "slower or incorrect". Run-to-run drift of a kernel's median on one GPU (clocks,
+# Comparing two versions: success is "> 5% faster and the interval excludes 1"; failure is
+# "slower or incorrect". Run-to-run drift of a kernel's median on one GPU (clocks,
 # temperature, L2/TLB state) is commonly a few percent, hence the 5% margin for a win.
 SUCCESS_MIN_SPEEDUP = 1.05  # speedup = old_time / new_time
 # With no measured interval (a speedup typed by hand), "slower" needs the same 5% margin the

@@ -52,7 +52,8 @@ from kernel_opt.profile.assessments import (
 )
 from kernel_opt.profile.design import KernelDesign, assess_design, base_kernel_name
 from kernel_opt.profile.findings import Finding, FindingContext, secondary_findings
-from kernel_opt.profile.ncu.metrics import LATENCY_STALLS, MEMORY_QUEUE_STALLS, KernelMetrics, StallShare
+from kernel_opt.profile.ncu.metrics import KernelMetrics
+from kernel_opt.profile.ncu.stalls import LATENCY_STALLS, MEMORY_QUEUE_STALLS, StallShare
 from kernel_opt.profile.thresholds import threshold
 
 

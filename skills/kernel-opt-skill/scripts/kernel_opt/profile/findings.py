@@ -28,7 +28,8 @@ from kernel_opt.profile.assessments import (
     percent_text,
 )
 from kernel_opt.profile.design import KernelDesign
-from kernel_opt.profile.ncu.metrics import STALL_MEANINGS, KernelMetrics, StallShare, sum_known
+from kernel_opt.profile.ncu.metrics import KernelMetrics, sum_known
+from kernel_opt.profile.ncu.stalls import STALL_MEANINGS, StallShare
 from kernel_opt.profile.thresholds import threshold
 
 

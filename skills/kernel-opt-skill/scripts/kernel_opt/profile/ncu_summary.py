@@ -216,7 +216,7 @@ def _evidence_rows(classification, metrics) -> list[list[str]]:
 
 
 def _canonical_rows(metrics) -> list[list[str]]:
-    from kernel_opt.profile.ncu.metrics import METRIC_ALIASES  # a heavy module, needed only to render
+    from kernel_opt.profile.ncu.metric_aliases import METRIC_ALIASES  # needed only to render
 
     rows = []
     for alias in METRIC_ALIASES:
@@ -278,7 +278,7 @@ def _baseline_table(summary: NcuSummary) -> str:
 
 def _kernel_details(kernel_profile, kernel_verdict) -> dict[str, Any]:
     """One kernel's section of ncu_details.md: canonical metrics, stalls, ncu's rules, every raw metric."""
-    from kernel_opt.profile.ncu.metrics import STALL_MEANINGS
+    from kernel_opt.profile.ncu.stalls import STALL_MEANINGS
 
     metrics = kernel_profile.metrics
     stall_rows = [[share.reason, _cell(share.value), f"{share.share_pct:.1f}%", STALL_MEANINGS.get(share.reason, "")]

@@ -2,7 +2,7 @@
 
 `workspace.py evaluate` starts the benchmark's worker beside the correctness check and
 compute-sanitizer, so that starting Python, importing torch, loading the solution and building
-its first instance overlap the checks instead of following them (issue 18). Such a worker times
+its first instance overlap the checks instead of following them. Such a worker times
 nothing until it is released: it announces the wait as a phase (so the benchmark's phases_s says
 how long it waited), then blocks on stdin. The parent writes one JSON object, the fields of the
 request known only once the checks have passed, or closes the pipe without a line: stop.

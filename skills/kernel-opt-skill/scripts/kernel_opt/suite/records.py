@@ -21,7 +21,7 @@ EVAL_FILE = "eval.json"
 EVAL_SCHEMA = "kernel_opt.eval/1"
 ENTRY_FILE = "entry.json"
 ENTRY_SCHEMA = "kernel_opt.eval_entry/1"
-FAST_P_THRESHOLDS = (1.0, 1.5, 2.0)  # issue 16: fast_1, fast_1.5, fast_2
+FAST_P_THRESHOLDS = (1.0, 1.5, 2.0)  # KernelBench's fast_p at these speedups: fast_1, fast_1.5, fast_2
 BASELINES = ("eager", "compile")  # eager PyTorch; the best torch.compile mode timed
 # An entry's verdict: correct; incorrect (wrong results, before or after timing); invalid (faster than
 # physics); solution_error (crash, hang, compile error); usage_error (a file the tools refuse);

@@ -2,8 +2,9 @@
 
 - `collection`: the ncu command line (a pure function), running ncu, its failure messages, the
   profiled program's environment.
-- `metrics`: the canonical metrics (`METRIC_ALIASES`), the stall families, `KernelMetrics`, and the
-  pure conversion from raw ncu metrics to canonical ones.
+- the metrics, pure functions: the canonical names (`metric_aliases`: `METRIC_ALIASES`), raw metrics and
+  their units (`raw_metrics`), the warp-stall schemes and meanings (`stalls`), and `KernelMetrics` read
+  from one launch or averaged over launches (`metrics`).
 - `reading`: locating and importing `ncu_report`, reading a report in a child process
   (`python -m kernel_opt.profile.ncu REPORT`, see `__main__`), grouping launches per kernel, and
   ncu's own rule results.

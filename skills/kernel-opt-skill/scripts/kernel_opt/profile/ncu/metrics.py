@@ -1,260 +1,25 @@
-"""Metric definitions: every ncu metric the classifier reads, by canonical name, and how to read it.
+"""`KernelMetrics`: the canonical metrics of one kernel, read from one launch's raw metrics or averaged over launches.
 
-Metric names differ between ncu versions and chips, so every name the classifier uses is
-resolved in one table, `METRIC_ALIASES`, from canonical name (which carries its unit) to
-candidate ncu names. `metrics_from_raw` turns one launch's raw metrics into a `KernelMetrics`
-record (units converted, stall breakdown from the first stall naming scheme present);
+`metrics_from_raw` resolves every entry of `METRIC_ALIASES` (metric_aliases.py) with its unit converted
+(raw_metrics.py), and the stall breakdown from the first stall naming scheme present (stalls.py);
 `mean_metrics` averages launches of one kernel. All pure functions: no ncu, no ncu_report.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
-Combine = Literal["first", "max"]
-
-
-@dataclass(frozen=True)
-class MetricAlias:
-    """One canonical metric: the ncu names that may carry it, preferred first, and how to read it.
-
-    `unit` is the unit of the canonical value (after conversion), `label` says what it is for a
-    person. `combine="max"` takes the largest present candidate instead of the first one (the
-    tensor pipe is reported per instruction kind, HMMA and GMMA, and either may be the busy one).
-    """
-
-    canonical: str
-    candidates: tuple[str, ...]
-    label: str
-    unit: str
-    combine: Combine = "first"
-    pattern: str | None = None  # regex over every metric name, tried only when no candidate is present
-
-
-# Canonical names carry their unit; KernelMetrics has one field per entry, in this order.
-METRIC_ALIASES: tuple[MetricAlias, ...] = (
-    MetricAlias("duration_us", ("gpu__time_duration.sum", "gpu__time_duration.avg"), "kernel duration", "us"),
-    MetricAlias("sm_throughput_pct", ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
-                "compute (SM) throughput, % of peak", "%"),
-    MetricAlias("memory_throughput_pct", ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",),
-                "memory throughput (busiest of DRAM, L2, L1/shared), % of peak", "%"),
-    MetricAlias("dram_throughput_pct", ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                                        "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
-                "DRAM throughput, % of peak", "%"),
-    MetricAlias("l2_throughput_pct", ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
-                "L2 cache throughput, % of peak", "%"),
-    MetricAlias("l1_throughput_pct", ("l1tex__throughput.avg.pct_of_peak_sustained_active",
-                                      "l1tex__throughput.avg.pct_of_peak_sustained_elapsed"),
-                "L1/TEX + shared memory throughput, % of peak", "%"),
-    MetricAlias("achieved_occupancy_pct", ("sm__warps_active.avg.pct_of_peak_sustained_active",),
-                "achieved occupancy, % of the SM's warp slots", "%"),
-    MetricAlias("theoretical_occupancy_pct", ("sm__maximum_warps_per_active_cycle_pct",),
-                "theoretical occupancy, % of the SM's warp slots", "%"),
-    MetricAlias("achieved_warps_per_sm", ("sm__warps_active.avg.per_cycle_active",),
-                "achieved active warps per SM", "warps"),
-    MetricAlias("theoretical_warps_per_sm", ("sm__maximum_warps_avg_per_active_cycle",),
-                "theoretical active warps per SM", "warps"),
-    MetricAlias("block_limit_registers_blocks", ("launch__occupancy_limit_registers",),
-                "blocks per SM allowed by registers", "blocks"),
-    MetricAlias("block_limit_shared_memory_blocks", ("launch__occupancy_limit_shared_mem",),
-                "blocks per SM allowed by shared memory", "blocks"),
-    MetricAlias("block_limit_warps_blocks", ("launch__occupancy_limit_warps",),
-                "blocks per SM allowed by warp slots (block size)", "blocks"),
-    MetricAlias("block_limit_sm_blocks", ("launch__occupancy_limit_blocks",),
-                "blocks per SM allowed by the resident-block limit", "blocks"),
-    MetricAlias("grid_size_blocks", ("launch__grid_size",), "grid size", "blocks"),
-    MetricAlias("block_size_threads", ("launch__block_size",), "block size", "threads"),
-    MetricAlias("registers_per_thread", ("launch__registers_per_thread",), "registers per thread", "registers"),
-    MetricAlias("static_shared_memory_per_block_bytes", ("launch__shared_mem_per_block_static",),
-                "static shared memory per block", "bytes"),
-    MetricAlias("dynamic_shared_memory_per_block_bytes", ("launch__shared_mem_per_block_dynamic",),
-                "dynamic shared memory per block", "bytes"),
-    MetricAlias("driver_shared_memory_per_block_bytes", ("launch__shared_mem_per_block_driver",),
-                "shared memory the driver reserves per block", "bytes"),
-    MetricAlias("waves_per_sm", ("launch__waves_per_multiprocessor",),
-                "waves per SM (grid / (SMs x resident blocks per SM))", "waves"),
-    MetricAlias("sm_count", ("device__attribute_multiprocessor_count", "launch__sm_count"), "SMs on the device", "SMs"),
-    MetricAlias("issue_slots_busy_pct", ("sm__inst_issued.avg.pct_of_peak_sustained_active",
-                                         "smsp__issue_active.avg.pct_of_peak_sustained_active"),
-                "issue slots busy, % of active cycles", "%"),
-    MetricAlias("eligible_warps_per_scheduler", ("smsp__warps_eligible.avg.per_cycle_active",),
-                "eligible warps per scheduler per cycle", "warps"),
-    MetricAlias("active_warps_per_scheduler", ("smsp__warps_active.avg.per_cycle_active",),
-                "active warps per scheduler per cycle", "warps"),
-    MetricAlias("warp_cycles_per_issued_instruction", ("smsp__average_warp_latency_per_inst_issued.ratio",
-                                                       "smsp__average_warps_active_per_issue_active.ratio"),
-                "cycles a warp waits between two issued instructions", "cycles"),
-    MetricAlias("tensor_pipe_pct", ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-                                    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
-                                    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-                                    "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active",
-                                    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"),
-                "tensor pipe busy, % of active cycles (busiest of HMMA/GMMA)", "%", combine="max",
-                # the per-instruction-kind tensor pipes are named differently on each chip
-                pattern=r"^sm__(pipe_tensor\w*_cycles_active|inst_executed_pipe_tensor\w*)"
-                        r"\.avg\.pct_of_peak_sustained_active$"),
-    MetricAlias("fma_pipe_pct", ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-                                 "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"),
-                "FMA pipe busy, % of active cycles", "%", combine="max",
-                pattern=r"^sm__(pipe_fma\w*_cycles_active|inst_executed_pipe_fma\w*)"
-                        r"\.avg\.pct_of_peak_sustained_active$"),
-    # The other pipes of ncu's HighPipeUtilization rule (ComputeWorkloadAnalysis): cycle-based
-    # utilisation where ncu has it, else the instruction rate (XU and LSU only have that).
-    MetricAlias("alu_pipe_pct", ("sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
-                                 "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active"),
-                "ALU pipe busy (integer and logic), % of active cycles", "%"),
-    MetricAlias("fp64_pipe_pct", ("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
-                                  "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active"),
-                "FP64 pipe busy, % of active cycles", "%"),
-    MetricAlias("xu_pipe_pct", ("sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",),
-                "XU pipe (transcendentals, conversions: MUFU) instruction rate, % of peak", "%"),
-    MetricAlias("lsu_pipe_pct", ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",),
-                "LSU pipe (load/store instructions) instruction rate, % of peak", "%"),
-    MetricAlias("gmma_instructions_pct", ("sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active",),
-                "warpgroup MMA (HGMMA/QGMMA/IGMMA) instruction rate, % of peak: above 0 the kernel runs wgmma", "%"),
-    MetricAlias("tma_pipe_pct", ("sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active",
-                                 "sm__inst_executed_pipe_tma.avg.pct_of_peak_sustained_active"),
-                "TMA (bulk tensor copy) pipe busy, % of active cycles: above 0 the kernel copies with TMA", "%",
-                combine="max"),
-    MetricAlias("l1_hit_rate_pct", ("l1tex__t_sector_hit_rate.pct",), "L1/TEX hit rate (sectors)", "%"),
-    MetricAlias("l2_hit_rate_pct", ("lts__t_sector_hit_rate.pct",), "L2 hit rate (sectors)", "%"),
-    MetricAlias("global_load_sectors_per_request",
-                ("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio",),
-                "32-byte sectors per global load request (4 = coalesced 4-byte loads, 16 = coalesced 16-byte)",
-                "sectors/request"),
-    MetricAlias("global_store_sectors_per_request",
-                ("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio",),
-                "32-byte sectors per global store request", "sectors/request"),
-    MetricAlias("global_load_sectors", ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",), "global load sectors",
-                "sectors"),
-    MetricAlias("global_load_requests", ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",), "global load requests",
-                "requests"),
-    MetricAlias("global_store_sectors", ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",), "global store sectors",
-                "sectors"),
-    MetricAlias("global_store_requests", ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",), "global store requests",
-                "requests"),
-    MetricAlias("shared_load_bank_conflicts", ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",),
-                "shared-memory load bank conflicts", "conflicts"),
-    MetricAlias("shared_store_bank_conflicts", ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",),
-                "shared-memory store bank conflicts", "conflicts"),
-    MetricAlias("shared_load_wavefronts", ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
-                "shared-memory load wavefronts", "wavefronts"),
-    MetricAlias("shared_store_wavefronts", ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
-                "shared-memory store wavefronts", "wavefronts"),
-    # The requests of ncu's SharedMemoryConflicts rule: shared-memory load (LDS) and store (STS)
-    # instructions; ldmatrix (LDSM, sm_75+) counts as a load request.
-    MetricAlias("shared_load_instructions", ("smsp__sass_inst_executed_op_shared_ld.sum",),
-                "shared-memory load instructions executed (LDS)", "instructions"),
-    MetricAlias("shared_store_instructions", ("smsp__sass_inst_executed_op_shared_st.sum",),
-                "shared-memory store instructions executed (STS)", "instructions"),
-    MetricAlias("shared_matrix_load_instructions", ("smsp__inst_executed_op_ldsm.sum",),
-                "ldmatrix instructions executed (LDSM)", "instructions"),
-    MetricAlias("local_load_sectors", ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",),
-                "local-memory load sectors (spills, local arrays)", "sectors"),
-    MetricAlias("local_store_sectors", ("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",),
-                "local-memory store sectors (spills, local arrays)", "sectors"),
-    MetricAlias("branch_uniformity_pct", ("smsp__sass_average_branch_targets_threads_uniform.pct",),
-                "branch uniformity: branches every active thread of the warp took the same way", "%"),
-    MetricAlias("threads_per_warp_instruction", ("smsp__thread_inst_executed_per_inst_executed.ratio",),
-                "active threads per executed warp instruction (a ratio out of 32, not a percentage)", "threads of 32"),
-    MetricAlias("dram_read_bytes", ("dram__bytes_read.sum",), "bytes read from DRAM", "bytes"),
-    MetricAlias("dram_write_bytes", ("dram__bytes_write.sum",), "bytes written to DRAM", "bytes"),
+from kernel_opt.profile.ncu.metric_aliases import (
+    CANONICAL_FIELDS,
+    GLOBAL_ACCESS_OPCODES,
+    METRIC_ALIASES,
+    OPCODE_MIX_METRIC,
+    OPCODE_MODIFIER_MIX_METRIC,
 )
-
-ALIASES_BY_CANONICAL: dict[str, MetricAlias] = {alias.canonical: alias for alias in METRIC_ALIASES}
-
-# Warp instructions executed per SASS opcode (an instanced metric: one instance per opcode, the
-# value is the total). It is the executed instruction mix, the profile's own SASS evidence
-# (HGMMA, LDGSTS, UTMALDG, USETMAXREG, LDL/STL, ...), recorded in the targeted sections' reports.
-OPCODE_MIX_METRIC = "sass__inst_executed_per_opcode"
-# The same mix with each opcode's modifiers (LDG.E.128, STG.E.U16, LDGSTS.E.BYPASS.128), which ncu
-# records beside it. The reader keeps its global loads and stores: their widths say how many sectors
-# a coalesced warp request needs (assessments.assess_global_access).
-OPCODE_MODIFIER_MIX_METRIC = "sass__inst_executed_per_opcode_with_modifier_all"
-GLOBAL_ACCESS_OPCODES: tuple[str, ...] = ("LDG", "LDGSTS", "STG")  # through the LSU and L1 (TMA's are not)
-# Metrics whose per-instance values the reader keeps (every other metric keeps only its value).
-INSTANCED_METRICS: tuple[str, ...] = (OPCODE_MIX_METRIC, OPCODE_MODIFIER_MIX_METRIC)
-
-
-@dataclass(frozen=True)
-class StallFamily:
-    """A naming scheme for per-reason warp-stall metrics: prefix + reason + suffix."""
-
-    prefix: str
-    suffix: str
-    unit: str
-
-
-# Stall metrics, preferred scheme first. The first scheme with any reason present is used for
-# all reasons, so shares are never computed across schemes with different units.
-STALL_FAMILIES: tuple[StallFamily, ...] = (
-    # WarpStateStats (ncu 2020+): warp cycles per issued instruction spent in each state.
-    StallFamily("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio", "cycles per issued instruction"),
-    # Total latency per warp in each state.
-    StallFamily("smsp__average_warp_latency_issue_stalled_", ".ratio", "cycles per warp"),
-    # PC sampling (SourceCounters, --set full): samples in each state.
-    StallFamily("smsp__pcsamp_warps_issue_stalled_", "", "samples"),
-    # Older layouts: % of active warps per cycle in each state.
-    StallFamily("smsp__warp_issue_stalled_", "_per_warp_active.pct", "% of active warps"),
-)
-# States that are not waiting on anything: shown, but never named as the top stall.
-NOT_A_STALL = {"selected"}
-
-# What each warp state means, for findings and reports (Nsight Compute's Warp State descriptions,
-# shortened).
-STALL_MEANINGS: dict[str, str] = {
-    "long_scoreboard": "waiting for global or local memory (L1TEX) results",
-    "short_scoreboard": "waiting for shared memory or MUFU results",
-    "barrier": "waiting at __syncthreads / a block barrier",
-    "membar": "waiting on a memory barrier",
-    "mio_throttle": "the shared-memory / special-instruction queue is full",
-    "lg_throttle": "the global/local memory instruction queue is full",
-    "tex_throttle": "the texture pipeline queue is full",
-    "math_pipe_throttle": "the math pipe it needs is busy",
-    "wait": "a fixed-latency dependency",
-    "dispatch_stall": "the dispatcher could not issue",
-    "drain": "memory stores draining at exit",
-    "no_instruction": "instruction fetch (cache miss or branch target)",
-    "branch_resolving": "a branch target being computed",
-    "imc_miss": "an immediate-constant cache miss",
-    "sleeping": "a nanosleep or warp suspension",
-    "not_selected": "eligible but another warp was picked (plenty of ready warps)",
-    "selected": "issuing an instruction (not a stall)",
-    "gmma": "waiting for warpgroup MMA (wgmma) results",
-    "misc": "miscellaneous reasons",
-}
-
-# Waits on a result, a barrier or an instruction fetch: another resident warp could issue
-# meanwhile, so more warps per scheduler would hide them.
-LATENCY_STALLS = frozenset({"long_scoreboard", "short_scoreboard", "wait", "barrier", "membar", "gmma", "sleeping",
-                            "no_instruction", "branch_resolving", "imc_miss", "drain"})
-# A memory instruction queue is full: the memory instruction path, not latency, holds the warp.
-MEMORY_QUEUE_STALLS = frozenset({"lg_throttle", "mio_throttle", "tex_throttle"})
-
-
-# --- records ---------------------------------------------------------------------------------
-
-
-@dataclass
-class RawMetric:
-    """One metric as ncu_report gives it: name, value, ncu's own unit and description."""
-
-    name: str
-    value: float | int | str | None
-    unit: str = ""
-    description: str = ""
-    instances: dict[str, float] | None = None  # an instanced metric's value per instance (INSTANCED_METRICS)
-
-
-@dataclass
-class StallShare:
-    reason: str  # "long_scoreboard", "barrier", ...
-    value: float  # in the family's unit (KernelMetrics.stall_unit)
-    share_pct: float  # of the sum over every state (so all shares add to 100)
+from kernel_opt.profile.ncu.raw_metrics import RawMetric, resolve_alias
+from kernel_opt.profile.ncu.stalls import NOT_A_STALL, StallShare, stalls_from_raw
 
 
 @dataclass
@@ -386,87 +151,10 @@ class KernelMetrics:
         return data
 
 
-CANONICAL_FIELDS: tuple[str, ...] = tuple(alias.canonical for alias in METRIC_ALIASES)
-
-
 def sum_known(*values: float | None) -> float | None:
     """The sum of the values that are known; None when none is."""
     known = [value for value in values if value is not None]
     return sum(known) if known else None
-
-
-# --- pure extraction: raw metrics -> canonical -----------------------------------------------
-
-_TIME_TO_US = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3,
-               "second": 1e6, "s": 1e6}
-_BYTE_SCALE = {"byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
-               "kibyte": 2.0**10, "mibyte": 2.0**20, "gibyte": 2.0**30}
-
-
-def convert_unit(value: float, from_unit: str, to_unit: str) -> float:
-    """Convert a time or byte quantity into the canonical unit; other units pass through.
-
-    ncu_report usually hands raw values in base units (nsecond, byte), but a unit like
-    "usecond" or "Kbyte/block" must still land in the canonical unit. Per-block and per-thread
-    denominators are part of the canonical name, so only the numerator is converted.
-    """
-    numerator = (from_unit or "").split("/")[0].strip().lower()
-    if to_unit == "us" and numerator in _TIME_TO_US:
-        return value * _TIME_TO_US[numerator]
-    if to_unit == "bytes" and numerator in _BYTE_SCALE:
-        return value * _BYTE_SCALE[numerator]
-    return value
-
-
-def finite_number(value: Any) -> float | None:
-    """A finite int or float as a float; None for anything else (strings, bools, NaN, infinity)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-        return number if math.isfinite(number) else None
-    return None
-
-
-def resolve_alias(alias: MetricAlias, raw: Mapping[str, RawMetric]) -> tuple[float | None, str | None]:
-    """(value in the canonical unit, the ncu name it came from), or (None, None) when absent."""
-    found: list[tuple[float, str]] = []
-    for name in alias.candidates:
-        metric = raw.get(name)
-        number = finite_number(metric.value) if metric is not None else None
-        if number is None:
-            continue
-        found.append((convert_unit(number, metric.unit, alias.unit), name))
-        if alias.combine == "first":
-            break
-    if not found and alias.pattern:
-        pattern = re.compile(alias.pattern)
-        for name in sorted(raw):
-            number = finite_number(raw[name].value) if pattern.match(name) else None
-            if number is not None:
-                found.append((convert_unit(number, raw[name].unit, alias.unit), name))
-    if not found:
-        return None, None
-    return max(found, key=lambda item: item[0]) if alias.combine == "max" else found[0]
-
-
-def stalls_from_raw(raw: Mapping[str, RawMetric]) -> tuple[dict[str, float], str | None, str | None]:
-    """(reason -> value, unit, scheme template) from the first stall scheme present in `raw`."""
-    for family in STALL_FAMILIES:
-        stalls: dict[str, float] = {}
-        for name, metric in raw.items():
-            if not (name.startswith(family.prefix) and name.endswith(family.suffix)):
-                continue
-            reason = name[len(family.prefix): len(name) - len(family.suffix) if family.suffix else len(name)]
-            # pcsamp also has "<reason>_not_issued" twins, and other schemes must not leak in.
-            if not reason or reason.endswith("_not_issued") or "." in reason or "_per_" in reason:
-                continue
-            number = finite_number(metric.value)
-            if number is not None:
-                stalls[reason] = number
-        if stalls:
-            return stalls, family.unit, f"{family.prefix}<reason>{family.suffix}"
-    return {}, None, None
 
 
 def metrics_from_raw(raw: Mapping[str, RawMetric]) -> KernelMetrics:

@@ -26,14 +26,9 @@ from typing import Any
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
 from kernel_opt.env.probes import ncu_report_candidates
 from kernel_opt.profile.ncu.collection import NVTX_RANGE, environment_for_child
-from kernel_opt.profile.ncu.metrics import (
-    INSTANCED_METRICS,
-    KernelMetrics,
-    RawMetric,
-    finite_number,
-    mean_metrics,
-    metrics_from_raw,
-)
+from kernel_opt.profile.ncu.metric_aliases import INSTANCED_METRICS
+from kernel_opt.profile.ncu.metrics import KernelMetrics, mean_metrics, metrics_from_raw
+from kernel_opt.profile.ncu.raw_metrics import RawMetric, finite_number
 
 # --- rule results ----------------------------------------------------------------------------
 

@@ -15,9 +15,9 @@ The table sits between the markers below in demo/DEMO.md, README.md and README_z
 --update rewrites it there, --check fails when a file holds a different table.
 
 Usage:
-  python3 tools/demo_table.py                       # print the table
-  python3 tools/demo_table.py --update demo/DEMO.md README.md README_zh.md
-  python3 tools/demo_table.py --check demo/DEMO.md README.md README_zh.md
+  python3 tools/demo_upkeep/demo_table.py                       # print the table
+  python3 tools/demo_upkeep/demo_table.py --update demo/DEMO.md README.md README_zh.md
+  python3 tools/demo_upkeep/demo_table.py --check demo/DEMO.md README.md README_zh.md
 
 Exit codes: 0 printed / up to date; 1 --check found a stale table; 2 no runs, a bad targets
 file, or a file without the markers.
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.final_report import build_report  # noqa: E402
@@ -177,7 +177,7 @@ def render(demo: Path) -> str:
 
 
 def replace_table(text: str, table: str, path: Path, start: str = START, end: str = END) -> str:
-    """`text` with the table between its one pair of markers replaced (tools/apply_reprofile.py has its own pair)."""
+    """`text` with the table between its one pair of markers replaced (apply_reprofile.py has its own pair)."""
     if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
         raise TableError(f"{path}: needs one {start} ... {end} pair around the table")
     head, rest = text.split(start)
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = [str(path) for path in files if updated[path] != texts[path]]
         for path in stale:
-            print(f"{path}: the case table is out of date; run python3 tools/demo_table.py --update {path}")
+            print(f"{path}: the case table is out of date; run python3 tools/demo_upkeep/demo_table.py --update {path}")
         return 1 if stale else 0
     if args.update:
         for path in files:

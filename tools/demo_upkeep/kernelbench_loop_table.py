@@ -10,9 +10,10 @@ step's benchmark of the run's best version (RUN/benchmark.json, every baseline t
 it), with that version's profile.
 
 Usage (from the repository root):
-  python3 tools/kernelbench_loop_table.py demo/kernelbench/runs --versions v0
-  python3 tools/kernelbench_loop_table.py demo/kernelbench/runs --versions v0,v1 --only L1_01_rms_norm --json
-  python3 tools/kernelbench_loop_table.py demo/kernelbench/runs --versions final
+  python3 tools/demo_upkeep/kernelbench_loop_table.py demo/kernelbench/runs --versions v0
+  python3 tools/demo_upkeep/kernelbench_loop_table.py demo/kernelbench/runs --versions v0,v1 --only L1_01_rms_norm \
+      --json
+  python3 tools/demo_upkeep/kernelbench_loop_table.py demo/kernelbench/runs --versions final
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "skills" / "kernel-opt-skill" / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[2] / "skills" / "kernel-opt-skill" / "scripts"
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 from kernel_opt.core.errors import KernelOptError  # noqa: E402

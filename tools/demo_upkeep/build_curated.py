@@ -11,7 +11,7 @@ id, and provenance {"case": "demo/cuda/gemm", "device": vN/benchmark.json's gpu.
 "imported_from": [{"log": "demo/cuda/gemm/experience.jsonl", "id": its id there}]}, the form
 `experience_log.py merge --from` writes. The two labels are not measurements but the
 classifier's reading of the record's versions: where a version was re-profiled
-(vN/reprofile/ncu_summary.json, tools/apply_reprofile.py), `bottleneck` (the version the change
+(vN/reprofile/ncu_summary.json, tools/demo_upkeep/apply_reprofile.py), `bottleneck` (the version the change
 was compared against) and `bottleneck_after` (the version it made) are that re-profile's label,
 so `recommend` matches a kernel classified today against labels of today's classifier; the
 labels the run recorded are kept in provenance.run_labels. The case log is left as the run
@@ -20,8 +20,8 @@ by case log and id there); new ones get the next ids. A curated record whose cas
 gone is dropped and named. Running it twice gives the same file.
 
 Usage:
-  python3 skills/kernel-opt-skill/experience/learned/scripts/build_curated.py
-  python3 skills/kernel-opt-skill/experience/learned/scripts/build_curated.py --check
+  python3 tools/demo_upkeep/build_curated.py
+  python3 tools/demo_upkeep/build_curated.py --check
 
 Exit codes: 0 written or already up to date; 1 --check found the file stale; 2 no case logs,
 an unreadable line, or a curated record that no case produced; 4 the file cannot be written.
@@ -33,8 +33,8 @@ import os
 import sys
 from pathlib import Path, PurePosixPath
 
-# experience/learned/scripts/ -> the skill root -> scripts/
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+# tools/demo_upkeep/ -> the repository -> the skill's scripts/
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "skills" / "kernel-opt-skill" / "scripts"))
 
 from kernel_opt.core.cli import make_parser, run_command  # noqa: E402
 from kernel_opt.core.errors import EnvironmentFault, UsageError  # noqa: E402

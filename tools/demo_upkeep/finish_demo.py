@@ -10,8 +10,8 @@ Everything is written into the case folders; --archive bundles them into one .ta
 outputs and ncu reports left out) to carry back from a GPU machine.
 
 Usage (from the repository root, on a GPU machine, nsight-python 0.9.6 importable for the sweeps):
-  python3 tools/finish_demo.py cuda/attention_r2 triton/gemm --archive OUT/demo.tgz
-  python3 tools/finish_demo.py --all --deadline 520
+  python3 tools/demo_upkeep/finish_demo.py cuda/attention_r2 triton/gemm --archive OUT/demo.tgz
+  python3 tools/demo_upkeep/finish_demo.py --all --deadline 520
 
 Exit codes: 0 every step ran (a failed check is a result, read in the reports); 1 a step failed to
 run or was skipped for the deadline; 2 bad arguments.
@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 DEMO = REPO / "demo"
 sys.path.insert(0, str(SCRIPTS))

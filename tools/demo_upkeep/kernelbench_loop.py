@@ -12,7 +12,7 @@ this call gets a copy of its env_check.json and .md (the same machine, checked m
 
 Under OUT_DIR: logs/ (one log per command), runs.tar.gz (every run folder touched, to unpack
 into demo/kernelbench/runs/: tar xzf OUT_DIR/runs.tar.gz -C demo/kernelbench/runs), table.md
-(tools/kernelbench_loop_table.py's table of the versions asked for) and steps.json (what ran, its
+(tools/demo_upkeep/kernelbench_loop_table.py's table of the versions asked for) and steps.json (what ran, its
 exit code and wall time).
 `--eager-only` runs tools/kernelbench_eager.py instead: the Models alone, timed in eager.
 `--finish` runs SKILL.md's Finish step on each run instead: its best version (workspace.py status)
@@ -20,11 +20,11 @@ benchmarked again beside v0 and every baseline into RUN/benchmark.json, then fin
 whose benchmark.json already times its best version gets its report only. The table is then the
 final benchmarks' (kernelbench_loop_table.py --versions final).
 
-Usage (from the repository root, on a GPU machine; tools/kernelbench_loop.sh wraps it):
-  python3 tools/kernelbench_loop.py OUT_DIR --eager-only
-  python3 tools/kernelbench_loop.py OUT_DIR --versions v0
-  python3 tools/kernelbench_loop.py OUT_DIR --versions v1 --only L1_01_rms_norm,L2_03_causal_attention_fp16
-  python3 tools/kernelbench_loop.py OUT_DIR --finish
+Usage (from the repository root, on a GPU machine; tools/demo_upkeep/kernelbench_loop.sh wraps it):
+  python3 tools/demo_upkeep/kernelbench_loop.py OUT_DIR --eager-only
+  python3 tools/demo_upkeep/kernelbench_loop.py OUT_DIR --versions v0
+  python3 tools/demo_upkeep/kernelbench_loop.py OUT_DIR --versions v1 --only L1_01_rms_norm,L2_03_causal_attention_fp16
+  python3 tools/demo_upkeep/kernelbench_loop.py OUT_DIR --finish
 
 Exit codes: 0 every command started ran (a version that fails its check is a result: evaluate's
 exit 1 or 3; a final benchmark's exit 1); 1 an init, evaluate, final benchmark or report failed to
@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
-REPO = TOOLS.parent
+REPO = TOOLS.parents[1]
 if str(TOOLS) not in sys.path:
     sys.path.append(str(TOOLS))
 from kernelbench_loop_table import FINAL, final_benchmark, loop_rows, render, timed_version  # noqa: E402
@@ -267,7 +267,8 @@ def summary(driver: Driver, out: Path, mode: str | None = None) -> list[str]:
         names = ",".join(dict.fromkeys(step.problem for step in skipped))
         versions = ",".join(dict.fromkeys(step.version or "" for step in skipped))
         lines.append(f"skipped before the {driver.deadline_s:.0f} s deadline: {names} ({versions}); resume with:")
-        lines.append(f"  bash tools/kernelbench_loop.sh {out} {mode or '--versions ' + versions} --only {names}")
+        lines.append(f"  bash tools/demo_upkeep/kernelbench_loop.sh {out} {mode or '--versions ' + versions} "
+                     f"--only {names}")
     missing = [f"{step.problem} {step.version}" for step in driver.steps if step.action == "missing_version"]
     if missing:
         lines.append(f"no such version (create it with workspace.py next): {'; '.join(missing)}")
@@ -308,7 +309,7 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str], Path], int]
               file=sys.stderr)
         return 2
     if args.eager_only:
-        command = [sys.executable, str(TOOLS / "kernelbench_eager.py"), str(args.problems), "--output-dir",
+        command = [sys.executable, str(REPO / "tools" / "kernelbench_eager.py"), str(args.problems), "--output-dir",
                    str(args.out / "eager")] + (["--only", ",".join(problems)] if args.only else [])
         code = runner(command, args.out / "logs" / "eager.log")
         report = args.out / "eager" / "eager.md"

@@ -27,13 +27,13 @@ starts, and the versions left are listed as skipped, so one call ends in under 9
 run in priority order: the best version of each case (the final benchmark's, or where that one
 was recorded after issue 15, the planned version it grew from: version.json's parent chain), then
 the tensor-core cases (their labels are the ones issue 15 changes), then the streaming kernels.
-The GPU entry point is tools/reprofile_demo.sh, which finds ncu first.
+The GPU entry point is tools/demo_upkeep/reprofile_demo.sh, which finds ncu first.
 
 Usage:
-  python3 tools/reprofile_demo.py plan                          # versions in run order, with their commands
-  python3 tools/reprofile_demo.py plan --only cuda/gemm/v9,triton/attention --json
-  python3 tools/reprofile_demo.py run OUT_DIR --dry-run         # the commands a run would execute
-  tools/reprofile_demo.sh OUT_DIR                               # on the GPU machine
+  python3 tools/demo_upkeep/reprofile_demo.py plan                          # versions in run order, with their commands
+  python3 tools/demo_upkeep/reprofile_demo.py plan --only cuda/gemm/v9,triton/attention --json
+  python3 tools/demo_upkeep/reprofile_demo.py run OUT_DIR --dry-run         # the commands a run would execute
+  tools/demo_upkeep/reprofile_demo.sh OUT_DIR                               # on the GPU machine
 
 Exit codes: 0 every version profiled and analysed; 1 some version failed, timed out or was
 skipped (README.md lists which); 2 usage error (unknown --only, a case or version whose profile
@@ -59,7 +59,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 from kernel_opt.core.cli import dim_arguments  # noqa: E402
@@ -88,10 +88,11 @@ REPORT_ARCHIVES = 5  # with README.md, run.log and reprofile.tar.gz: the device'
 KEPT_FILES = ("ncu_summary.json", "ncu_summary.md", "ncu_details.md", "static_analysis.json", "static_analysis.md",
               "ncu.log", "profile_request.json", "profile_events.jsonl", "profile.console.txt", "static.console.txt")
 REPORT_FILE = "profile.ncu-rep"
-# What issue 15's classifier writes into every kernel of an ncu_summary.json, empty or not (profile/records.py
-# KernelSummary: "absent from records made before they existed"): the per-pipe roofs and the design evidence
-# (the asynchronous features the executed SASS shows). A summary whose kernels lack them needs a re-profile.
-ISSUE_15_KERNEL_FIELDS = ("pipes", "design")
+# What the classifier has written into every kernel of an ncu_summary.json since 2026-11-25, empty or not
+# (profile/records.py KernelSummary: "absent from records made before they existed"): the per-pipe roofs and the
+# design evidence (the asynchronous features the executed SASS shows). A summary whose kernels lack them needs a
+# re-profile.
+PIPE_AND_DESIGN_FIELDS = ("pipes", "design")
 
 
 @dataclass(frozen=True)
@@ -123,20 +124,21 @@ def _relative(path: Path) -> str:
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
-def profiled_before_issue_15(summary: dict[str, Any] | None) -> bool:
-    """Whether a version's own ncu_summary.json was written before issue 15's classifier, so needs a re-profile.
+def predates_pipe_and_design_records(summary: dict[str, Any] | None) -> bool:
+    """Whether a version's own ncu_summary.json was written before the classifier recorded per-pipe roofs and
+    design evidence, so needs a re-profile.
 
     True when some kernel lacks the `pipes` or `design` record; False for a summary written since
     (it has both, empty or not) and for no summary at all (a version never profiled is evaluated,
     not re-profiled).
     """
     kernels = (summary or {}).get("kernels") or []
-    return any(name not in kernel for kernel in kernels for name in ISSUE_15_KERNEL_FIELDS)
+    return any(name not in kernel for kernel in kernels for name in PIPE_AND_DESIGN_FIELDS)
 
 
 def needs_reprofile(folder: Path) -> bool:
-    """The plan's rule for a version folder: its run's own profile predates issue 15."""
-    return profiled_before_issue_15(read_json_if_any(folder / "ncu_summary.json"))
+    """The plan's rule for a version folder: its run's own profile predates the pipe and design records."""
+    return predates_pipe_and_design_records(read_json_if_any(folder / "ncu_summary.json"))
 
 
 def case_jobs(case_dir: Path) -> list[VersionJob]:
@@ -321,7 +323,8 @@ class RunOptions:
 def missing_tools(ncu: str | None) -> str | None:
     """Why this machine cannot profile (no ncu, no GPU), or None."""
     if not (ncu or shutil.which("ncu")):
-        return "no ncu (tools/reprofile_demo.sh looks on PATH, in /opt/nvidia/nsight-compute and /usr/local/cuda/bin)"
+        return ("no ncu (tools/demo_upkeep/reprofile_demo.sh looks on PATH, in /opt/nvidia/nsight-compute and "
+                "/usr/local/cuda/bin)")
     if shutil.which("nvidia-smi") is None:
         return "no nvidia-smi, so no NVIDIA driver"
     return None
@@ -555,8 +558,8 @@ def render_readme(manifest: dict[str, Any]) -> str:
                      ", ".join(new.get("async_features") or []) or "—", new.get("top_stall") or "—",
                      version.get("report") or "no report"])
     lines = ["# Demo re-profile (issue 15)", "",
-             "Written by `tools/reprofile_demo.sh OUT_DIR` (tools/reprofile_demo.py). Label and first advice: "
-             "the run's own profile (demo/<version>/ncu_summary.json) → this re-profile.", ""]
+             "Written by `tools/demo_upkeep/reprofile_demo.sh OUT_DIR` (tools/demo_upkeep/reprofile_demo.py). "
+             "Label and first advice: the run's own profile (demo/<version>/ncu_summary.json) → this re-profile.", ""]
     lines += [f"- {name}: {value}" for name, value in environment.items()]
     lines += [f"- deadline {options['deadline_s']:g} s, {options['case_timeout_s']:g} s per profile, "
               f"wall {options['wall_s']:g} s",
@@ -583,7 +586,8 @@ def main(argv: list[str] | None = None) -> int:
     run = actions.add_parser("run", help="re-profile (GPU); --dry-run prints the commands only")
     run.add_argument("out_dir", type=Path)
     run.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
-    run.add_argument("--ncu", default=None, help="the ncu binary (tools/reprofile_demo.sh passes the one it found)")
+    run.add_argument("--ncu", default=None,
+                     help="the ncu binary (tools/demo_upkeep/reprofile_demo.sh passes the one it found)")
     run.add_argument("--deadline", type=float, default=DEADLINE_S,
                      help=f"seconds after which no new profile starts (default {DEADLINE_S:g})")
     run.add_argument("--case-timeout", type=float, default=CASE_TIMEOUT_S,

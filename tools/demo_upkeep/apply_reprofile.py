@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bring a GPU re-profile of the demo (tools/reprofile_demo.sh's OUT_DIR) into demo/, beside the run's records.
+"""Bring a GPU re-profile of the demo (reprofile_demo.sh's OUT_DIR) into demo/, beside the run's records.
 
 The demo folders are a real run's output and stay as they are: vN/ncu_summary.json, the
 evaluation, the case's experience.jsonl and final_report.md keep the labels the run saw when it
@@ -15,19 +15,19 @@ report itself stays beside it, out of git. Otherwise the device's own summary is
 
 Which label is shown where (the decision, also in demo/DEMO.md):
 - vN/reprofile/ncu_summary.json: today's label and advice for the version;
-- curated.jsonl (experience/learned/scripts/build_curated.py): each record's `bottleneck` and
+- curated.jsonl (tools/demo_upkeep/build_curated.py): each record's `bottleneck` and
   `bottleneck_after` from the re-profiles of its two versions, the run's labels kept in
   `provenance.run_labels`;
 - demo/DEMO.md: the table between `<!-- reprofile-table:start -->` and `<!-- reprofile-table:end -->`,
   every version whose label or first advice changed, rendered by `notes` from those records.
 
 Usage:
-  python3 tools/apply_reprofile.py apply OUT_DIR            # OUT_DIR: the archives, or the unpacked reprofile/
-  python3 tools/apply_reprofile.py apply RUN1 RUN2          # a second run (--only) for what the first skipped
-  python3 tools/apply_reprofile.py apply OUT_DIR --dry-run  # what would be written
-  python3 tools/apply_reprofile.py notes                    # print the table
-  python3 tools/apply_reprofile.py notes --update demo/DEMO.md
-  python3 tools/apply_reprofile.py notes --check demo/DEMO.md
+  python3 tools/demo_upkeep/apply_reprofile.py apply OUT_DIR   # OUT_DIR: the archives, or the unpacked reprofile/
+  python3 tools/demo_upkeep/apply_reprofile.py apply RUN1 RUN2 # a second run (--only) for what the first skipped
+  python3 tools/demo_upkeep/apply_reprofile.py apply OUT_DIR --dry-run  # what would be written
+  python3 tools/demo_upkeep/apply_reprofile.py notes                    # print the table
+  python3 tools/demo_upkeep/apply_reprofile.py notes --update demo/DEMO.md
+  python3 tools/demo_upkeep/apply_reprofile.py notes --check demo/DEMO.md
 
 Exit codes: 0 applied (or the table printed / up to date); 1 some version in the archive had no
 profile to apply, or --check found a stale table; 2 bad input (no manifest, an archive member
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 TOOLS = Path(__file__).resolve().parent
-REPO = TOOLS.parent
+REPO = TOOLS.parents[1]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 sys.path.insert(0, str(TOOLS))
 from demo_table import TableError, replace_table  # noqa: E402
@@ -79,7 +79,7 @@ def unpacked(source: Path, scratch: Path) -> Path:
     archives = sorted(source.glob("reprofile.tar.gz")) + sorted(source.glob("reports-*.tar.gz"))
     if not archives:
         raise UsageError(f"{source}: no manifest.json, reprofile/manifest.json or reprofile.tar.gz",
-                         hint="pass the OUT_DIR of tools/reprofile_demo.sh, or the folder it unpacks to")
+                         hint="pass the OUT_DIR of tools/demo_upkeep/reprofile_demo.sh, or the folder it unpacks to")
     for archive in archives:
         with tarfile.open(archive) as tar:
             bad = [member.name for member in tar.getmembers()
@@ -188,9 +188,9 @@ def render_version_readme(entry: dict[str, Any], root: Path, outcome: str, recor
     lines = [f"# Re-profile of {key} (issue 15)", "",
              "The files beside this README come from a later profile of this version's kernel with the issue-15 "
              "collection (per-pipe utilisation, executed SASS opcode mix, shared-memory requests) and a static "
-             "analysis of its SASS, written by `tools/reprofile_demo.sh` and brought here by "
-             "`tools/apply_reprofile.py`. The version's own profile (`../ncu_summary.json`, `../ncu_details.md`) "
-             "is the run's record and stays as the run wrote it.", ""]
+             "analysis of its SASS, written by `tools/demo_upkeep/reprofile_demo.sh` and brought here by "
+             "`tools/demo_upkeep/apply_reprofile.py`. The version's own profile (`../ncu_summary.json`, "
+             "`../ncu_details.md`) is the run's record and stays as the run wrote it.", ""]
     lines += [f"- {name}: {_commit_text(value) if name == 'commit' else value}" for name, value in environment.items()]
     for step, console in (("profile", "profile.console.txt"), ("static analysis", "static.console.txt")):
         command = version_command(root / key / console, key)
@@ -300,8 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     actions = parser.add_subparsers(dest="action", required=True)
     apply = actions.add_parser("apply", help="write demo/<version>/reprofile/ from the device's output")
     apply.add_argument("sources", nargs="+", type=Path, metavar="SOURCE",
-                       help="tools/reprofile_demo.sh's OUT_DIR, or its unpacked reprofile/; several: a version "
-                       "profiled by more than one takes the last one's profile")
+                       help="tools/demo_upkeep/reprofile_demo.sh's OUT_DIR, or its unpacked reprofile/; several: "
+                       "a version profiled by more than one takes the last one's profile")
     apply.add_argument("--dry-run", action="store_true", help="say what would be written, write nothing")
     notes = actions.add_parser("notes", help="the table of changed labels for demo/DEMO.md")
     mode = notes.add_mutually_exclusive_group()
@@ -329,8 +329,8 @@ def _apply(args) -> int:
     if missed:
         print(f"{len(missed)} versions had no profile to apply: {', '.join(missed)}")
     if not args.dry_run:
-        print("next: python3 tools/apply_reprofile.py notes --update demo/DEMO.md; "
-              "python3 skills/kernel-opt-skill/experience/learned/scripts/build_curated.py")
+        print("next: python3 tools/demo_upkeep/apply_reprofile.py notes --update demo/DEMO.md; "
+              "python3 tools/demo_upkeep/build_curated.py")
     return 1 if missed else 0
 
 
@@ -342,8 +342,8 @@ def _notes(args) -> int:
     if args.check:
         stale = [path for path in files if updated[path] != texts[path]]
         for path in stale:
-            print(f"{path}: the re-profile table is out of date; run python3 tools/apply_reprofile.py notes "
-                  f"--update {path}")
+            print(f"{path}: the re-profile table is out of date; run python3 "
+                  f"tools/demo_upkeep/apply_reprofile.py notes --update {path}")
         return 1 if stale else 0
     for path in files:
         path.write_text(updated[path])

@@ -2,7 +2,7 @@
 """Re-classify the demo versions profiled before issue 15 with today's classifier, from what each version kept.
 
 Which versions: those whose own ncu_summary.json predates issue 15's classifier (no `pipes` and
-`design` in its kernels; tools/reprofile_demo.py's rule, the 44 versions its 2026-11-25 re-profile
+`design` in its kernels; tools/demo_upkeep/reprofile_demo.py's rule, the 44 versions its 2026-11-25 re-profile
 covered), the ones whose labels that classifier may change. With --current, the versions profiled
 since instead (every version recorded after 2026-11-24): their summaries were written by issue 15's
 classifier, so their kept files must give back the label and first advice they recorded; one that
@@ -18,18 +18,18 @@ A static analysis can stand in for the missing SASS: a version folder's own stat
 or DIR/<backend>/<case>/<vN>/static_analysis.json with --static-analysis-root DIR.
 
 Usage:
-  python3 tools/reclassify_demo.py                          # the 44 versions: old -> new label and first advice
-  python3 tools/reclassify_demo.py demo/cuda/gemm --changed # one case, only the versions whose label or advice changed
-  python3 tools/reclassify_demo.py --static-analysis-root /tmp/sass --json
-  python3 tools/reclassify_demo.py --reprofile --changed    # re-profiles whose recorded label is stale
-  python3 tools/reclassify_demo.py --current --changed      # versions evaluated since issue 15 whose label is stale
+  python3 tools/demo_upkeep/reclassify_demo.py                 # the 44 versions: old -> new label and first advice
+  python3 tools/demo_upkeep/reclassify_demo.py demo/cuda/gemm --changed  # one case: label or advice changed
+  python3 tools/demo_upkeep/reclassify_demo.py --static-analysis-root /tmp/sass --json
+  python3 tools/demo_upkeep/reclassify_demo.py --reprofile --changed  # re-profiles whose recorded label is stale
+  python3 tools/demo_upkeep/reclassify_demo.py --current --changed    # versions evaluated since issue 15, label stale
 
 A CUDA version's SASS can be rebuilt without a GPU (nvcc and cuobjdump), e.g. for v6 of the
 attention case (wgmma versions need --arch sm_90a):
   python3 skills/kernel-opt-skill/scripts/static_analysis.py demo/cuda/attention/v6/v6.cu \
       --output-dir /tmp/sass/cuda/attention/v6 --arch sm_90
 
-With --reprofile it classifies the re-profiles instead (vN/reprofile/, tools/apply_reprofile.py),
+With --reprofile it classifies the re-profiles instead (vN/reprofile/, tools/demo_upkeep/apply_reprofile.py),
 whose summaries keep the executed opcode mix: a label there that today's classifier would not
 give means the re-profile must be brought in again (apply_reprofile.py re-reads its report).
 
@@ -46,16 +46,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
-sys.path.insert(0, str(REPO / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reprofile_demo import needs_reprofile  # noqa: E402
 
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.records import REPROFILE_DIR  # noqa: E402
 from kernel_opt.profile.classify import summarize  # noqa: E402
 from kernel_opt.profile.design import load_static_opcodes  # noqa: E402
-from kernel_opt.profile.ncu.metrics import CANONICAL_FIELDS, KernelMetrics, RawMetric, metrics_from_raw  # noqa: E402
+from kernel_opt.profile.ncu.metric_aliases import CANONICAL_FIELDS  # noqa: E402
+from kernel_opt.profile.ncu.metrics import KernelMetrics, metrics_from_raw  # noqa: E402
+from kernel_opt.profile.ncu.raw_metrics import RawMetric  # noqa: E402
 from kernel_opt.profile.suggestions import suggest  # noqa: E402
 
 DEMO = REPO / "demo"
@@ -233,8 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read DIR/<backend>/<case>/<vN>/static_analysis.json for the SASS the demo did not keep")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--reprofile", action="store_true",
-                       help="classify the re-profiles (vN/reprofile/, tools/apply_reprofile.py) instead of the "
-                       "run's own profiles; 'old' is then the label the re-profile recorded")
+                       help="classify the re-profiles (vN/reprofile/, tools/demo_upkeep/apply_reprofile.py) instead "
+                       "of the run's own profiles; 'old' is then the label the re-profile recorded")
     which.add_argument("--current", action="store_true",
                        help="the versions whose own profile was written by issue 15's classifier (recorded after "
                        "2026-11-24) instead of the older ones; any change means the classifier moved since")

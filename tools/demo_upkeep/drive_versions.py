@@ -28,7 +28,7 @@ plan.yaml (paths relative to the plan's folder, except `run`, relative to the wo
     - {version: v1, parent: v0, source: v1.cu, hypothesis: v1.txt, strategy: vectorized_loads}
 
 Usage:
-  python3 tools/drive_versions.py plans/softmax_cuda/plan.yaml [--record] [--finish] [--deadline-s 400]
+  python3 tools/demo_upkeep/drive_versions.py plans/softmax_cuda/plan.yaml [--record] [--finish] [--deadline-s 400]
 
 Exit codes: 0 every planned version evaluated (or skipped as done); 1 a step failed or the plan
 diverged (the log says which); 2 a malformed plan.
@@ -48,7 +48,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 from kernel_opt.loop.records import read_evaluation  # noqa: E402  (the checkout's package)

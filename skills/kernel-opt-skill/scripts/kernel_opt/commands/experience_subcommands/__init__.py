@@ -1,0 +1,2 @@
+"""experience_log.py's subcommands, one module per group: add, browse (recommend, search, list, show),
+maintenance (merge, sync, stats), and the listing they share."""
