@@ -60,7 +60,7 @@ class TorchOpsBackend(Backend):
         return solution.suffix == ".py" and source is not None and bool(_DEFINES_TORCH_SOLUTION.search(source))
 
     def load(self, request):
-        return TorchOpsLauncher(Path(request["solution"]))
+        return TorchOpsLauncher(Path(request.solution.path))
 
 
 BACKEND = TorchOpsBackend()
@@ -126,20 +126,22 @@ def test_a_wrong_toy_solution_fails_through_the_cli(toy_backend, tmp_path, capsy
 
 
 def test_the_child_registers_a_backend_from_the_module_the_request_names(toy_backend):
-    from kernel_opt.check.correctness import solution_spec
+    from kernel_opt.solution.spec import solution_spec
 
     spec, build = solution_spec(Path("toy.py"), "torch_ops", "cpu", Path("unused"), BuildOptions(), [])
-    assert spec == {"backend": "torch_ops", "solution": "toy.py", "backend_module": __name__} and build is None
+    assert spec.to_json() == {"backend": "torch_ops", "solution": "toy.py", "backend_module": __name__}
+    assert build is None
     registry.unregister("torch_ops")  # as in a fresh child process
-    assert registry.get("torch_ops", spec["backend_module"]) is BACKEND
+    assert registry.get("torch_ops", spec.backend_module) is BACKEND
     assert "torch_ops" in registry.names()
 
 
 def test_built_in_backends_need_no_module_in_the_request(tmp_path):
-    from kernel_opt.check.correctness import solution_spec
+    from kernel_opt.solution.spec import solution_spec
 
     spec, build = solution_spec(VECTOR_ADD / "good" / "vector_add.py", "triton", "cpu", tmp_path, BuildOptions(), [])
-    assert spec == {"backend": "triton", "solution": str(VECTOR_ADD / "good" / "vector_add.py")} and build is None
+    assert spec.to_json() == {"backend": "triton", "solution": str(VECTOR_ADD / "good" / "vector_add.py")}
+    assert build is None
 
 
 def test_what_a_backend_does_not_provide_is_refused_with_its_name(toy_backend, tmp_path):

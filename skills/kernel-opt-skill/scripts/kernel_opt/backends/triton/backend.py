@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kernel_opt.backends.base import AnalysisInputs, Backend, CpuInterpreter, Launcher
 from kernel_opt.backends.triton.suggestions import (
@@ -15,6 +15,9 @@ from kernel_opt.backends.triton.suggestions import (
 )
 from kernel_opt.core.errors import UsageError
 from kernel_opt.solution.outline import SolutionDims, outline_module
+
+if TYPE_CHECKING:  # annotations only
+    from kernel_opt.run.request import ChildRequest
 
 # A top-level definition, assignment or import of run_kernel: what makes a .py a Triton solution here.
 _DEFINES_RUN_KERNEL = re.compile(
@@ -66,10 +69,10 @@ class TritonBackend(Backend):
         except OSError:
             return None
 
-    def load(self, request: dict[str, Any]) -> Launcher:
+    def load(self, request: ChildRequest) -> Launcher:
         from kernel_opt.backends.triton.solution import TritonLauncher
 
-        return TritonLauncher(Path(request["solution"]))
+        return TritonLauncher(Path(request.solution.path))
 
     def analyze(self, request: AnalysisInputs):
         from kernel_opt.backends.triton.compile_only import compile_target
