@@ -96,20 +96,21 @@ def test_the_toy_backend_goes_through_correctness_check_end_to_end(toy_backend, 
 
 
 def test_the_child_registers_a_backend_from_the_module_the_request_names(toy_backend):
-    from kernel_opt.check.correctness import solution_spec
+    from kernel_opt.solution.spec import solution_spec
 
     spec, build = solution_spec(Path("add.toy"), "toy", "cpu", Path("unused"), BuildOptions(), [])
-    assert spec == {"backend": "toy", "solution": "add.toy", "backend_module": TOY_MODULE} and build is None
+    assert spec.to_json() == {"backend": "toy", "solution": "add.toy", "backend_module": TOY_MODULE} and build is None
     registry.unregister("toy")  # as in a fresh child process
-    assert registry.get("toy", spec["backend_module"]) is toy_backend
+    assert registry.get("toy", spec.backend_module) is toy_backend
     assert "toy" in registry.names()
 
 
 def test_built_in_backends_need_no_module_in_the_request(tmp_path):
-    from kernel_opt.check.correctness import solution_spec
+    from kernel_opt.solution.spec import solution_spec
 
     spec, build = solution_spec(VECTOR_ADD / "good" / "vector_add.py", "triton", "cpu", tmp_path, BuildOptions(), [])
-    assert spec == {"backend": "triton", "solution": str(VECTOR_ADD / "good" / "vector_add.py")} and build is None
+    assert spec.to_json() == {"backend": "triton", "solution": str(VECTOR_ADD / "good" / "vector_add.py")}
+    assert build is None
 
 
 def test_what_a_backend_does_not_provide_is_refused_with_its_name(toy_backend, tmp_path):

@@ -22,7 +22,8 @@ from kernel_opt.measure.ceilings import CopyCeiling
 from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
 from kernel_opt.measure.records import BenchmarkReport, TimedEntry
 from kernel_opt.run.events import DoneEvent, EnvironmentEvent, PhaseEvent, TimedEvent, parse_event
-from kernel_opt.run.release import WAIT_FOR_RELEASE, WAITING_PHASE
+from kernel_opt.run.release import WAITING_PHASE
+from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
 from kernel_opt.run.runner import ChildOutcome
 
 N = 1 << 28
@@ -349,12 +350,13 @@ class _FakeWorker:
     def __call__(self, request, timeout_s, env=None):
         self.requests.append(request)
         sequence = [event for event in events() if event["event"] != "timed" or event["entry"]["name"] == "solution"]
-        if request.get("work"):  # the worker emits the work it was given instead of counting
-            sequence = [{"event": "work", **request["work"]} if event["event"] == "work" else event
+        part = request.benchmark
+        if part.work:  # the worker emits the work it was given instead of counting
+            sequence = [{"event": "work", **part.work} if event["event"] == "work" else event
                         for event in sequence]
         sequence[-1:-1] = [timed(name, [90.0, 91.0, 92.0, 93.0, 94.0]) for name in
-                           (["eager"] if "eager" in request["baselines"] else [])
-                           + [f"torch.compile ({mode})" for mode in request["compile_modes"]]]
+                           (["eager"] if "eager" in part.baselines else [])
+                           + [f"torch.compile ({mode})" for mode in part.compile_modes]]
         return ChildOutcome(events=[parse_event(event) for event in sequence], returncode=0)
 
 
@@ -375,7 +377,7 @@ def gpu_run(tmp_path, monkeypatch):
     worker = _FakeWorker()
     gpu = SmiGpu(0, "NVIDIA H100 80GB HBM3", "580.159.04", 1980, 1980, 2619, 2619, 700.0, "Enabled", "Default")
     monkeypatch.setattr(benchmark, "resolve_device", lambda device: "cuda")
-    monkeypatch.setattr(benchmark, "solution_spec", lambda *args: ({"backend": "triton"}, None))
+    monkeypatch.setattr(benchmark, "solution_spec", lambda *args: (SolutionSpec("triton", str(args[0])), None))
     monkeypatch.setattr(probes, "probe_nvidia_smi", lambda: NvidiaSmiProbe(found=True, gpus=[gpu]))
     monkeypatch.setattr(runner, "run_worker", worker)
     checks = []
@@ -402,15 +404,16 @@ def test_a_later_version_reuses_the_baselines_the_first_one_timed(gpu_run):
 
     cache = gpu_run.dir / "reference_cache.json"
     first = benchmark_solution(_request(gpu_run, "v0", reference_cache=cache))
-    assert gpu_run.worker.requests[0]["baselines"] == ["eager", "compile"]
+    assert gpu_run.worker.requests[0].benchmark.baselines == ["eager", "compile"]
     assert [b.name for b in first.baselines] == ["eager", "torch.compile (default)"]
     assert all(b.cached_from is None for b in first.baselines)
     second = benchmark_solution(_request(gpu_run, "v1", reference_cache=cache))
-    assert (gpu_run.worker.requests[1]["baselines"], gpu_run.worker.requests[1]["compile_modes"]) == ([], [])
+    told = gpu_run.worker.requests[1].benchmark
+    assert (told.baselines, told.compile_modes) == ([], [])
     assert [(b.name, b.median_us) for b in second.baselines] == [("eager", 92.0), ("torch.compile (default)", 92.0)]
     assert all(b.cached_from.startswith("timed by v0 (benchmark.py) at ") for b in second.baselines)
-    assert gpu_run.worker.requests[0]["work"] is None  # v0 counted the work ...
-    reused_work = gpu_run.worker.requests[1]["work"]  # ... v1 was given it
+    assert gpu_run.worker.requests[0].benchmark.work is None  # v0 counted the work ...
+    reused_work = gpu_run.worker.requests[1].benchmark.work  # ... v1 was given it
     assert (reused_work["flops"], reused_work["bytes"]) == (float(N), float(BYTES))
     assert reused_work["cached_from"].startswith("counted by v0 (benchmark.py) at ")
     assert second.work["cached_from"] == reused_work["cached_from"]
@@ -420,8 +423,8 @@ def test_a_later_version_reuses_the_baselines_the_first_one_timed(gpu_run):
     assert "eager (reused: see below)" in written and "timed by v0 (benchmark.py)" in written
     gpu_run.reference.write_text("def reference(x, out, n): return None  # another reference\n")
     benchmark_solution(_request(gpu_run, "v2", reference_cache=cache))
-    assert gpu_run.worker.requests[2]["baselines"] == ["eager", "compile"]  # another ref.py: timed again
-    assert gpu_run.worker.requests[2]["work"] is None
+    assert gpu_run.worker.requests[2].benchmark.baselines == ["eager", "compile"]  # another ref.py: timed again
+    assert gpu_run.worker.requests[2].benchmark.work is None
 
 
 def test_the_gate_relies_on_this_versions_passing_record_and_reruns_on_anything_else(gpu_run):
@@ -465,7 +468,7 @@ class _FakeHeldProcess:
 
     def watch(self, timeout_s, startup_allowance_s=60.0):
         assert self.released is not None and not self.stopped
-        outcome = _FakeWorker()({**self.request, **self.released}, timeout_s)
+        outcome = _FakeWorker()(self.request.released(self.released), timeout_s)
         outcome.events[:0] = [PhaseEvent("load_solution", t=self.spawned + 3.0),
                               PhaseEvent(WAITING_PHASE, t=self.spawned + 4.0),
                               PhaseEvent("solution", t=self.released_at)]
@@ -501,12 +504,13 @@ def test_a_held_worker_gives_the_record_a_worker_started_after_the_gate_gives(he
     [unheld] = held_run.worker.requests
     held = hold_benchmark_worker(request)
     worker = held.worker
-    assert worker.held and worker.request[WAIT_FOR_RELEASE] is True
-    assert "baselines" not in worker.request and "compile_modes" not in worker.request  # told at release
+    assert worker.held and worker.request.benchmark.wait_for_release is True
+    part = worker.request.benchmark
+    assert part.baselines is None and part.compile_modes is None  # told at release
     assert worker.released is None  # nothing is timed before benchmark_solution's gate has passed
     report = benchmark_solution(request, held=held)
     assert len(held_run.worker.requests) == 1  # no second worker: the held one timed
-    assert {**{k: v for k, v in worker.request.items() if k != WAIT_FOR_RELEASE}, **worker.released} == unheld
+    assert worker.request.released(worker.released) == unheld
     assert _without_phases(report) == _without_phases(started_after)
     assert report.verdict == "measured" and worker.stopped
     # Its phases run from its own start, beside the checks: the wait for them is a phase of its own.
@@ -519,15 +523,15 @@ def test_the_release_tells_the_worker_which_baselines_the_run_cache_still_lacks(
 
     cache = held_run.dir / "reference_cache.json"
     first = hold_benchmark_worker(_request(held_run, "v0", reference_cache=cache))
-    assert first.worker.request["work"] is None  # nothing cached yet: the held worker counts it
-    assert first.worker.request["warm_compiler"] is True  # and warms up torch.compile while it waits
+    assert first.worker.request.benchmark.work is None  # nothing cached yet: the held worker counts it
+    assert first.worker.request.benchmark.warm_compiler is True  # and warms up torch.compile while it waits
     benchmark_solution(_request(held_run, "v0", reference_cache=cache), held=first)
     assert first.worker.released == {"baselines": ["eager", "compile"], "compile_modes": ["default"]}
     second = hold_benchmark_worker(_request(held_run, "v1", reference_cache=cache))
-    assert second.worker.request["work"]["cached_from"].startswith("counted by v0 (benchmark.py) at ")
+    assert second.worker.request.benchmark.work["cached_from"].startswith("counted by v0 (benchmark.py) at ")
     report = benchmark_solution(_request(held_run, "v1", reference_cache=cache), held=second)
     assert second.worker.released == {"baselines": [], "compile_modes": []}
-    assert second.worker.request["warm_compiler"] is False  # every baseline is cached: nothing to compile
+    assert second.worker.request.benchmark.warm_compiler is False  # every baseline is cached: nothing to compile
     assert [b.name for b in report.baselines] == ["eager", "torch.compile (default)"]
     assert all(b.cached_from.startswith("timed by v0 (benchmark.py) at ") for b in report.baselines)
 
@@ -540,7 +544,7 @@ def test_a_held_worker_warms_up_the_compiler_only_when_a_compile_baseline_is_to_
     from kernel_opt.measure.benchmark import hold_benchmark_worker
 
     held = hold_benchmark_worker(_request(held_run, "v0", baselines=baselines, compile_modes=compile_modes))
-    assert held.worker.request["warm_compiler"] is warms
+    assert held.worker.request.benchmark.warm_compiler is warms
 
 
 def test_a_failing_gate_stops_the_held_worker_before_it_times_anything(held_run, monkeypatch):
@@ -570,7 +574,7 @@ def test_a_solution_edited_after_its_worker_started_is_timed_by_a_fresh_worker(h
     report = benchmark_solution(request, held=held)
     assert held.worker.released is None and held.worker.stopped
     assert len(held_run.worker.requests) == 1 and report.verdict == "measured"
-    assert WAIT_FOR_RELEASE not in held_run.worker.requests[0]
+    assert held_run.worker.requests[0].benchmark.wait_for_release is False
 
 
 def test_a_worker_that_ended_while_held_is_replaced_by_a_fresh_one(held_run):
@@ -599,8 +603,8 @@ def test_the_standalone_cli_starts_its_own_worker_after_the_gate(held_run, capsy
                  "--compile-modes", "default", "--seeds", "2", f"--n={N}"])
     assert code == 0 and held_run.checks == [2] and _FakeHeldProcess.started == []
     [request] = held_run.worker.requests
-    assert WAIT_FOR_RELEASE not in request
-    assert (request["baselines"], request["compile_modes"]) == (["eager", "compile"], ["default"])
+    assert request.benchmark.wait_for_release is False
+    assert (request.benchmark.baselines, request.benchmark.compile_modes) == (["eager", "compile"], ["default"])
     assert json.loads((held_run.dir / "cli" / "benchmark.json").read_text())["verdict"] == "measured"
 
 
@@ -618,8 +622,8 @@ def test_a_held_benchmark_child_prepares_waits_and_times_only_with_its_release(m
 
     monkeypatch.setattr(benchmark_child, "_prepare", lambda request, events: happened.append("prepare") or "ready")
     monkeypatch.setattr(benchmark_child, "_time_prepared",
-                        lambda prepared, request, events: happened.append((prepared, request["baselines"])))
-    request = {WAIT_FOR_RELEASE: True, "reference": "ref.py"}
+                        lambda prepared, request, events: happened.append((prepared, request.benchmark.baselines)))
+    request = ChildRequest(SolutionSpec("triton", "v1.py"), "ref.py", "cuda", {}, BenchmarkPart(wait_for_release=True))
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"baselines": ["eager"], "compile_modes": []}\n'))
     benchmark_child.run_benchmark(request, Log())
     assert happened == ["prepare", WAITING_PHASE, ("ready", ["eager"])]
@@ -629,7 +633,7 @@ def test_a_held_benchmark_child_prepares_waits_and_times_only_with_its_release(m
     assert happened == ["prepare", WAITING_PHASE]
     happened.clear()
     monkeypatch.setattr(sys, "stdin", None)  # a worker started by benchmark.py itself never reads stdin
-    benchmark_child.run_benchmark({"baselines": ["compile"]}, Log())
+    benchmark_child.run_benchmark(request.with_part(wait_for_release=False, baselines=["compile"]), Log())
     assert happened == ["prepare", ("ready", ["compile"])]
 
 

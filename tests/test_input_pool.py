@@ -13,6 +13,7 @@ from conftest import REFERENCE_DIR
 from kernel_opt.check.compare import poison_
 from kernel_opt.core.errors import SolutionError
 from kernel_opt.measure.input_pool import POOL_BUFFER_SETS, POOL_MEMORY_FRACTION, InputRotation, plan_pool
+from kernel_opt.run.request import Tolerances
 from kernel_opt.run.tampering import PrimitiveGuard
 
 N = 64
@@ -263,7 +264,7 @@ def child_pool(monkeypatch, solution, free_bytes=10**9, other=None):
     instance = make({"n": 4097}, 0)
     events = Events()
     guard = PrimitiveGuard()  # after the patches above: they are this test's, not a solution's
-    timed = benchmark_child._build_pool(make, {}, reference, instance, 0, Launcher(solution),
+    timed = benchmark_child._build_pool(make, Tolerances(), reference, instance, 0, Launcher(solution),
                                         Launcher(other) if other else None, events, guard)
     return timed, instance, events
 

@@ -34,6 +34,7 @@ from kernel_opt.check.launches import (
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.report import correctness_summary, write_correctness_reports
 from kernel_opt.run.events import CaseResultEvent, LaunchCheckEvent, PlanEvent
+from kernel_opt.run.request import ChildRequest, CorrectnessPart, SolutionSpec
 from kernel_opt.run.runner import ChildOutcome
 from kernel_opt.solution import registry
 from kernel_opt.solution.backend import BuildOptions
@@ -418,13 +419,19 @@ def test_the_fence_outlasts_the_call_s_host_side(host_s, fence_us):
 # --- the backends' hooks: whose kernels, which stream -------------------------------------------------------------
 
 
+def loaded(backend_name: str, solution: Path, prepared: dict | None = None):
+    """The backend's Launcher for a solution, loaded as the child loads it."""
+    spec = SolutionSpec(backend_name, str(solution), prepared or {})
+    return registry.get(backend_name).load(ChildRequest(spec, "ref.py", "cpu", {}, CorrectnessPart([0])))
+
+
 @pytest.mark.parametrize("solution, own", [
     ("vector_add/good/vector_add.py", {"vector_add_kernel"}),
     ("vector_add/wrong/calls_torch.py", set()),  # no kernel of its own: library only
     ("softmax/good/softmax.py", {"softmax_kernel"}),
 ])
 def test_a_triton_solution_s_own_kernels_are_its_module_s_jit_functions(reference_dir, solution, own):
-    launcher = registry.get("triton").load({"solution": str(reference_dir / solution)})
+    launcher = loaded("triton", reference_dir / solution)
     assert launcher.own_kernel_names() == own and launcher.takes_caller_stream()
 
 
@@ -437,7 +444,7 @@ def test_autotuned_and_heuristic_kernels_are_unwrapped_to_their_function_s_name(
         "@triton.heuristics({'EVEN': lambda args: True})\n"
         "@triton.jit\ndef guessed_kernel(x_ptr, n, EVEN: tl.constexpr):\n    pass\n\n"
         "def run_kernel(x, **_):\n    pass\n")
-    launcher = registry.get("triton").load({"solution": str(source)})
+    launcher = loaded("triton", source)
     assert launcher.own_kernel_names() == {"tuned_kernel", "guessed_kernel"}
 
 
@@ -451,7 +458,7 @@ def test_a_cuda_solution_s_own_kernels_come_from_its_build(reference_dir, tmp_pa
     backend = registry.get("cuda")
     prepared = backend.prepare((reference_dir / "vector_add" / solution).resolve(), "cpu", tmp_path, BuildOptions(),
                                [])
-    launcher = backend.load(prepared.request)
+    launcher = loaded("cuda", reference_dir / "vector_add" / solution, prepared.request)
     assert launcher.own_kernel_names() == own and launcher.takes_caller_stream() is takes_stream
 
 

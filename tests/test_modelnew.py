@@ -163,7 +163,7 @@ def test_a_model_new_built_on_unfilled_buffers_still_gets_the_model_s_weights(tm
     assert weights == {"gemm_weight", "gemm_bias"}
     unfilled = {key: torch.full_like(value, float("nan")) if key in weights or key == "output" else value
                 for key, value in values.items()}
-    launcher = ModelNewLauncher({"reference": str(PROBLEMS / f"{name}.py"), "solution": str(solution)})
+    launcher = ModelNewLauncher(solution, str(PROBLEMS / f"{name}.py"))
     call = launcher.prepared(unfilled, {}, ["output"])
     call()
     deliver_outputs(call)

@@ -588,6 +588,7 @@ def test_the_profiled_program_runs_under_the_checks_precision_policy(reference_d
 
     from kernel_opt.profile import target as profile_target
     from kernel_opt.run.events import EventLog, read_event_log
+    from kernel_opt.run.request import ChildRequest, ProfileTargetPart, SolutionSpec
     from kernel_opt.solution import loaded
 
     class Stop(Exception):
@@ -606,7 +607,9 @@ def test_the_profiled_program_runs_under_the_checks_precision_policy(reference_d
     torch.backends.cudnn.allow_tf32 = not allow_tf32
     try:
         with pytest.raises(Stop):
-            profile_target.run_profile_target({"reference": str(ref)}, EventLog(tmp_path / "events.jsonl"))
+            request = ChildRequest(SolutionSpec("triton", "none.py"), str(ref), "cuda", {},
+                                   ProfileTargetPart(1, 1, "kernel_opt_solution"))
+            profile_target.run_profile_target(request, EventLog(tmp_path / "events.jsonl"))
         assert torch.backends.cudnn.allow_tf32 is allow_tf32 and torch.backends.cuda.matmul.allow_tf32 is allow_tf32
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = previous

@@ -16,6 +16,7 @@ import pytest
 from kernel_opt.run import runner
 from kernel_opt.run.events import read_event_log
 from kernel_opt.run.release import WAITING_PHASE
+from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
 from kernel_opt.run.runner import WorkerProcess
 
 HELD_CHILD = """
@@ -38,10 +39,16 @@ events.emit(DoneEvent())
 FIELDS = {"baselines": ["eager"], "compile_modes": []}
 
 
-def held_worker(tmp_path: Path, **request) -> WorkerProcess:
+def held_request(**prepared) -> ChildRequest:
+    """A held benchmark request; `prepared` reaches the child as its backend's values (the file's top level)."""
+    return ChildRequest(SolutionSpec("test", "none.py", prepared), "ref.py", "cpu", {},
+                        BenchmarkPart(wait_for_release=True))
+
+
+def held_worker(tmp_path: Path, **prepared) -> WorkerProcess:
     program = tmp_path / "held_child.py"
     program.write_text(HELD_CHILD)
-    return WorkerProcess({"mode": "test", **request}, program=(sys.executable, str(program)), held=True)
+    return WorkerProcess(held_request(**prepared), program=(sys.executable, str(program)), held=True)
 
 
 def wait_until_waiting(worker: WorkerProcess, timeout_s: float = 60.0) -> list:
@@ -109,7 +116,7 @@ def test_a_worker_that_ended_while_held_is_reported_when_released(tmp_path):
                        "events = EventLog(json.loads(open(sys.argv[1]).read())['events'])\n"
                        "events.emit(ErrorEvent('import_error', 'the solution failed to import', None, 3))\n"
                        "sys.exit(3)\n")
-    worker = WorkerProcess({"mode": "test"}, program=(sys.executable, str(program)), held=True)
+    worker = WorkerProcess(held_request(), program=(sys.executable, str(program)), held=True)
     try:
         worker.process.wait(timeout=60)
         worker.release(FIELDS)  # into a closed pipe: no error here, the outcome says what happened
@@ -154,7 +161,7 @@ def test_waiting_for_a_phase_returns_once_the_worker_announces_it_and_leaves_its
 def test_waiting_for_a_phase_of_a_worker_that_ended_returns_at_once(tmp_path):
     program = tmp_path / "quitting_child.py"
     program.write_text("import sys\nsys.exit(3)\n")
-    worker = WorkerProcess({"mode": "test"}, program=(sys.executable, str(program)), held=True)
+    worker = WorkerProcess(held_request(), program=(sys.executable, str(program)), held=True)
     try:
         worker.process.wait(timeout=60)
         started = time.monotonic()

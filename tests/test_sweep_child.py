@@ -21,6 +21,7 @@ from kernel_opt.profile.sweep import runner
 from kernel_opt.profile.sweep.frame import read_frame
 from kernel_opt.profile.sweep.plan import child_program, plan_sweep
 from kernel_opt.run.events import ErrorEvent, SweepOutcomeEvent, SweepSizeEvent
+from kernel_opt.run.request import ChildRequest, SolutionSpec, SweepPart
 from kernel_opt.run.runner import run_worker
 
 FAKE_NSIGHT = REPO_ROOT / "tests" / "fixtures" / "fake_nsight"
@@ -138,8 +139,8 @@ def test_an_nsight_python_that_cannot_import_makes_the_child_say_what_to_install
     broken = tmp_path / "shim" / "nsight"  # installed without a dependency, as pip --no-deps leaves it
     broken.mkdir(parents=True)
     (broken / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'cachebox'\", name='cachebox')\n")
-    request = {"sweep": {"name": "N", "values": [2]}, "nsight_options": {}, "frames_dir": str(tmp_path),
-               "csv": str(tmp_path / "sweep.csv")}
+    request = ChildRequest(SolutionSpec("triton", "none.py"), "ref.py", "cpu", {},
+                           SweepPart("N", [2], {}, str(tmp_path), str(tmp_path / "sweep.csv")))
     outcome = run_worker(request, timeout_s=60, env={"PYTHONPATH": str(tmp_path / "shim")}, program=child_program())
     error = next(event for event in outcome.events if isinstance(event, ErrorEvent))
     assert outcome.returncode == 4 and error.exit_code == 4

@@ -38,14 +38,16 @@ def ncu_target(case: str, build_dir: Path) -> None:
     """Call one solution the way the benchmark does, 10 times inside an NVTX range."""
     import torch
 
-    from kernel_opt.check.correctness import BuildOptions, solution_spec
+    from kernel_opt.check.correctness import BuildOptions
+    from kernel_opt.run.request import ChildRequest, ProfileTargetPart
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
     from kernel_opt.solution.loaded import LoadedSolution
+    from kernel_opt.solution.spec import solution_spec
 
     solution, ref, dims = CASES[case]
     spec, _ = solution_spec(REPO / solution, "cuda", "cuda", build_dir, BuildOptions(), [])
-    loaded = LoadedSolution(spec)
+    loaded = LoadedSolution(ChildRequest(spec, str(REPO / ref), "cuda", dims, ProfileTargetPart(3, 10, NVTX_RANGE)))
     instance = build_instance(load_reference(REPO / ref).setup, dims, 0, "cuda")
     run = loaded.prepared(instance.values, instance.dims, instance.outputs)
     for _ in range(3):

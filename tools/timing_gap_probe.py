@@ -27,17 +27,19 @@ def main() -> int:
     import torch
 
     from kernel_opt.check.compare import poison_
-    from kernel_opt.check.correctness import BuildOptions, solution_spec
+    from kernel_opt.check.correctness import BuildOptions
     from kernel_opt.core.cli import parse_dim_value
     from kernel_opt.measure.timing.events import time_callable
+    from kernel_opt.run.request import BenchmarkPart, ChildRequest
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
     from kernel_opt.solution.loaded import LoadedSolution
+    from kernel_opt.solution.spec import solution_spec
 
     solution, ref = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
     dims = {a[2:].split("=")[0]: parse_dim_value(a.split("=", 1)[1]) for a in sys.argv[3:]}
     spec, _ = solution_spec(solution, "cuda", "cuda", Path(tempfile.mkdtemp()), BuildOptions(), [])
-    loaded = LoadedSolution(spec)
+    loaded = LoadedSolution(ChildRequest(spec, str(ref), "cuda", dims, BenchmarkPart()))
     instance = build_instance(load_reference(ref).setup, dims, 0, "cuda")
     run = loaded.prepared(instance.values, instance.dims, instance.outputs)
     outputs = [instance.values[name] for name in instance.outputs]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.run.request import ChildRequest
 from kernel_opt.solution.backend import Backend, Launcher
 from kernel_opt.solution.contract import accepted_kwargs
 
@@ -41,8 +42,8 @@ class ToyBackend(Backend):
     def claims(self, solution: Path, source: str | None) -> bool:
         return solution.suffix == self.suffix
 
-    def load(self, request: dict[str, Any]) -> Launcher:
-        return ToyLauncher(Path(request["solution"]))
+    def load(self, request: ChildRequest) -> Launcher:
+        return ToyLauncher(Path(request.solution.path))
 
 
 BACKEND = ToyBackend()

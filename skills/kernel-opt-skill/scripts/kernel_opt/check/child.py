@@ -23,6 +23,7 @@ from kernel_opt.run.events import (
     environment_info,
     one_line,
 )
+from kernel_opt.run.request import ChildRequest
 from kernel_opt.run.tampering import PrimitiveGuard
 from kernel_opt.solution.loaded import (
     LoadedSolution,
@@ -35,17 +36,17 @@ from kernel_opt.solution.loaded import (
 SAME_INPUTS_WARNING = "setup() returned the same inputs for every seed: each seed should draw fresh random inputs"
 
 
-def run_correctness(request: dict[str, Any], events: EventLog) -> None:
+def run_correctness(request: ChildRequest, events: EventLog) -> None:
     """Run every case of the plan (shapes x seeds), reporting each through the event log."""
     import torch
 
     from kernel_opt.solution.contract import load_reference, plan_cases, problem_cases, set_matmul_precision
 
-    device = request["device"]
+    device, part = request.device, request.correctness
     if device == "cuda" and not torch.cuda.is_available():
         raise EnvironmentFault("torch sees no CUDA GPU in the worker process")
     events.emit(EnvironmentEvent(environment_info(device)))
-    reference = load_reference(Path(request["reference"]))
+    reference = load_reference(Path(request.reference))
     if device == "cuda":
         events.emit(NoteEvent(set_matmul_precision(reference.allow_tf32)["note"]))
     events.emit(PhaseEvent("load_solution"))
@@ -53,48 +54,50 @@ def run_correctness(request: dict[str, Any], events: EventLog) -> None:
     solution = solution_or_fault(request)
     guard.verify("loading the solution")
     make = instance_maker(reference, solution, device, events)
-    if request.get("shapes") is not None:  # a sweep's sizes replace SHAPES and any derived shapes
-        cases, notes = problem_cases(request["cli_dims"], request["shapes"], reference.setup or solution.setup), []
+    if part.shapes is not None:  # a sweep's sizes replace SHAPES and any derived shapes
+        cases, notes = problem_cases(request.cli_dims, part.shapes, reference.setup or solution.setup), []
     else:
-        cases, notes = plan_cases(reference, request["cli_dims"], reference.setup or solution.setup)
+        cases, notes = plan_cases(reference, request.cli_dims, reference.setup or solution.setup)
     for note in notes:
         events.emit(NoteEvent(note))
-    if request.get("case_selection") == "smallest":  # under compute-sanitizer (check/sanitizer.py)
+    if part.sanitized:  # under compute-sanitizer (check/sanitizer.py): the smallest case
         from kernel_opt.check.sanitizer import smallest_case, smallest_case_note
 
         cases = [smallest_case(cases)]
         events.emit(NoteEvent(smallest_case_note(cases[0])))
-    events.emit(PlanEvent(cases=cases, seeds=request["seeds"], has_shapes=bool(reference.shapes) or len(cases) > 1))
+    events.emit(PlanEvent(cases=cases, seeds=part.seeds, has_shapes=bool(reference.shapes) or len(cases) > 1))
     runner = _CaseRunner(request, reference, solution, make, events, guard)
     for case_index, dims in enumerate(cases):
-        fingerprints = {seed: runner.run(case_index, dims, seed) for seed in request["seeds"]}
-        if len(request["seeds"]) > 1 and len(set(fingerprints.values())) == 1:
+        fingerprints = {seed: runner.run(case_index, dims, seed) for seed in part.seeds}
+        if len(part.seeds) > 1 and len(set(fingerprints.values())) == 1:
             runner.warn(SAME_INPUTS_WARNING)
-    if request.get("check_launches", True):
+    # Neither check under compute-sanitizer: CUPTI (the torch profiler) and the tool both instrument the
+    # launches, and the full check has made it already; the rounding probe is a question of values.
+    if not part.sanitized:
         from kernel_opt.check.launch_check import check_launches
 
-        events.emit(LaunchCheckEvent(check_launches(runner, cases[0], max(request["seeds"]) + 1).to_dict()))
-    if request.get("rounding_probe", True) and runner.all_passed and not runner.policy.explicit:
+        events.emit(LaunchCheckEvent(check_launches(runner, cases[0], max(part.seeds) + 1).to_dict()))
+    if not part.sanitized and runner.all_passed and not runner.policy.explicit:
         from kernel_opt.check.rounding_probe import probe_rounding
 
-        events.emit(RoundingProbeEvent(probe_rounding(runner, cases[0], max(request["seeds"]) + 3).to_dict()))
+        events.emit(RoundingProbeEvent(probe_rounding(runner, cases[0], max(part.seeds) + 3).to_dict()))
     events.emit(DoneEvent())
 
 
 class _CaseRunner:
     """One case (a shape and a seed) at a time; warnings and tolerances are reported once per run."""
 
-    def __init__(self, request: dict[str, Any], reference, solution: LoadedSolution, make: Callable, events: EventLog,
+    def __init__(self, request: ChildRequest, reference, solution: LoadedSolution, make: Callable, events: EventLog,
                  guard: PrimitiveGuard):
         self.request, self.reference, self.solution, self.make, self.events = request, reference, solution, make, events
         self.guard = guard
-        self.device = request["device"]
+        self.device = request.device
         self._warned: set[str] = set()
         self.all_passed = True  # every case so far matched the reference (the rounding probe runs only then)
         self._tolerances_seen: set[str] = set()
         from kernel_opt.check.tolerance import TolerancePolicy  # imports torch: the worker's business only
 
-        self.policy = TolerancePolicy.for_run(reference, request)
+        self.policy = TolerancePolicy.for_run(reference, request.correctness.tolerances)
 
     def note_once(self, text: str) -> None:
         if text not in self._warned:
@@ -116,7 +119,7 @@ class _CaseRunner:
         self.events.emit(CaseStartEvent(case=case, dims=dims, seed=seed))
         self.events.emit(PhaseEvent("setup", case=case, dims=dims, seed=seed))
         instance = self.instance(dims, seed)
-        if self.request.get("initialize_outputs"):  # under compute-sanitizer: see check/sanitizer.py
+        if self.request.correctness.sanitized:  # outputs filled before the reference reads them: check/sanitizer.py
             for name in instance.outputs:
                 poison_(instance.values[name])
         inputs_fingerprint = fingerprint(instance)

@@ -40,8 +40,10 @@ from kernel_opt.run.events import (
     WarningEvent,
     dispatch,
 )
+from kernel_opt.run.request import ChildRequest, CorrectnessPart, Tolerances
 from kernel_opt.solution import registry
 from kernel_opt.solution.backend import BuildOptions
+from kernel_opt.solution.spec import solution_spec
 
 PROG = "correctness_check.py"
 DEFAULT_SEEDS = 3
@@ -139,16 +141,6 @@ def check_tolerance_options(atol: float | None, rtol: float | None, kernelbench_
         raise UsageError("--kernelbench-tolerances sets atol = rtol = 1e-2: give it or --atol/--rtol, not both")
 
 
-def solution_spec(
-    solution: Path, backend: str, device: str, build_dir: Path, options: BuildOptions, notes: list[str]
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """What the worker needs to load a solution (its backend prepares it), and the build record if it has a build."""
-    definition = registry.get(backend)
-    prepared = definition.prepare(solution, device, build_dir, options, notes)
-    spec = {"backend": backend, "solution": str(solution), **prepared.request, **registry.request_fields(definition)}
-    return spec, prepared.build
-
-
 def check_correctness(
     solution: Path,
     reference: Path,
@@ -214,18 +206,9 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
         raise definition.cannot_run_without_gpu(solution, report.build)
     from kernel_opt.run.runner import run_worker
 
-    request = {
-        **spec,
-        "mode": "correctness",
-        "reference": str(reference.resolve()),
-        "device": device,
-        "cli_dims": report.dims,
-        "seeds": report.seeds,
-        "atol": options.atol,
-        "rtol": options.rtol,
-        "shapes": options.shapes,
-        "kernelbench_tolerances": options.kernelbench_tolerances,
-    }
+    tolerances = Tolerances(options.atol, options.rtol, options.kernelbench_tolerances)
+    request = ChildRequest(spec, str(reference.resolve()), device, report.dims,
+                           CorrectnessPart(report.seeds, tolerances, options.shapes))
     interpreter = definition.cpu_interpreter if device == "cpu" else None
     environment = dict(interpreter.environment) if interpreter is not None else {}
     if options.sanitize is None:

@@ -26,6 +26,7 @@ from kernel_opt.check.sanitizer_log import group_findings, parse_sanitizer_log
 from kernel_opt.core.errors import EnvironmentFault, ExitCode
 
 if TYPE_CHECKING:  # annotations only: the runner and the static report stay out of this module's imports
+    from kernel_opt.run.request import ChildRequest
     from kernel_opt.run.runner import ChildOutcome
     from kernel_opt.sass.report import StaticReport
 
@@ -123,7 +124,7 @@ def smallest_case_note(case: dict[str, Any]) -> str:
             "sizes among the command line's shape and SHAPES), with one seed; without --sanitize every case runs")
 
 
-def run_sanitized(request: dict[str, Any], tool: str, timeout_s: float, environment: dict[str, str],
+def run_sanitized(request: ChildRequest, tool: str, timeout_s: float, environment: dict[str, str],
                   output_dir: Path) -> tuple[ChildOutcome, SanitizerRun]:
     """Run the correctness child under compute-sanitizer; return how it ended and the parsed section."""
     from kernel_opt.run.runner import run_worker
@@ -133,12 +134,10 @@ def run_sanitized(request: dict[str, Any], tool: str, timeout_s: float, environm
     log_file = (output_dir / log_name(tool)).resolve()
     log_file.unlink(missing_ok=True)  # a log left by an earlier run must not be read as this one's
     prefix = sanitizer_command(executable, tool, log_file)
-    # Outputs are filled before the reference copies them: setup()'s torch.empty would otherwise be read
-    # unwritten by the harness itself, and initcheck would report that.
-    # No launch check under the tool: CUPTI (the torch profiler) and compute-sanitizer both instrument the
-    # launches, and the full check has made it already; nor the rounding probe, a question of values.
-    request = {**request, "seeds": [0], "case_selection": "smallest", "initialize_outputs": True,
-               "check_launches": False, "rounding_probe": False}
+    # One seed, the smallest case, outputs filled before the reference copies them (setup()'s torch.empty
+    # would otherwise be read unwritten by the harness itself, and initcheck would report that), and only
+    # neither the launch check nor the rounding probe (check/child.py).
+    request = request.with_part(seeds=[0], sanitized=True)
     outcome = run_worker(request, timeout_s=timeout_s * SLOWDOWN_ALLOWANCE,
                          env={**environment, **SANITIZER_ENVIRONMENT}, prefix=prefix,
                          startup_allowance_s=STARTUP_ALLOWANCE_S)

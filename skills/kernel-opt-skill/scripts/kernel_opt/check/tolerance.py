@@ -48,6 +48,7 @@ from kernel_opt.check.compare import (
 from kernel_opt.check.records import OutputComparison
 from kernel_opt.core.errors import UsageError
 from kernel_opt.run.events import one_line
+from kernel_opt.run.request import Tolerances
 
 # How far an honest solution may sit from the truth, in units of the reference's own error.
 # A different but equally honest order of the same float operations has a different error.
@@ -123,14 +124,14 @@ class TolerancePolicy:
     kernelbench: bool = False  # --kernelbench-tolerances: atol = rtol = 1e-2, the truth measured all the same
 
     @classmethod
-    def for_run(cls, reference: Any, request: dict[str, Any]) -> TolerancePolicy:
+    def for_run(cls, reference: Any, tolerances: Tolerances) -> TolerancePolicy:
         """The policy of a worker run: ref.py's atol/rtol/allow_tf32 and the command line's --atol/--rtol.
 
         The correctness check and the benchmark's post-timing check both build it here, so the two
         can never judge the same output by different rules.
         """
-        return cls(reference.atol, reference.rtol, request.get("atol"), request.get("rtol"), reference.allow_tf32,
-                   bool(request.get("kernelbench_tolerances")))
+        return cls(reference.atol, reference.rtol, tolerances.atol, tolerances.rtol, reference.allow_tf32,
+                   tolerances.kernelbench)
 
     @property
     def explicit(self) -> bool:

@@ -38,7 +38,6 @@ from kernel_opt.check.correctness import (
     check_correctness,
     check_tolerance_options,
     exit_code_of,
-    solution_spec,
 )
 from kernel_opt.check.launches import correctness_failures
 from kernel_opt.check.reuse import check_subject, reusable_check
@@ -67,8 +66,10 @@ from kernel_opt.run.events import (
     WorkEvent,
     dispatch,
 )
-from kernel_opt.run.release import WAIT_FOR_RELEASE, WAITING_PHASE
+from kernel_opt.run.release import WAITING_PHASE
+from kernel_opt.run.request import BenchmarkPart, ChildRequest, Tolerances
 from kernel_opt.solution import registry
+from kernel_opt.solution.spec import solution_spec
 
 if TYPE_CHECKING:
     from kernel_opt.run.runner import WorkerProcess
@@ -216,7 +217,7 @@ def hold_benchmark_worker(request: BenchmarkRequest) -> HeldBenchmarkWorker | No
         subject = _files_sha256(request, solution, reference)
         planned = BenchmarkReport(solution={}, reference=str(request.reference), backend=backend, command="")
         plan = _plan_worker(planned, request, solution, reference)
-        worker = WorkerProcess({**plan.request, WAIT_FOR_RELEASE: True}, held=True)
+        worker = WorkerProcess(plan.request.with_part(wait_for_release=True), held=True)
     except (KernelOptError, OSError):
         return None
     return HeldBenchmarkWorker(request, subject, planned, plan, worker)
@@ -282,7 +283,7 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
 class WorkerPlan:
     """What the parent settles before the worker starts: its request, and what the run's cache held then."""
 
-    request: dict[str, Any]  # the worker's request, less the fields it is told when released (_release_fields)
+    request: ChildRequest | None = None  # the worker's request, less what it is told when released (_release_fields)
     cache: ReferenceCache | None = None
     key: dict[str, Any] | None = None
     work: tuple[dict[str, Any], str] | None = None  # counted by an earlier version (ReferenceCache.work)
@@ -307,16 +308,15 @@ def _plan_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: P
         against_spec, _ = solution_spec(other, registry.detect(other), "cuda", build_dir, request.build, report.notes)
     smi = probe_nvidia_smi()
     report.clocks_start = [asdict(gpu) for gpu in smi.gpus]
-    plan = WorkerPlan({})
+    plan = WorkerPlan()
     if request.reference_cache is not None:
         plan.cache = ReferenceCache(request.reference_cache)
         plan.key = reference_key(reference, request.dims, request.seed, visible_gpu(smi.gpus))
         plan.work = plan.cache.work(plan.key)
-    plan.request = {**spec, "mode": "benchmark", "reference": str(reference), "device": "cuda",
-                    "cli_dims": request.dims, "seed": request.seed, "atol": request.atol, "rtol": request.rtol,
-                    "against": against_spec, "kernelbench_tolerances": request.kernelbench_tolerances,
-                    "work": None if plan.work is None else {**plan.work[0], "cached_from": plan.work[1]},
-                    "warm_compiler": _compiles_a_baseline(request, plan)}
+    part = BenchmarkPart(request.seed, Tolerances(request.atol, request.rtol, request.kernelbench_tolerances),
+                         against_spec, None if plan.work is None else {**plan.work[0], "cached_from": plan.work[1]},
+                         _compiles_a_baseline(request, plan))
+    plan.request = ChildRequest(spec, str(reference), "cuda", request.dims, part)
     return plan
 
 
@@ -365,7 +365,7 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
     release = _release_fields(report, request, plan)
     if held is None:
         spawned = time.time()
-        outcome = run_worker({**plan.request, **release}, timeout_s=request.timeout_s)
+        outcome = run_worker(plan.request.released(release), timeout_s=request.timeout_s)
     else:
         spawned = held.worker.spawned
         held.worker.release(release)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ from kernel_opt.run.events import (
     WorkEvent,
     one_line,
 )
-from kernel_opt.run.release import WAIT_FOR_RELEASE, wait_for_release
+from kernel_opt.run.release import wait_for_release
+from kernel_opt.run.request import ChildRequest, Tolerances
 from kernel_opt.run.tampering import PrimitiveGuard
 from kernel_opt.solution.inputs import cloned_arguments
 
@@ -86,7 +87,7 @@ class _Timed:
         self.events.emit(PostTimingCheckEvent(name=name, passed=passed, outputs=[c.to_dict() for c in comparisons]))
 
 
-def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, solution, other,
+def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, solution, other,
                 events: EventLog, guard: PrimitiveGuard) -> _Timed:
     """Value sets (fresh draws, seeds seed+1...), their expected outputs, and the buffer sets to rotate.
 
@@ -99,7 +100,7 @@ def _build_pool(make, request: dict[str, Any], reference, instance, seed: int, s
     from kernel_opt.solution.returning_call import deliver_outputs
 
     values, outputs, dims = instance.values, instance.outputs, instance.dims
-    policy = TolerancePolicy.for_run(reference, request)
+    policy = TolerancePolicy.for_run(reference, tolerances)
     inputs = [name for name, value in values.items() if isinstance(value, torch.Tensor) and name not in outputs]
     truth = sum(8 * values[name].numel() for name in outputs if policy.needs_truth(values[name].dtype))
     free, _ = torch.cuda.mem_get_info(values[outputs[0]].device)
@@ -135,18 +136,18 @@ def _copy_unless_same(destination, source) -> None:
         destination.copy_(source)
 
 
-def run_benchmark(request: dict[str, Any], events: EventLog) -> None:
+def run_benchmark(request: ChildRequest, events: EventLog) -> None:
     """Time the solution (and baselines, and another version) at the command-line shape.
 
     A held worker (run/release.py) prepares, then waits until it is released: everything timed
     comes after that, with the request's fields the release carried.
     """
     prepared = _prepare(request, events)
-    if request.get(WAIT_FOR_RELEASE):
+    if request.benchmark.wait_for_release:
         release = wait_for_release(events)
         if release is None:
             return  # stopped: the checks failed, nothing is timed
-        request = {**request, **release}
+        request = request.released(release)
     _time_prepared(prepared, request, events)
 
 
@@ -165,7 +166,7 @@ class _Prepared:
     compiler_warm_up_s: float = 0.0  # torch.compile's one-off start, paid while held (_warm_up_compiler)
 
 
-def _prepare(request: dict[str, Any], events: EventLog) -> _Prepared:
+def _prepare(request: ChildRequest, events: EventLog) -> _Prepared:
     """Untimed and light on the GPU: load the reference and the solution, build the instance, count the work."""
     import torch
 
@@ -179,28 +180,29 @@ def _prepare(request: dict[str, Any], events: EventLog) -> _Prepared:
 
         raise EnvironmentFault("the benchmark needs an NVIDIA GPU and torch sees none in the worker")
     events.emit(EnvironmentEvent(environment_info("cuda")))
-    reference = load_reference(Path(request["reference"]))
+    reference = load_reference(Path(request.reference))
     events.emit(PrecisionEvent(**set_matmul_precision(reference.allow_tf32)))  # same policy as the correctness check
     events.emit(PhaseEvent("load_solution"))
     guard = PrimitiveGuard(runtime_modules(request))
     solution = solution_or_fault(request)
     guard.verify("loading the solution")
     # The other version loads with the problem and the event log too (a ModelNew needs the problem it solves).
-    other = solution_or_fault({"reference": request["reference"], "events": request["events"], **request["against"]}
-                              ) if request.get("against") else None
+    against = request.benchmark.against
+    other = solution_or_fault(replace(request, solution=against)) if against is not None else None
     guard.verify("loading the --against version", who="the --against version")
     make = instance_maker(reference, solution, "cuda", events)
-    dims = problem_cases(request["cli_dims"], [], reference.setup or solution.setup)[0]
-    seed = int(request.get("seed", 0))
+    dims = problem_cases(request.cli_dims, [], reference.setup or solution.setup)[0]
+    seed = request.benchmark.seed
     events.emit(PhaseEvent("setup", dims=dims, seed=seed))
     instance = make(dict(dims), seed)
     values, outputs, dims = instance.values, instance.outputs, instance.dims
     events.emit(ProblemEvent(dims=dims, seed=seed, dtypes={
         n: dtype_name(v.dtype) for n, v in values.items() if isinstance(v, torch.Tensor)}))
     events.emit(PhaseEvent("work count"))
-    work = request.get("work") or problem_work(reference, values, outputs, dims)  # the run's cache first
+    work = request.benchmark.work or problem_work(reference, values, outputs, dims)  # the run's cache first
     events.emit(WorkEvent(work))
-    compiler_warm_up_s = _warm_up_compiler(values[outputs[0]].device, events) if request.get("warm_compiler") else 0.0
+    warm = request.benchmark.warm_compiler
+    compiler_warm_up_s = _warm_up_compiler(values[outputs[0]].device, events) if warm else 0.0
     return _Prepared(reference, solution, other, guard, make, instance, seed, work, compiler_warm_up_s)
 
 
@@ -226,7 +228,7 @@ def _warm_up_compiler(device, events: EventLog) -> float:
     return time.perf_counter() - started
 
 
-def _time_prepared(prepared: _Prepared, request: dict[str, Any], events: EventLog) -> None:
+def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog) -> None:
     """Everything timed: the solution on rotated inputs, the same-size copy, kernel time, a CUDA graph, the
     interleaved comparison and the baselines, each checked after."""
     from kernel_opt.solution.contract import accepted_kwargs
@@ -242,7 +244,8 @@ def _time_prepared(prepared: _Prepared, request: dict[str, Any], events: EventLo
     call_solution(solution, values, dims, outputs)
     guard.verify("the solution's first call")
     events.emit(PhaseEvent("input pool"))
-    timed = _build_pool(prepared.make, request, prepared.reference, instance, seed, solution, other, events, guard)
+    timed = _build_pool(prepared.make, request.benchmark.tolerances, prepared.reference, instance, seed, solution,
+                        other, events, guard)
     if other is not None:
         call_solution(other, timed.other.buffers[0], dims, outputs)
         guard.verify("the --against version's first call", who="the --against version")
@@ -412,7 +415,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
 
     from kernel_opt.measure.timing.events import time_callable
 
-    kinds = request["baselines"]
+    kinds = request.benchmark.baselines or []
     kwargs = accepted_kwargs(reference.reference, cloned_arguments(dims, values))
     function, args = reference.reference, ()
     if reference.baseline is not None:  # a KernelBench problem: its Model, called as KernelBench times it
@@ -426,7 +429,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
             events.emit(TimedEvent(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500]).to_dict()))
     if "compile" not in kinds:
         return
-    for mode in request["compile_modes"]:
+    for mode in request.benchmark.compile_modes or []:
         name = compile_baseline_name(mode)
         events.emit(PhaseEvent(f"baseline {name}"))
         try:

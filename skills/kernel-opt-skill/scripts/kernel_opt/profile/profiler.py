@@ -8,14 +8,13 @@ an NVTX range); what the profiled program reports goes to DIR/profile_events.jso
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.correctness import BuildOptions, solution_spec
+from kernel_opt.check.correctness import BuildOptions
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
 from kernel_opt.core.files import read_json
@@ -28,7 +27,9 @@ from kernel_opt.profile.ncu_summary import summarize_profile, write_profile_repo
 from kernel_opt.profile.records import NCU_SUMMARY_FILE, Collection, NcuSummary
 from kernel_opt.profile.static_analysis import STATIC_ANALYSIS_FILE
 from kernel_opt.run.events import DoneEvent, ErrorEvent, PhaseEvent, read_event_log
+from kernel_opt.run.request import ChildRequest, ProfileTargetPart
 from kernel_opt.solution import registry
+from kernel_opt.solution.spec import solution_spec
 
 PROG = "ncu_profile.py"
 REPORT_BASE = "profile"  # ncu writes DIR/profile.ncu-rep
@@ -213,26 +214,14 @@ def _write_target_request(request: ProfileRequest, backend: str, solution: Path,
                           notes: list[str]) -> tuple[Path, Path]:
     """DIR/profile_request.json for profile/target.py (building a CUDA solution first), and its empty event log."""
     output_dir = request.output_dir
-    target: dict[str, Any] = {
-        "backend": backend,
-        "solution": str(solution),
-        "reference": str(reference),
-        "device": "cuda",
-        "cli_dims": request.dims,
-        "warmup_calls": request.warmup,
-        "profiled_calls": request.calls,
-        "nvtx_range": ncu_collection.NVTX_RANGE,
-        "events": str(output_dir / EVENTS_FILE),
-    }
     spec, build = solution_spec(solution, backend, "cuda", output_dir / "build", request.build, notes)
-    target.update(spec)
     if build is not None:
         notes.append(f"built for {build['arch']}: {build['command']}")
-    events_path = Path(target["events"])
+    events_path = output_dir / EVENTS_FILE
+    target = ChildRequest(spec, str(reference), "cuda", request.dims,
+                          ProfileTargetPart(request.warmup, request.calls, ncu_collection.NVTX_RANGE), str(events_path))
     events_path.write_text("")
-    request_path = output_dir / "profile_request.json"
-    request_path.write_text(json.dumps(target, indent=2))
-    return request_path, events_path
+    return target.write(output_dir / "profile_request.json", indent=2), events_path
 
 
 def _raise_for_failed_run(run, report_path: Path, events_path: Path, location, reader_error) -> None:

@@ -5,7 +5,8 @@ compute-sanitizer, so that starting Python, importing torch, loading the solutio
 its first instance overlap the checks instead of following them. Such a worker times
 nothing until it is released: it announces the wait as a phase (so the benchmark's phases_s says
 how long it waited), then blocks on stdin. The parent writes one JSON object, the fields of the
-request known only once the checks have passed, or closes the pipe without a line: stop.
+request known only once the checks have passed (run/request.py: ChildRequest.released), or
+closes the pipe without a line: stop. A request holds its worker with `wait_for_release`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 from kernel_opt.run.events import EventLog, PhaseEvent
 
-WAIT_FOR_RELEASE = "wait_for_release"  # the request key that holds a worker
 WAITING_PHASE = "waiting for the checks"  # until released: the checks, then what the parent does before timing
 
 

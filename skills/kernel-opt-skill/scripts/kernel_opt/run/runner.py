@@ -24,6 +24,7 @@ from typing import Any
 from kernel_opt.core.errors import ExitCode
 from kernel_opt.run.events import CaseStartEvent, ErrorEvent, Event, PhaseEvent, parse_event
 from kernel_opt.run.release import release_line
+from kernel_opt.run.request import ChildRequest
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 POLL_INTERVAL_S = 0.05
@@ -128,7 +129,7 @@ def phase_description(phase: PhaseEvent | CaseStartEvent | None) -> str:
     return text
 
 
-def run_worker(request: dict[str, Any], timeout_s: float, env: dict[str, str] | None = None,
+def run_worker(request: ChildRequest, timeout_s: float, env: dict[str, str] | None = None,
                prefix: Sequence[str] = (), startup_allowance_s: float = STARTUP_ALLOWANCE_S,
                program: Sequence[str] | None = None) -> ChildOutcome:
     """Start `python -m kernel_opt.child` (or `program`), collect its events, kill it if it stalls.
@@ -152,14 +153,13 @@ class WorkerProcess:
     line that releases it (run/release.py), or for the pipe to close, which stops it.
     """
 
-    def __init__(self, request: dict[str, Any], env: dict[str, str] | None = None, prefix: Sequence[str] = (),
+    def __init__(self, request: ChildRequest, env: dict[str, str] | None = None, prefix: Sequence[str] = (),
                  program: Sequence[str] | None = None, held: bool = False):
         self._scratch = tempfile.TemporaryDirectory(prefix="kernel-opt-")
         scratch = Path(self._scratch.name)
         self.events_path = scratch / "events.jsonl"
         self.events_path.touch()
-        request_path = scratch / "request.json"
-        request_path.write_text(json.dumps({**request, "events": str(self.events_path)}))
+        request_path = request.with_events(self.events_path).write(scratch / "request.json")
         self._stderr_path = scratch / "stderr.txt"
         child_env = {**os.environ, **(env or {})}
         child_env["PYTHONPATH"] = os.pathsep.join(

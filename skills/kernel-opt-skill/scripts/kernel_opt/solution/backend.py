@@ -24,6 +24,7 @@ from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
 from kernel_opt.solution.outline import SolutionDims
 
 if TYPE_CHECKING:  # annotations only: the records live with the code that computes them
+    from kernel_opt.run.request import ChildRequest
     from kernel_opt.sass.report import StaticReport
     from kernel_opt.solution.contract import ProblemInstance
 
@@ -53,8 +54,10 @@ class Prepared:
     """A solution made ready for the child process.
 
     `request` holds what the child needs to load it (JSON values, e.g. the built library's
-    path), beyond the backend's name and the solution's path; `build` is the build record the
-    reports show (CUDA: nvcc command, arch, per-kernel resources), None without a build step.
+    path), beyond the backend's name and the solution's path; the child request carries it as
+    `request.solution.prepared` (run/request.py), for this backend alone to read. `build` is the
+    build record the reports show (CUDA: nvcc command, arch, per-kernel resources), None without
+    a build step.
     """
 
     request: dict[str, Any]
@@ -168,8 +171,9 @@ class Backend(ABC):
         return Prepared(request={})
 
     @abstractmethod
-    def load(self, request: dict[str, Any]) -> Launcher:
-        """Load a prepared solution in the child process (`request` holds Prepared.request's keys)."""
+    def load(self, request: ChildRequest) -> Launcher:
+        """Load a prepared solution in the child process: `request.solution` (its path, and Prepared.request's
+        values as `prepared`), with the problem (`request.reference`) and the event log (`request.events`)."""
 
     def dim_parameters(self, solution: Path) -> SolutionDims:
         """The problem sizes the solution file itself takes by name (its setup(), its entry point's parameters).

@@ -9,16 +9,20 @@ from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, NoteEvent, classify_exception_message, one_line
+from kernel_opt.run.request import ChildRequest
 from kernel_opt.solution import registry
 from kernel_opt.solution.returning_call import deliver_outputs
 
 
 class LoadedSolution:
-    """A uniform `call(values, dims, outputs)` over every backend's solutions (the backend's Launcher inside)."""
+    """A uniform `call(values, dims, outputs)` over every backend's solutions (the backend's Launcher inside).
 
-    def __init__(self, request: dict[str, Any]):
-        self.backend = request["backend"]
-        definition = registry.get(self.backend, request.get("backend_module"))
+    It loads `request.solution` (for the benchmark's --against version, a request whose solution is that one).
+    """
+
+    def __init__(self, request: ChildRequest):
+        self.backend = request.solution.backend
+        definition = registry.get(self.backend, request.solution.backend_module)
         self.title = definition.title
         self.launcher = definition.load(request)
         self.setup: Callable | None = self.launcher.setup
@@ -81,12 +85,12 @@ def instance_maker(reference, solution: LoadedSolution, device: str, events: Eve
     )
 
 
-def runtime_modules(request: dict[str, Any]) -> tuple[str, ...]:
+def runtime_modules(request: ChildRequest) -> tuple[str, ...]:
     """The packages loading this request's solution imports (its backend's), for the tampering guard's snapshot."""
-    return registry.get(request["backend"], request.get("backend_module")).runtime_modules
+    return registry.get(request.solution.backend, request.solution.backend_module).runtime_modules
 
 
-def solution_or_fault(request: dict[str, Any]) -> LoadedSolution:
+def solution_or_fault(request: ChildRequest) -> LoadedSolution:
     try:
         return LoadedSolution(request)
     except KernelOptError:

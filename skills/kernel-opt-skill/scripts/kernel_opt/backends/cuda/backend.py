@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
 from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, Launcher, Prepared
 from kernel_opt.solution.outline import DimParameter, SolutionDims
+
+if TYPE_CHECKING:  # annotations only
+    from kernel_opt.run.request import ChildRequest
 
 _SYNC_CALLS = re.compile(r"\bcuda(Device|Stream)Synchronize\s*\(")
 SYNCHRONIZE_WARNING = (
@@ -28,13 +31,13 @@ def source_synchronizes(source_text: str) -> bool:
 class CudaLauncher(Launcher):
     """The built library's solve, its arguments bound by parameter name (cuda/launch.py)."""
 
-    def __init__(self, request: dict[str, Any]):
+    def __init__(self, prepared: dict[str, Any]):
         from kernel_opt.backends.cuda.launch import CudaSolution
         from kernel_opt.backends.cuda.signature import Parameter, SolveSignature
 
-        self.signature = SolveSignature(tuple(Parameter(**p) for p in request["signature"]["parameters"]))
-        self.cuda = CudaSolution(Path(request["library"]), self.signature)
-        self.kernels = request.get("kernels")  # the build's kernel names (ptxas), absent in older requests
+        self.signature = SolveSignature(tuple(Parameter(**p) for p in prepared["signature"]["parameters"]))
+        self.cuda = CudaSolution(Path(prepared["library"]), self.signature)
+        self.kernels = prepared.get("kernels")  # the build's kernel names (ptxas), absent in older requests
 
     def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
         arguments = self.cuda.bind(values, dims, outputs)
@@ -108,8 +111,8 @@ class CudaBackend(Backend):
         return Prepared(request={"library": build.library.as_posix(), "signature": signature.to_dict(),
                                  "kernels": [kernel.name for kernel in build.kernels]}, build=record)
 
-    def load(self, request: dict[str, Any]) -> Launcher:
-        return CudaLauncher(request)
+    def load(self, request: ChildRequest) -> Launcher:
+        return CudaLauncher(request.solution.prepared)
 
     def dim_parameters(self, solution: Path) -> SolutionDims:
         """solve's scalar parameters, bound by name ignoring case (solve(int N) takes --n=...)."""

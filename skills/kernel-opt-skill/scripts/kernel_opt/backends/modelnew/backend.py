@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, CpuInterpreter, Launcher, Prepared
+
+if TYPE_CHECKING:  # annotations only
+    from kernel_opt.run.request import ChildRequest
 
 _DEFINES_MODEL_NEW = re.compile(r"^class\s+ModelNew\b", re.MULTILINE)
 # Source that builds CUDA code of its own: it cannot run without an NVIDIA GPU.
@@ -71,10 +74,11 @@ class ModelNewBackend(Backend):
             request["cuda_arch_list"] = arch_list(options.arch)
         return Prepared(request=request)
 
-    def load(self, request: dict[str, Any]) -> Launcher:
+    def load(self, request: ChildRequest) -> Launcher:
         from kernel_opt.backends.modelnew.launcher import ModelNewLauncher
 
-        return ModelNewLauncher(request)
+        return ModelNewLauncher(Path(request.solution.path), request.reference, request.solution.prepared,
+                                request.events)
 
     def defines_own_kernels(self, solution: Path) -> bool | None:
         try:

@@ -40,23 +40,24 @@ MAX_ERROR_LINES = 6
 class ModelNewLauncher(Launcher):
     """ModelNew per problem size, weights from the Model, called on the problem's inputs."""
 
-    def __init__(self, request: dict[str, Any]):
-        reference = request.get("reference")
+    def __init__(self, solution: Path, reference: str | None, prepared: dict[str, Any] | None = None,
+                 events: str | None = None):
+        prepared = prepared or {}
         if not reference or not is_problem_file(Path(reference)):
             raise UsageError(f"a ModelNew solution is checked against a KernelBench problem file (class Model, "
                              f"get_inputs(), get_init_inputs()); {Path(reference).name if reference else 'none'} "
                              "is not one", hint="pass the problem file as --ref")
         self.problem: KernelBenchProblem = problem_for(Path(reference))
-        self.events = EventLog(request["events"]) if request.get("events") else None
-        if request.get("extensions_dir"):
-            Path(request["extensions_dir"]).mkdir(parents=True, exist_ok=True)
-            os.environ["TORCH_EXTENSIONS_DIR"] = request["extensions_dir"]
-        if request.get("cuda_arch_list"):
-            os.environ["TORCH_CUDA_ARCH_LIST"] = request["cuda_arch_list"]
-        self.module = _import_solution(Path(request["solution"]))
+        self.events = EventLog(events) if events else None
+        if prepared.get("extensions_dir"):
+            Path(prepared["extensions_dir"]).mkdir(parents=True, exist_ok=True)
+            os.environ["TORCH_EXTENSIONS_DIR"] = prepared["extensions_dir"]
+        if prepared.get("cuda_arch_list"):
+            os.environ["TORCH_CUDA_ARCH_LIST"] = prepared["cuda_arch_list"]
+        self.module = _import_solution(solution)
         self.model_class = getattr(self.module, "ModelNew", None)
         if not callable(self.model_class):
-            raise SolutionError(f"{request['solution']} defines no class ModelNew", kind="missing_symbol")
+            raise SolutionError(f"{solution} defines no class ModelNew", kind="missing_symbol")
         self._models: dict[tuple, Any] = {}
         self._noted: set[str] = set()
 

@@ -37,7 +37,7 @@ def compile_model_new(solution: Path, reference: Path, dims: dict[str, Any],
 
     with compiler_not_interpreter():
         problem = load_reference(reference)
-        launcher = ModelNewLauncher({"reference": str(reference), "solution": str(solution)})
+        launcher = ModelNewLauncher(solution, str(reference))
         sizes = problem_cases(dims, [], problem.setup)[0]
         device = "cpu" if target_arch is not None else "cuda"
         instance = build_instance(problem.setup, dict(sizes), seed=0, device=device)

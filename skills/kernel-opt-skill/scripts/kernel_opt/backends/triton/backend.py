@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kernel_opt.core.errors import UsageError
 from kernel_opt.solution.backend import AnalysisInputs, Backend, CpuInterpreter, Launcher
 from kernel_opt.solution.outline import SolutionDims, outline_module
+
+if TYPE_CHECKING:  # annotations only
+    from kernel_opt.run.request import ChildRequest
 
 # A top-level definition, assignment or import of run_kernel: what makes a .py a Triton solution here.
 _DEFINES_RUN_KERNEL = re.compile(
@@ -57,10 +60,10 @@ class TritonBackend(Backend):
         except OSError:
             return None
 
-    def load(self, request: dict[str, Any]) -> Launcher:
+    def load(self, request: ChildRequest) -> Launcher:
         from kernel_opt.backends.triton.solution import TritonLauncher
 
-        return TritonLauncher(Path(request["solution"]))
+        return TritonLauncher(Path(request.solution.path))
 
     def analyze(self, request: AnalysisInputs):
         from kernel_opt.backends.triton.compile_only import compile_target

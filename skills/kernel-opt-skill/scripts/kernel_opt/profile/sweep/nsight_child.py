@@ -35,9 +35,7 @@ if __name__ == "__main__":
     sys.path[:] = [str(_HERE.parents[2])] + [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
 
 import inspect  # noqa: E402
-import json  # noqa: E402
 import os  # noqa: E402
-import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -50,10 +48,10 @@ from kernel_opt.profile.sweep.plan import (  # noqa: E402
     SIZE_PHASE,
     SOLUTION_ANNOTATION,
 )
+from kernel_opt.run.entry import child_main, report_error  # noqa: E402
 from kernel_opt.run.events import (  # noqa: E402
     DoneEvent,
     EnvironmentEvent,
-    ErrorEvent,
     EventLog,
     PhaseEvent,
     SweepOutcomeEvent,
@@ -61,6 +59,7 @@ from kernel_opt.run.events import (  # noqa: E402
     environment_info,
     one_line,
 )
+from kernel_opt.run.request import ChildRequest, SweepPart  # noqa: E402
 
 # nsight-python sets this in the environment of the run it starts under ncu (nsight/collection/ncu.py).
 PROFILED_RUN_VARIABLE = "NSPY_NCU_PROFILE"
@@ -87,7 +86,7 @@ def import_nsight():
 class ProfiledSize:
     """The profiled process's one size: solution loaded, inputs made and work reported once, on its first run."""
 
-    def __init__(self, request: dict[str, Any], value: int, events: EventLog):
+    def __init__(self, request: ChildRequest, value: int, events: EventLog):
         import torch
 
         from kernel_opt.measure.benchmark_child import problem_work
@@ -95,18 +94,18 @@ class ProfiledSize:
         from kernel_opt.solution.inputs import cloned_arguments
         from kernel_opt.solution.loaded import instance_maker, solution_or_fault
 
-        device, seed = request["device"], int(request["seed"])
+        device, seed = request.device, request.sweep.seed
         if device == "cuda" and not torch.cuda.is_available():
             raise EnvironmentFault("torch sees no CUDA GPU in the profiled process")
         events.emit(EnvironmentEvent(environment_info(device)))
-        reference = load_reference(Path(request["reference"]))
+        reference = load_reference(Path(request.reference))
         if device == "cuda":
             set_matmul_precision(reference.allow_tf32)  # as the correctness check and the benchmark run it
         events.emit(PhaseEvent("load_solution"))
         self.solution = solution_or_fault(request)
         make = instance_maker(reference, self.solution, device, events)
-        base = problem_cases(request["cli_dims"], [], reference.setup or self.solution.setup)[0]
-        dims = {**base, request["sweep"]["name"]: value}
+        base = problem_cases(request.cli_dims, [], reference.setup or self.solution.setup)[0]
+        dims = {**base, request.sweep.name: value}
         events.emit(PhaseEvent("setup", dims=dims, seed=seed))
         self.instance = make(dims, seed)
         work = problem_work(reference, self.instance.values, self.instance.outputs, self.instance.dims)
@@ -156,7 +155,7 @@ def same_size_copy(traffic_bytes: float | None, device: str) -> Callable[[], Any
     return lambda: torch.neg(source, out=destination)
 
 
-def profiled_function(request: dict[str, Any], events: EventLog, annotate: Callable[[str], Any],
+def profiled_function(request: ChildRequest, events: EventLog, annotate: Callable[[str], Any],
                       exit_process: Callable[[int], None] = os._exit) -> Callable[[int], None]:
     """The function nsight-python profiles, its one parameter named after the swept dim (the CSV's column).
 
@@ -170,31 +169,28 @@ def profiled_function(request: dict[str, Any], events: EventLog, annotate: Calla
             if value not in sizes:
                 sizes[value] = ProfiledSize(request, value, events)
             sizes[value].run(annotate)
-        except KernelOptError as error:
-            events.emit(ErrorEvent.from_error(error))
-            exit_process(int(error.exit_code))
-        except BaseException as error:  # a bug, or a side effect of the solution: reported whole
-            events.emit(ErrorEvent("internal_error", one_line(error), traceback.format_exc()[-2000:], 3))
-            exit_process(3)
+        except BaseException as error:  # a fault of the solution's, this machine's, or a bug: reported
+            exit_process(report_error(events, error))
 
-    parameter = inspect.Parameter(request["sweep"]["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameter = inspect.Parameter(request.sweep.name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     sweep.__signature__ = inspect.Signature([parameter])  # nsight-python reads the parameter's name
     return sweep
 
 
-def decorated(nsight, request: dict[str, Any], function: Callable[[int], None], value: int):
+def decorated(nsight, request: ChildRequest, function: Callable[[int], None], value: int):
     """`function` under nsight-python for one size, its files in that size's own folder."""
-    prefix = Path(request["frames_dir"]) / f"{request['sweep']['name']}-{value}"  # N-1024: a plain file name
-    options = {**request["nsight_options"], "output_prefix": f"{prefix}/"}
+    sweep = request.sweep
+    prefix = Path(sweep.frames_dir) / f"{sweep.name}-{value}"  # N-1024: a plain file name
+    options = {**sweep.nsight_options, "output_prefix": f"{prefix}/"}
     return nsight.analyze.kernel(**options, combine_kernel_metrics=_summed)(function), prefix
 
 
-def sweep_sizes(nsight, request: dict[str, Any], events: EventLog, function: Callable[[int], None]) -> int:
+def sweep_sizes(nsight, request: ChildRequest, events: EventLog, function: Callable[[int], None]) -> int:
     """The sweep process: each size through nsight-python in turn, its outcome reported; then sweep.csv."""
-    name = request["sweep"]["name"]
+    name = request.sweep.name
     frames = []
-    for value in request["sweep"]["values"]:
-        events.emit(PhaseEvent(SIZE_PHASE, dims={name: value}, seed=int(request["seed"])))
+    for value in request.sweep.values:
+        events.emit(PhaseEvent(SIZE_PHASE, dims={name: value}, seed=request.sweep.seed))
         profiled, prefix = decorated(nsight, request, function, value)
         try:
             result = profiled(configs=[(value,)])
@@ -206,32 +202,43 @@ def sweep_sizes(nsight, request: dict[str, Any], events: EventLog, function: Cal
         frames.append(frame)
         events.emit(SweepOutcomeEvent(value=value, profiled=True, frame=str(frame)))
     if frames:
-        merge_frames(frames, Path(request["csv"]))
+        merge_frames(frames, Path(request.sweep.csv))
     events.emit(DoneEvent())
     return 0
 
 
-def profile_one_size(nsight, request: dict[str, Any], function: Callable[[int], None]) -> int:
+def profile_one_size(nsight, request: ChildRequest, function: Callable[[int], None]) -> int:
     """The profiled process: every size's call returns at once except the one this process profiles, which ends it."""
-    for value in request["sweep"]["values"]:
+    for value in request.sweep.values:
         profiled, _ = decorated(nsight, request, function, value)
         profiled(configs=[(value,)])
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    request = json.loads(Path(argv[0]).read_text())
-    events = EventLog(request["events"])
+def run_sweep_process(request: ChildRequest, events: EventLog) -> int:
+    """The sweep process (run/entry.py reports what it raises): every size through nsight-python."""
+    nsight = import_nsight()
+    return sweep_sizes(nsight, request, events, profiled_function(request, events, nsight.annotate))
+
+
+def run_profiled_process(argv: list[str]) -> int:
+    """The process ncu profiles, this file run again by nsight-python: the profiled function reports its own
+    failures and ends the process; nsight-python's own failures end it as they are, and the sweep process
+    reports them for that size (an error event here would blame the solution)."""
+    request = ChildRequest.read(argv[0], SweepPart.mode)
+    events = EventLog(request.events)
     try:
         nsight = import_nsight()
     except KernelOptError as error:
-        events.emit(ErrorEvent.from_error(error))
-        return int(error.exit_code)
-    function = profiled_function(request, events, nsight.annotate)
+        return report_error(events, error)
+    return profile_one_size(nsight, request, profiled_function(request, events, nsight.annotate))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     if PROFILED_RUN_VARIABLE in os.environ:
-        return profile_one_size(nsight, request, function)
-    return sweep_sizes(nsight, request, events, function)
+        return run_profiled_process(argv)
+    return child_main(argv, {SweepPart.mode: run_sweep_process}, mode=SweepPart.mode)
 
 
 if __name__ == "__main__":

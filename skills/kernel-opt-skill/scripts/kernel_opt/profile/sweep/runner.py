@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of, solution_spec
+from kernel_opt.check.correctness import BuildOptions, CheckOptions, check_correctness, exit_code_of
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.report import write_correctness_reports
 from kernel_opt.core.errors import EnvironmentFault, UsageError
@@ -50,7 +50,9 @@ from kernel_opt.profile.sweep.records import (
     SweepRecord,
 )
 from kernel_opt.run.events import Event
+from kernel_opt.run.request import ChildRequest, SweepPart
 from kernel_opt.solution import registry
+from kernel_opt.solution.spec import solution_spec
 
 
 @dataclass
@@ -178,11 +180,9 @@ def _profile(request: SweepRequest, solution: Path, reference: Path, backend: st
     output_dir, plan = request.output_dir, request.plan
     notes: list[str] = []
     spec, _ = solution_spec(solution, backend, request.device, output_dir / "build", request.build, notes)
-    child_request = {
-        **spec, "reference": str(reference), "device": request.device, "cli_dims": plan.dims, "seed": SWEEP_SEED,
-        "sweep": {"name": plan.name, "values": values}, "nsight_options": nsight_options(request.runs),
-        "frames_dir": str(output_dir / NSIGHT_DIR), "csv": str(output_dir / SWEEP_CSV),
-    }
+    child_request = ChildRequest(spec, str(reference), request.device, plan.dims, SweepPart(
+        plan.name, values, nsight_options(request.runs), str(output_dir / NSIGHT_DIR), str(output_dir / SWEEP_CSV),
+        SWEEP_SEED))
     (output_dir / NSIGHT_DIR).mkdir(exist_ok=True)
     interpreter = registry.get(backend).cpu_interpreter if request.device == "cpu" else None
     environment = {**_child_environment(tools), **(interpreter.environment if interpreter else {})}
