@@ -109,7 +109,7 @@ class Launcher(ABC):
         """Names of the values the solution takes when it is built, not on each call (a ModelNew's weights).
 
         A change to them between calls never reaches the solution, so the rounding probe
-        (check/rounding_probe.py) leaves them alone.
+        (check/integrity/rounding_probe.py) leaves them alone.
         """
         return frozenset()
 

@@ -28,7 +28,8 @@ from typing import Any
 from kernel_opt.backends import registry
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check_solution, exit_code_of
-from kernel_opt.check.launches import launch_check_of, profiled_kernels_problem
+from kernel_opt.check.integrity.launch_rules import profiled_kernels_problem
+from kernel_opt.check.integrity.launches import launch_check_of
 from kernel_opt.check.records import CORRECTNESS_FILE
 from kernel_opt.check.report import correctness_summary
 from kernel_opt.check.sanitizer import log_name, racecheck_reason
