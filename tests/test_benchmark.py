@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kernel_opt.backends.cuda.backend import source_synchronizes
-from kernel_opt.check.launches import LaunchCheck, LaunchedWork
+from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
 from kernel_opt.commands.benchmark import main
 from kernel_opt.measure.benchmark import assemble_report, exit_code_for, phase_durations
 from kernel_opt.measure.benchmark_report import benchmark_markdown, benchmark_summary

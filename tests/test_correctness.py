@@ -13,7 +13,8 @@ from kernel_opt.check.compare import (
     resolve_tolerance,
     run_reference,
 )
-from kernel_opt.check.records import CaseResult, summarize_failures
+from kernel_opt.check.integrity.verdict import summarize_failures
+from kernel_opt.check.records import CaseResult
 from kernel_opt.core.errors import UsageError
 
 

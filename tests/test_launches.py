@@ -1,4 +1,4 @@
-"""The launch check's decisions on synthetic traces (check/launches.py), and its record in the reports.
+"""The launch check's decisions on synthetic traces (check/integrity/launch_rules.py), and its record in the reports.
 
 The traces replay the probe recorded on an H100 (torch 2.11, tests/fixtures/launches/README.md):
 a 1011 us fence on the caller's stream (the legacy default stream, CUPTI id 7, or a fresh
@@ -12,28 +12,28 @@ from pathlib import Path
 import pytest
 
 from kernel_opt.check.correctness import report_from_events
-from kernel_opt.check.launch_profile import (
+from kernel_opt.check.integrity.launch_profile import (
     CYCLES_PER_US_BOUND,
     FENCE_MAX_US,
     FENCE_MIN_US,
     activity_of,
     fence_cycles,
 )
-from kernel_opt.check.launches import (
+from kernel_opt.check.integrity.launch_rules import (
     STREAM_SLACK_NS,
     GpuActivity,
     LaunchCheck,
-    correctness_failures,
     judge_trace,
     kernel_base_name,
-    launch_check_of,
     library_of,
     own_base_names,
     profiled_kernels_problem,
 )
+from kernel_opt.check.integrity.launches import launch_check_of
+from kernel_opt.check.integrity.verdict import correctness_failures
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.report import correctness_summary, write_correctness_reports
-from kernel_opt.run.events import CaseResultEvent, LaunchCheckEvent, PlanEvent
+from kernel_opt.run.events import CaseResultEvent, IntegrityEvent, PlanEvent
 from kernel_opt.run.request import ChildRequest, CorrectnessPart, SolutionSpec
 from kernel_opt.run.runner import ChildOutcome
 from kernel_opt.solution import registry
@@ -273,8 +273,8 @@ def test_the_launch_check_round_trips_and_fails_on_any_problem_or_wrong_value():
 def outcome_with(check: LaunchCheck) -> ChildOutcome:
     return ChildOutcome(events=[
         PlanEvent(cases=[{"n": 1024}], seeds=[0], has_shapes=True),
-        CaseResultEvent(0, {"n": 1024}, 0, True, [], []),
-        LaunchCheckEvent(check.to_dict()),
+        CaseResultEvent(0, {"n": 1024}, 0, True, [], {"modified_inputs": []}),
+        IntegrityEvent("launches", check.to_dict()),
     ], returncode=0)
 
 
@@ -370,7 +370,7 @@ def test_every_case_of_the_h100_probe_gets_its_verdict(label):
         assert (verdict.own_kernels, verdict.library_kernels) == (0, 1)
 
 
-# --- the profiler layer's pure parts (check/launch_profile.py) ------------------------------------------------
+# --- the profiler layer's pure parts (check/integrity/launch_profile.py) ----------------------------------------------
 
 
 class KinetoEvent:

@@ -191,7 +191,7 @@ def test_a_precision_downgrade_fails_by_default_and_passes_flagged_at_kernelbenc
     strict = check("1_Square_matmul", tmp_path / "strict")
     assert strict.verdict == "fail" and strict.precision_downgrades == ["output"]
     assert not strict.kernelbench_tolerances
-    from kernel_opt.check.records import summarize_failures
+    from kernel_opt.check.integrity.verdict import summarize_failures
 
     assert "a precision downgrade: within KernelBench's atol = rtol = 1e-2" in summarize_failures(strict.cases)[0]
     loose = check("1_Square_matmul", tmp_path / "loose", kernelbench_tolerances=True)

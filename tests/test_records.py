@@ -31,9 +31,8 @@ from kernel_opt.run.events import (
     EVENT_TYPES,
     CaseResultEvent,
     ErrorEvent,
-    LaunchCheckEvent,
+    IntegrityEvent,
     PhaseEvent,
-    RoundingProbeEvent,
     SweepOutcomeEvent,
     SweepSizeEvent,
     WorkEvent,
@@ -125,12 +124,12 @@ def test_worker_events_round_trip_through_their_json_lines():
     events = [PhaseEvent("setup", case=1, dims={"n": 127}, seed=2), PhaseEvent("profile", calls=1, nvtx_range="r"),
               WorkEvent({"flops": 1.0, "flops_source": "ref.py flops()", "bytes": 8.0, "dtype": "float32"}),
               ErrorEvent("crash", "segfault", None, 3),
-              CaseResultEvent(0, {"n": 8}, 0, True, [{"name": "out"}], []),
+              CaseResultEvent(0, {"n": 8}, 0, True, [{"name": "out"}], {"modified_inputs": []}),
               SweepSizeEvent({"N": 1024, "D": 4096}, {"bytes": 3.3e7, "dtype": "float32", "allow_tf32": False}),
               SweepOutcomeEvent(1024, True, frame="nsight/N-1024/frame.csv"),
               SweepOutcomeEvent(2048, False, error="ncu failed"),
-              LaunchCheckEvent({"profiled": False, "note": "not profiled: the CPU"}),
-              RoundingProbeEvent({"ran": False, "note": "not run: no float32 output"})]
+              IntegrityEvent("launches", {"profiled": False, "note": "not profiled: the CPU"}),
+              IntegrityEvent("rounding_probe", {"ran": False, "note": "not run: no float32 output"})]
     for event in events:
         line = json.loads(json.dumps({**event.to_json(), "t": 12.5}))
         assert parse_event(line) == event and parse_event(line).t == 12.5
@@ -139,7 +138,7 @@ def test_worker_events_round_trip_through_their_json_lines():
     assert PhaseEvent("profile", nvtx_range="r").to_json()["range"] == "r"
     assert WorkEvent({"flops": 1.0}).to_json() == {"event": "work", "flops": 1.0}
     assert SweepOutcomeEvent(8, True).to_json() == {"event": "sweep_outcome", "value": 8, "profiled": True}
-    assert len(EVENT_TYPES) == 24
+    assert len(EVENT_TYPES) == 23
     with pytest.raises(ValueError, match="unknown worker event 'teleport'"):
         parse_event({"event": "teleport"})
 

@@ -28,7 +28,7 @@ def requests() -> list[ChildRequest]:
     return [
         ChildRequest(CUDA_SPEC, "ref.py", "cuda", {"n": 128}, CorrectnessPart([0, 1, 2], tolerances, [{"n": 7}]),
                      "events.jsonl"),
-        ChildRequest(TOY_SPEC, "ref.py", "cpu", {}, CorrectnessPart([0], sanitized=True)),
+        ChildRequest(TOY_SPEC, "ref.py", "cpu", {}, CorrectnessPart([0], sanitized=True, integrity_checks=("m",))),
         ChildRequest(CUDA_SPEC, "ref.py", "cuda", {"n": 128},
                      BenchmarkPart(3, tolerances, TOY_SPEC, {"flops": 1.0}, True, True)),
         ChildRequest(CUDA_SPEC, "ref.py", "cuda", {}, BenchmarkPart(baselines=["eager"], compile_modes=[])),

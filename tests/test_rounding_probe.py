@@ -1,4 +1,4 @@
-"""The rounding probe (check/rounding_probe.py): mantissa rounding, the verdict rule, and the real check on the CPU.
+"""The rounding probe (check/integrity/rounding_probe.py): mantissa rounding, the verdict rule, the real check.
 
 The fixtures (tests/fixtures/rounding/) are sums of non-negative values, where rounding the
 inputs to TF32 averages out below the float32 floor of the reference-error rule: only the probe
@@ -13,8 +13,7 @@ from pathlib import Path
 
 import torch
 
-from kernel_opt.check.records import CorrectnessReport
-from kernel_opt.check.rounding_probe import (
+from kernel_opt.check.integrity.rounding_probe import (
     IGNORED_RATIO,
     MIN_REFERENCE_CHANGE,
     ROUNDINGS,
@@ -23,6 +22,7 @@ from kernel_opt.check.rounding_probe import (
     round_mantissa,
     roundings_for,
 )
+from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.commands.correctness_check import main as check_main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rounding"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kernel_opt.check.launches import LaunchCheck, LaunchedWork
+from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
 from kernel_opt.measure.timed_outputs import wrong_timed_outputs_text
 
 PASS, FAIL = {"passed": True, "outputs": []}, {"passed": False, "outputs": []}

@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from kernel_opt.check.compare import DEFAULT_TOLERANCES, compare_tensors
-from kernel_opt.check.records import CaseResult, OutputComparison, summarize_failures
+from kernel_opt.check.integrity.verdict import summarize_failures
+from kernel_opt.check.records import CaseResult, OutputComparison
 from kernel_opt.check.tolerance import (
     ATOL_RTOL,
     REFERENCE_ERROR,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
 
-from kernel_opt.check.launches import LaunchCheck, LaunchedWork
+from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
 from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, hypothesis_check, ncu_profile
@@ -651,7 +651,7 @@ def with_launches(tools: "FakeTools", own_kernel: str) -> None:
 
     def add_launches(folder: Path) -> CorrectnessReport:
         report = CorrectnessReport.from_dict(json.loads((folder / "correctness.json").read_text()))
-        report.launches = launches
+        report.integrity["launches"] = launches
         (folder / "correctness.json").write_text(json.dumps(report.to_dict()))
         return report
 

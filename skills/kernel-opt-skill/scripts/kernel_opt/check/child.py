@@ -1,4 +1,9 @@
-"""The correctness check's child side: every shape and seed, reference vs solution."""
+"""The correctness check's child side: every shape and seed, reference vs solution, and the integrity checks.
+
+The checks themselves live in check/integrity/: the session below calls those that apply
+around each case's call (in the registry's order) and, once the cases are done, runs those that
+come after them, each reporting its result as an IntegrityEvent.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.check.integrity import registry
+from kernel_opt.check.integrity.protocol import CaseCall, IntegrityCheck, RunFacts, When
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
 from kernel_opt.run.events import (
     CaseResultEvent,
@@ -13,34 +20,26 @@ from kernel_opt.run.events import (
     DoneEvent,
     EnvironmentEvent,
     EventLog,
-    LaunchCheckEvent,
+    IntegrityEvent,
     NoteEvent,
     PhaseEvent,
     PlanEvent,
-    RoundingProbeEvent,
     ToleranceEvent,
     WarningEvent,
     environment_info,
     one_line,
 )
 from kernel_opt.run.request import ChildRequest
-from kernel_opt.run.tampering import PrimitiveGuard
-from kernel_opt.solution.loaded import (
-    LoadedSolution,
-    call_solution,
-    instance_maker,
-    runtime_modules,
-    solution_or_fault,
-)
+from kernel_opt.solution.loaded import call_solution, instance_maker, solution_or_fault
 
 SAME_INPUTS_WARNING = "setup() returned the same inputs for every seed: each seed should draw fresh random inputs"
 
 
 def run_correctness(request: ChildRequest, events: EventLog) -> None:
-    """Run every case of the plan (shapes x seeds), reporting each through the event log."""
+    """Run every case of the plan (shapes x seeds), then the checks that follow the cases; all as events."""
     import torch
 
-    from kernel_opt.solution.contract import load_reference, plan_cases, problem_cases, set_matmul_precision
+    from kernel_opt.solution.contract import load_reference, set_matmul_precision
 
     device, part = request.device, request.correctness
     if device == "cuda" and not torch.cuda.is_available():
@@ -49,55 +48,85 @@ def run_correctness(request: ChildRequest, events: EventLog) -> None:
     reference = load_reference(Path(request.reference))
     if device == "cuda":
         events.emit(NoteEvent(set_matmul_precision(reference.allow_tf32)["note"]))
+    registry.register_named(part.integrity_checks)
+    session = CaseSession(request, reference, events)
     events.emit(PhaseEvent("load_solution"))
-    guard = PrimitiveGuard(runtime_modules(request))
-    solution = solution_or_fault(request)
-    guard.verify("loading the solution")
-    make = instance_maker(reference, solution, device, events)
-    if part.shapes is not None:  # a sweep's sizes replace SHAPES and any derived shapes
-        cases, notes = problem_cases(request.cli_dims, part.shapes, reference.setup or solution.setup), []
-    else:
-        cases, notes = plan_cases(reference, request.cli_dims, reference.setup or solution.setup)
-    for note in notes:
-        events.emit(NoteEvent(note))
-    if part.sanitized:  # under compute-sanitizer (check/sanitizer.py): the smallest case
-        from kernel_opt.check.sanitizer import smallest_case, smallest_case_note
-
-        cases = [smallest_case(cases)]
-        events.emit(NoteEvent(smallest_case_note(cases[0])))
-    events.emit(PlanEvent(cases=cases, seeds=part.seeds, has_shapes=bool(reference.shapes) or len(cases) > 1))
-    runner = _CaseRunner(request, reference, solution, make, events, guard)
-    for case_index, dims in enumerate(cases):
-        fingerprints = {seed: runner.run(case_index, dims, seed) for seed in part.seeds}
-        if len(part.seeds) > 1 and len(set(fingerprints.values())) == 1:
-            runner.warn(SAME_INPUTS_WARNING)
-    # Neither check under compute-sanitizer: CUPTI (the torch profiler) and the tool both instrument the
-    # launches, and the full check has made it already; the rounding probe is a question of values.
-    if not part.sanitized:
-        from kernel_opt.check.launch_check import check_launches
-
-        events.emit(LaunchCheckEvent(check_launches(runner, cases[0], max(part.seeds) + 1).to_dict()))
-    if not part.sanitized and runner.all_passed and not runner.policy.explicit:
-        from kernel_opt.check.rounding_probe import probe_rounding
-
-        events.emit(RoundingProbeEvent(probe_rounding(runner, cases[0], max(part.seeds) + 3).to_dict()))
+    session.load_solution()
+    session.plan()
+    for case_index, dims in enumerate(session.cases):
+        fingerprints = {seed: session.run(case_index, dims, seed) for seed in session.seeds}
+        if len(session.seeds) > 1 and len(set(fingerprints.values())) == 1:
+            session.warn(SAME_INPUTS_WARNING)
+    session.run_checks_after_cases()
     events.emit(DoneEvent())
 
 
-class _CaseRunner:
-    """One case (a shape and a seed) at a time; warnings and tolerances are reported once per run."""
+class CaseSession:
+    """One case (a shape and a seed) at a time, the integrity checks around each call and after them all.
 
-    def __init__(self, request: ChildRequest, reference, solution: LoadedSolution, make: Callable, events: EventLog,
-                 guard: PrimitiveGuard):
-        self.request, self.reference, self.solution, self.make, self.events = request, reference, solution, make, events
-        self.guard = guard
-        self.device = request.device
-        self._warned: set[str] = set()
-        self.all_passed = True  # every case so far matched the reference (the rounding probe runs only then)
-        self._tolerances_seen: set[str] = set()
+    Warnings and tolerances are reported once per run. It is what a check that runs after the
+    cases gets (check.integrity.protocol.CheckSession).
+    """
+
+    def __init__(self, request: ChildRequest, reference, events: EventLog):
         from kernel_opt.check.tolerance import TolerancePolicy  # imports torch: the worker's business only
 
+        self.request, self.reference, self.events = request, reference, events
+        self.device = request.device
         self.policy = TolerancePolicy.for_run(reference, request.correctness.tolerances)
+        self.solution: Any = None  # solution.loaded.LoadedSolution, once loaded
+        self.make: Callable | None = None  # (dims, seed) -> ProblemInstance
+        self.cases: list[dict[str, Any]] = []
+        self.seeds: list[int] = list(request.correctness.seeds)
+        self.all_passed = True  # every case so far matched the reference
+        self._warned: set[str] = set()
+        self._tolerances_seen: set[str] = set()
+        self.checks: list[IntegrityCheck] = [check() for check in registry.checks(When.AROUND_CASE)
+                                             if check.applies(self.facts())]
+
+    def facts(self) -> RunFacts:
+        part = self.request.correctness
+        return RunFacts(self.device, part.sanitized, self.policy.explicit, part.tolerances.kernelbench,
+                        self.all_passed)
+
+    def solution_ran(self, after: str, who: str = "the solution") -> None:
+        for check in self.checks:
+            check.solution_ran(after, who)
+
+    def load_solution(self) -> None:
+        for check in self.checks:
+            check.before_load(self.request)
+        self.solution = solution_or_fault(self.request)
+        self.solution_ran("loading the solution")
+        self.make = instance_maker(self.reference, self.solution, self.device, self.events)
+
+    def plan(self) -> None:
+        """The cases: the command-line shape and SHAPES (or the request's shapes); one under compute-sanitizer."""
+        from kernel_opt.solution.contract import plan_cases, problem_cases
+
+        part, setup = self.request.correctness, self.reference.setup or self.solution.setup
+        if part.shapes is not None:  # a sweep's sizes replace SHAPES and any derived shapes
+            cases, notes = problem_cases(self.request.cli_dims, part.shapes, setup), []
+        else:
+            cases, notes = plan_cases(self.reference, self.request.cli_dims, setup)
+        for note in notes:
+            self.events.emit(NoteEvent(note))
+        if part.sanitized:  # under compute-sanitizer (check/sanitizer.py): the smallest case
+            from kernel_opt.check.sanitizer import smallest_case, smallest_case_note
+
+            cases = [smallest_case(cases)]
+            self.events.emit(NoteEvent(smallest_case_note(cases[0])))
+        self.cases = cases
+        self.events.emit(PlanEvent(cases=cases, seeds=self.seeds,
+                                   has_shapes=bool(self.reference.shapes) or len(cases) > 1))
+
+    def run_checks_after_cases(self) -> None:
+        """Each check that follows the cases, if it applies now, its result reported."""
+        for check_type in registry.checks(When.AFTER_CASES):
+            if check_type.applies(self.facts()):
+                check = check_type()
+                self.checks.append(check)  # it hears of the solution's calls it makes, as the others do
+                self.events.emit(IntegrityEvent(check_type.name, check.run(self).to_dict()))
 
     def note_once(self, text: str) -> None:
         if text not in self._warned:
@@ -110,10 +139,8 @@ class _CaseRunner:
             self.events.emit(WarningEvent(text))
 
     def run(self, case: int, dims: dict[str, Any], seed: int) -> tuple:
-        """Reference, then the solution on poisoned outputs, then the comparison; returns the inputs' fingerprint."""
-        import torch
-
-        from kernel_opt.check.compare import case_verdict, inputs_modified, poison_
+        """Reference, then the solution between the checks' hooks, then the comparison; the inputs' fingerprint."""
+        from kernel_opt.check.compare import poison_
         from kernel_opt.solution.inputs import fingerprint
 
         self.events.emit(CaseStartEvent(case=case, dims=dims, seed=seed))
@@ -124,26 +151,36 @@ class _CaseRunner:
                 poison_(instance.values[name])
         inputs_fingerprint = fingerprint(instance)
         values, outputs = instance.values, instance.outputs
-        pristine = {name: value.clone() for name, value in values.items()
-                    if isinstance(value, torch.Tensor) and name not in outputs}
         self.events.emit(PhaseEvent("reference", case=case, dims=dims, seed=seed))
         expectation = self.expect(instance.dims, values, outputs)
-        for name in outputs:
-            poison_(values[name])
+        call = CaseCall(case, instance.dims, seed, values, outputs)
+        for check in self.checks:
+            check.before_call(call)
         self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
         call_solution(self.solution, values, instance.dims, outputs)
-        self.guard.verify("the solution's call")
+        self.solution_ran("the solution's call")
         self.solution.deliver_outputs()
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
-        comparisons = [self.compare(name, values[name], expectation) for name in outputs]
-        modified = inputs_modified(pristine, values)
-        passed = case_verdict(comparisons, modified)
+        call.comparisons = [self.compare(name, values[name], expectation) for name in outputs]
+        findings = self._findings(call)
+        problems = [problem for check in self.checks if check.record_key in findings
+                    for problem in check.case_problems(findings[check.record_key])]
+        passed = all(comparison.passed for comparison in call.comparisons) and not problems
         self.all_passed = self.all_passed and passed
         self.events.emit(CaseResultEvent(
             case=case, dims=instance.dims, seed=seed, passed=passed,
-            outputs=[comparison.to_dict() for comparison in comparisons], modified_inputs=modified,
+            outputs=[comparison.to_dict() for comparison in call.comparisons], findings=findings,
         ))
         return inputs_fingerprint
+
+    def _findings(self, call: CaseCall) -> dict[str, Any]:
+        """What each check around the call found, under the key it keeps it in the case record."""
+        findings = {}
+        for check in self.checks:
+            finding = check.after_call(call)
+            if check.record_key is not None and finding is not None:
+                findings[check.record_key] = finding
+        return findings
 
     def instance(self, dims: dict[str, Any], seed: int):
         """The case's inputs, with their warnings; bfloat16 cannot run under the Triton interpreter."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.launches import LaunchCheck
+from kernel_opt.check.integrity import registry as integrity
+from kernel_opt.check.integrity.verdict import integrity_passed
 from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
 from kernel_opt.check.report import write_correctness_reports
 from kernel_opt.check.reuse import check_subject
@@ -32,10 +33,9 @@ from kernel_opt.run.events import (
     CaseResultEvent,
     EnvironmentEvent,
     Event,
-    LaunchCheckEvent,
+    IntegrityEvent,
     NoteEvent,
     PlanEvent,
-    RoundingProbeEvent,
     ToleranceEvent,
     WarningEvent,
     dispatch,
@@ -208,7 +208,8 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
 
     tolerances = Tolerances(options.atol, options.rtol, options.kernelbench_tolerances)
     request = ChildRequest(spec, str(reference.resolve()), device, report.dims,
-                           CorrectnessPart(report.seeds, tolerances, options.shapes))
+                           CorrectnessPart(report.seeds, tolerances, options.shapes,
+                                           integrity_checks=integrity.child_names()))
     interpreter = definition.cpu_interpreter if device == "cpu" else None
     environment = dict(interpreter.environment) if interpreter is not None else {}
     if options.sanitize is None:
@@ -249,7 +250,12 @@ def _plan(report: CorrectnessReport, event: PlanEvent) -> None:
 
 def _case_result(report: CorrectnessReport, event: CaseResultEvent) -> None:
     report.cases.append(CaseResult.from_dict({"dims": event.dims, "seed": event.seed, "passed": event.passed,
-                                              "outputs": event.outputs, "modified_inputs": event.modified_inputs}))
+                                              "outputs": event.outputs, **event.findings}))
+
+
+def _integrity(report: CorrectnessReport, event: IntegrityEvent) -> None:
+    """A check's result, under the record key it names."""
+    report.integrity[integrity.get(event.check).record_key] = event.result
 
 
 # Which events fill which part of the record; the others (phases, case starts, done) only say
@@ -261,8 +267,7 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
     NoteEvent: lambda report, event: report.notes.append(event.text),
     ToleranceEvent: lambda report, event: report.tolerances.append(event.tolerance()),
     CaseResultEvent: _case_result,
-    LaunchCheckEvent: lambda report, event: setattr(report, "launches", event.check),
-    RoundingProbeEvent: lambda report, event: setattr(report, "rounding_probe", event.probe),
+    IntegrityEvent: _integrity,
 }
 
 
@@ -273,8 +278,7 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     if report.error is not None:
         report.verdict = failure_verdict(report.error["exit_code"])
     elif (report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases
-          and (report.launches is None or LaunchCheck.from_dict(report.launches).passed)
-          and (report.kernelbench_tolerances or not report.rounding_downgrades)):
+          and integrity_passed(report)):
         report.verdict = "pass"
     else:
         report.verdict = "fail"

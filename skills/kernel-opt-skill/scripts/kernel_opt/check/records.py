@@ -6,7 +6,7 @@ records on machines where nothing runs.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,19 +77,37 @@ _REFERENCE_RULE_FIELDS = ("solution_error", "reference_error", "allowed_error", 
 
 @dataclass
 class CaseResult:
+    """One case: its outputs' comparisons, and what each integrity check around its call found (check/integrity).
+
+    A check's finding lies under the key the check names: the input-mutation check's under
+    `modified_inputs` (always written), any other's in `findings`, written at the case's top level.
+    """
+
     dims: dict[str, Any]
     seed: int
     passed: bool
     outputs: list[OutputComparison]
-    modified_inputs: list[str]
+    modified_inputs: list[str] = field(default_factory=list)
+    findings: dict[str, Any] = field(default_factory=dict)
+
+    def finding(self, key: str) -> Any:
+        """What the check that keeps its finding under `key` found in this case (None: nothing recorded)."""
+        return getattr(self, key) if key in _CASE_FIELDS else self.findings.get(key)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "outputs": [output.to_dict() for output in self.outputs]}
+        payload = {**asdict(self), "outputs": [output.to_dict() for output in self.outputs]}
+        findings = payload.pop("findings")
+        return {**payload, **findings}
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> CaseResult:
         outputs = [OutputComparison.from_dict(item) for item in payload.get("outputs") or []]
-        return cls(**field_values(cls, payload, outputs=outputs, modified_inputs=payload.get("modified_inputs") or []))
+        findings = {key: value for key, value in payload.items() if key not in _CASE_FIELDS}
+        return cls(**field_values(cls, payload, outputs=outputs, modified_inputs=payload.get("modified_inputs") or [],
+                                  findings=findings))
+
+
+_CASE_FIELDS = frozenset(item.name for item in fields(CaseResult)) - {"findings"}
 
 
 @dataclass
@@ -153,10 +171,10 @@ class CorrectnessReport:
     notes: list[str] = field(default_factory=list)
     tolerances: list[dict[str, Any]] = field(default_factory=list)  # output, dtype, atol, rtol, source
     build: dict[str, Any] | None = None  # CUDA: arch, command, kernels (registers, spills...), signature
-    # check.launches.LaunchCheck.to_dict(): the profiled call's kernels, streams and outputs (None: none ran)
-    launches: dict[str, Any] | None = None
-    # check.rounding_probe.RoundingProbe.to_dict(): whether the outputs follow the float32 inputs' low bits
-    rounding_probe: dict[str, Any] | None = None
+    # The integrity checks' results (check/integrity), each under the key its check names ("launches": the
+    # profiled call's kernels and streams; "rounding_probe": whether the outputs follow the float32 inputs'
+    # low bits), in the order they ran; written at the record's top level, after "build".
+    integrity: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: dict[str, Any] | None = None  # kind, message, hint, exit_code
     environment: dict[str, Any] = field(default_factory=dict)
     # What this verdict is about (check/reuse.py): solution_sha256, reference_sha256, arch, nvcc_flags.
@@ -177,34 +195,43 @@ class CorrectnessReport:
 
     @property
     def rounding_downgrades(self) -> list[str]:
-        """The outputs the rounding probe found ignoring an input's low bits (check/rounding_probe.py writes them
-        beside its probes; read as written, since that module's child side depends on this one's neighbours)."""
-        return list((self.rounding_probe or {}).get("downgraded_outputs") or [])
+        """The outputs the rounding probe found ignoring an input's low bits (check/integrity/rounding_probe.py
+        writes them beside its probes; read as written)."""
+        return list((self.integrity.get("rounding_probe") or {}).get("downgraded_outputs") or [])
 
     def to_dict(self) -> dict[str, Any]:
-        """The record; sections that did not apply (no --sanitize, no launch check, the project's own tolerance rule)
-        are left out, so records read as they did before those existed."""
-        payload = {"passed": self.passed, **asdict(self), "cases": [case.to_dict() for case in self.cases]}
+        """The record; sections that did not apply (no --sanitize, an integrity check that did not run, the project's
+        own tolerance rule) are left out, so records read as they did before those existed."""
+        fields_ = {"passed": self.passed, **asdict(self)}
+        integrity = fields_.pop("integrity")
+        payload: dict[str, Any] = {}
+        for key, value in fields_.items():
+            payload[key] = value
+            if key == "build":  # where the launch check and the rounding probe have always been written
+                payload.update(integrity)
+        payload["cases"] = [case.to_dict() for case in self.cases]
         if self.sanitizer is None:
             del payload["sanitizer"]
-        for section in ("launches", "rounding_probe"):
-            if payload[section] is None:
-                del payload[section]
         if not self.kernelbench_tolerances:
             del payload["kernelbench_tolerances"]
         return payload
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = CORRECTNESS_FILE) -> CorrectnessReport:
-        """The record as written; "passed" follows from the verdict, so it is read only where the verdict is missing."""
+        """The record as written; "passed" follows from the verdict, so it is read only where the verdict is missing.
+
+        Every other object at the top level is an integrity check's result (check/integrity), kept under its key.
+        """
         check_schema(payload, CORRECTNESS_SCHEMA, what)
         cases = [CaseResult.from_dict(case) for case in payload.get("cases") or []]
         verdict = payload.get("verdict")
         if verdict is None and "passed" in payload:  # a record that says only whether it passed
             verdict = "pass" if payload["passed"] is True else "fail"
         sanitizer = SanitizerRun.from_dict(payload["sanitizer"]) if payload.get("sanitizer") else None
+        integrity = {key: value for key, value in payload.items()
+                     if key not in _REPORT_FIELDS and isinstance(value, dict)}
         return cls(**field_values(cls, payload, cases=cases, verdict=verdict, sanitizer=sanitizer,
-                                  schema=CORRECTNESS_SCHEMA))
+                                  integrity=integrity, schema=CORRECTNESS_SCHEMA))
 
     @property
     def file_stem(self) -> str:
@@ -214,6 +241,9 @@ class CorrectnessReport:
     def build_kernels(self) -> list[dict[str, Any]]:
         """The kernels the CUDA build reported (name, registers, spills...); [] without a build record."""
         return list((self.build or {}).get("kernels") or [])
+
+
+_REPORT_FIELDS = frozenset(item.name for item in fields(CorrectnessReport)) | {"passed"}
 
 
 def output_failure_text(output: OutputComparison) -> str:
@@ -245,30 +275,6 @@ def _is_number(value: Any) -> bool:
 
 def _number(value: Any) -> str:
     return f"{value:.3g}" if _is_number(value) else str(value)
-
-
-def summarize_failures(cases: list[CaseResult]) -> list[str]:
-    """One sentence per failing (shape, output), its seeds merged: the evidence without the repeats."""
-    grouped: dict[tuple[str, str], dict[str, Any]] = {}
-    for case in cases:
-        if case.passed:
-            continue
-        shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
-        problems = [(f"input {name!r}", "was modified by the solution") for name in case.modified_inputs]
-        for output in case.outputs:
-            if output.passed:
-                continue
-            text = output_failure_text(output)
-            problems.append((f"output {output.name!r}", text))
-        for subject, text in problems:
-            entry = grouped.setdefault((shape, subject), {"text": text, "seeds": []})
-            entry["seeds"].append(case.seed)
-    sentences = []
-    for (shape, subject), entry in grouped.items():
-        seeds = ", ".join(str(seed) for seed in entry["seeds"])
-        label = "seed" if len(entry["seeds"]) == 1 else "seeds"
-        sentences.append(f"{subject}: {entry['text']} ({shape or 'default shape'}; {label} {seeds})")
-    return sentences
 
 
 def read_correctness(folder: Path) -> CorrectnessReport | None:

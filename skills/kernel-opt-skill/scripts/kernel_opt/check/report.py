@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_opt.check.launches import OWN, LaunchCheck, correctness_failures, kernel_base_name, launch_check_of
+from kernel_opt.check.integrity.verdict import correctness_failures, failure_headline, pass_lines, report_sections
 from kernel_opt.check.records import CaseResult, CorrectnessReport
-from kernel_opt.check.rounding_probe import IGNORED_RATIO, MIN_REFERENCE_CHANGE, RoundingProbe
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
-
-KERNEL_NAME_SHOWN = 110  # characters of a kernel's name in a table: torch's template names run to hundreds
 
 
 def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_code: int) -> None:
@@ -19,19 +16,13 @@ def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_
     A --sanitize run writes DIR/correctness_<tool>.json and .md: its one case never replaces the full check.
     """
     payload = report.to_dict()
-    failures = correctness_failures(report)
-    launches = launch_check_of(report)
     markdown = render(
         "correctness.md.j2",
         report=report,
-        failures=failures,
+        failures=correctness_failures(report),
         exit_code=exit_code,
         tables=_tables(report),
-        launches=launches,
-        launch_table=launch_table(launches) if launches is not None else "",
-        rounding=RoundingProbe.from_dict(report.rounding_probe) if report.rounding_probe else None,
-        rounding_table=rounding_table(report),
-        rounding_rule={"ratio": f"{IGNORED_RATIO:g}", "units": f"{MIN_REFERENCE_CHANGE / 2.0**-24:g}"},
+        integrity=report_sections(report),
         versions=", ".join(
             f"{key} {report.environment[key]}" for key in ("python", "torch", "triton", "cuda")
             if report.environment.get(key)
@@ -39,47 +30,6 @@ def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_
     )
     write_json_atomic(output_dir / f"{report.file_stem}.json", payload)
     write_text_atomic(output_dir / f"{report.file_stem}.md", markdown)
-
-
-def launch_table(check: LaunchCheck) -> str:
-    """The profiled call's kernels and copies, one row per name and stream (correctness.md and benchmark.md)."""
-    def whose(origin: str) -> str:
-        return {OWN: "the solution's own", "copy": "copy", "unknown": "unknown"}.get(origin, f"library ({origin})")
-
-    rows = [[markdown_cell(_shortened(row.name)), row.kind, whose(row.origin),
-             f"caller's ({row.stream})" if row.on_caller_stream else f"other ({row.stream})", row.count,
-             format_number(row.total_us)] for row in check.work]
-    return markdown_table(rows, ["kernel or copy", "kind", "whose", "stream", "runs", "GPU µs"])
-
-
-def rounding_table(report: CorrectnessReport) -> str:
-    """The rounding probe's rows: each input rounded, and how far reference and solution moved."""
-    if not report.rounding_probe:
-        return ""
-    probe = RoundingProbe.from_dict(report.rounding_probe)
-    rows = [[f"`{row.input}`", row.rounding, f"`{row.output}`", f"{row.reference_change:.3g}",
-             f"{row.solution_change:.3g}", "—" if row.ratio is None else f"{row.ratio:.3g}", row.verdict]
-            for row in probe.probes]
-    return markdown_table(rows, ["input", "rounded to", "output", "reference moved", "solution moved",
-                                 "solution / reference", "verdict"])
-
-
-def _shortened(name: str) -> str:
-    return name if len(name) <= KERNEL_NAME_SHOWN else name[:KERNEL_NAME_SHOWN - 1] + "…"
-
-
-def launch_summary_line(check: LaunchCheck | None) -> str | None:
-    """One console line on what the profiled call ran; None when nothing was profiled."""
-    if check is None or not check.profiled:
-        return None
-    own = sorted({kernel_base_name(row.name) for row in check.work if row.origin == OWN})
-    if check.library_only:
-        return ("NOTE: no kernel of the solution's own ran: every kernel it launched is library code, so the timed "
-                "work is library code")
-    if check.own_kernels is None:
-        return f"launched: {len(check.work)} kernel(s) and copies (which are its own is unknown for this backend)"
-    mine = f" ({', '.join(own)})" if own else ""
-    return f"launched: {check.own_kernels} kernel(s) of its own{mine}, {check.library_kernels} library kernel(s)"
 
 
 def _shape_text(dims: dict) -> str:
@@ -177,11 +127,10 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
         return (f"PASS{mode}: no errors, and the smallest case ({shape}, seed 0) matches the reference.\n"
                 f"report: {where} (the tool's output: {sanitizer.log_file})\n"
                 "next: this checked one case; the full check is the same command without --sanitize")
-    launches = launch_check_of(report)
     if report.passed:
         shapes = len({str(case.dims) for case in report.cases})
         text = f"PASS{mode}: all {total} cases ({shapes} shapes x {len(report.seeds)} seeds) match the reference."
-        text += "".join(f"\n{line}" for line in [launch_summary_line(launches)] if line)
+        text += "".join(f"\n{line}" for line in pass_lines(report))
         if report.kernelbench_tolerances:
             text += "\n(judged at KernelBench's atol = rtol = 1e-2, --kernelbench-tolerances)"
         if report.precision_downgrades:
@@ -192,13 +141,8 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
             text += f"\n{len(report.warnings)} warning(s), read them in {where}"
         return text + f"\nreport: {where}\nnext: time and profile this version (SKILL.md, the profile step)"
     failed = [case for case in report.cases if not case.passed]
-    if not failed and launches is not None and not launches.passed:
-        lines = [f"FAIL: all {total} cases match the reference, but the profiled call failed the launch check."]
-    elif not failed and report.rounding_downgrades:
-        lines = [f"FAIL{mode}: all {total} cases are within the tolerance, but the rounding probe found output "
-                 f"{', '.join(map(repr, report.rounding_downgrades))} computed from inputs in a lower precision."]
-    else:
-        lines = [f"FAIL{mode}: {len(failed)} of {total} cases differ from the reference."]
+    headline = failure_headline(report, total, mode) if not failed else None
+    lines = [headline or f"FAIL{mode}: {len(failed)} of {total} cases differ from the reference."]
     lines += [f"  - {sentence}" for sentence in correctness_failures(report)[:5]]
     lines.append(f"report: {where}")
     lines.append("next: fix the solution and re-run this command")

@@ -136,7 +136,7 @@ def run_sanitized(request: ChildRequest, tool: str, timeout_s: float, environmen
     prefix = sanitizer_command(executable, tool, log_file)
     # One seed, the smallest case, outputs filled before the reference copies them (setup()'s torch.empty
     # would otherwise be read unwritten by the harness itself, and initcheck would report that), and only
-    # neither the launch check nor the rounding probe (check/child.py).
+    # the integrity checks that apply under the tool (check/child.py).
     request = request.with_part(seeds=[0], sanitized=True)
     outcome = run_worker(request, timeout_s=timeout_s * SLOWDOWN_ALLOWANCE,
                          env={**environment, **SANITIZER_ENVIRONMENT}, prefix=prefix,

@@ -8,7 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from kernel_opt.check.launches import launch_check_of, profiled_kernels_problem
+from kernel_opt.check.integrity.launch_rules import profiled_kernels_problem
+from kernel_opt.check.integrity.launches import launch_check_of
 from kernel_opt.check.records import CORRECTNESS_FILE, read_correctness
 from kernel_opt.core.errors import ExitCode, SolutionError
 from kernel_opt.loop.evaluation import Evaluation, StepOutcome

@@ -39,7 +39,7 @@ from kernel_opt.check.correctness import (
     check_tolerance_options,
     exit_code_of,
 )
-from kernel_opt.check.launches import correctness_failures
+from kernel_opt.check.integrity.verdict import correctness_failures
 from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError, failure_verdict
@@ -264,7 +264,7 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
         "cases": len(correctness.cases),
         "failures": correctness_failures(correctness)[:5],
         "error": correctness.error,
-        "launches": correctness.launches,  # what the checked call ran on the GPU: listed in benchmark.md
+        "launches": correctness.integrity.get("launches"),  # what the checked call ran on the GPU: in benchmark.md
     }
     if correctness.kernelbench_tolerances or correctness.precision_downgrades:
         report.correctness.update(kernelbench_tolerances=correctness.kernelbench_tolerances,

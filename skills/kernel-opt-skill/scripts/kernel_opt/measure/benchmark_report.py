@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_opt.check.report import launch_summary_line, launch_table
+from kernel_opt.check.integrity.launches import launch_summary_line, launch_table
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_table, render
 from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport

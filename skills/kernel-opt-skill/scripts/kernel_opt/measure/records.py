@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.launches import LaunchCheck
+from kernel_opt.check.integrity.launch_rules import LaunchCheck
 from kernel_opt.core.records import Record, check_schema, field_values, read_record
 
 BENCHMARK_FILE = "benchmark.json"

@@ -5,7 +5,7 @@ and which of them failed tells the causes apart:
 - "solution": the rotated timing, where every call gets fresh values in one of several buffer sets;
 - "solution (kernel time)": a CUDA graph replaying calls on buffer set 0 with the same values;
 - "solution (interleaved)" and "against": this version and the other one, timed alternately.
-The correctness gate's launch check (check/launches.py) adds what the call ran on which stream.
+The correctness gate's launch check (check/integrity/launches.py) adds what the call ran on which stream.
 Pure: the sentences come from the record's fields, tested in tests/test_timed_outputs.py.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_opt.check.launches import LaunchCheck, kernel_base_name
+from kernel_opt.check.integrity.launch_rules import LaunchCheck, kernel_base_name
 
 ROTATED, GRAPH, INTERLEAVED, AGAINST = "solution", "solution (kernel time)", "solution (interleaved)", "against"
 

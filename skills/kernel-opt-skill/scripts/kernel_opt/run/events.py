@@ -148,23 +148,16 @@ class CaseResultEvent(Event):
     seed: int
     passed: bool
     outputs: list[dict[str, Any]]  # check.records.OutputComparison.to_dict() per output
-    modified_inputs: list[str]
+    findings: dict[str, Any]  # what each integrity check around the call found, under its key (modified_inputs)
 
 
 @dataclass
-class LaunchCheckEvent(Event):
-    """The launch check's profiled call: what it ran on the GPU, on which streams, and its outputs."""
+class IntegrityEvent(Event):
+    """An integrity check that ran after the cases, and its result (check/integrity: the launch check, the probe...)."""
 
-    tag: ClassVar[str] = "launch_check"
-    check: dict[str, Any]  # check.launches.LaunchCheck.to_dict()
-
-
-@dataclass
-class RoundingProbeEvent(Event):
-    """The rounding probe: each float32 input rounded, and whether the outputs followed (check/rounding_probe.py)."""
-
-    tag: ClassVar[str] = "rounding_probe"
-    probe: dict[str, Any]  # check.rounding_probe.RoundingProbe.to_dict()
+    tag: ClassVar[str] = "integrity"
+    check: str  # the check's name in check/integrity/registry.py
+    result: dict[str, Any]  # its result record's to_dict()
 
 
 @dataclass
@@ -289,7 +282,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     event_type.tag: event_type
     for event_type in (
         EnvironmentEvent, PhaseEvent, CaseStartEvent, PlanEvent, NoteEvent, WarningEvent, ToleranceEvent,
-        CaseResultEvent, LaunchCheckEvent, RoundingProbeEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent,
+        CaseResultEvent, IntegrityEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent,
         WorkEvent, CeilingsEvent, TimedEvent, PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent,
         InterleavedEvent, SweepSizeEvent, SweepOutcomeEvent,
     )

@@ -89,23 +89,26 @@ class CorrectnessPart(ModePart):
     """Every case (the command-line shape and SHAPES, or `shapes`) for every seed; check/child.py."""
 
     mode: ClassVar[str] = "correctness"
-    keys: ClassVar[tuple[str, ...]] = ("seeds", "atol", "rtol", "kernelbench_tolerances", "shapes", "sanitized")
+    keys: ClassVar[tuple[str, ...]] = ("seeds", "atol", "rtol", "kernelbench_tolerances", "shapes", "sanitized",
+                                       "integrity_checks")
 
     seeds: list[int]
     tolerances: Tolerances = field(default_factory=Tolerances)
     shapes: list[dict[str, Any]] | None = None  # in place of ref.py's SHAPES (a size sweep's sizes); None: SHAPES
     # Under compute-sanitizer (check/sanitizer.py): the smallest case only, its outputs filled before the
-    # reference runs, and neither the launch check nor the rounding probe.
+    # reference runs, and only the integrity checks that apply under the tool.
     sanitized: bool = False
+    # "module:Class" of each integrity check that is not built in, for the child to register (check/integrity).
+    integrity_checks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"seeds": list(self.seeds), **self.tolerances.to_json(), "shapes": self.shapes,
-                "sanitized": self.sanitized}
+                "sanitized": self.sanitized, "integrity_checks": list(self.integrity_checks)}
 
     @classmethod
     def from_json(cls, payload: dict[str, Any]) -> CorrectnessPart:
         return cls(list(payload["seeds"]), Tolerances.from_json(payload), payload.get("shapes"),
-                   bool(payload.get("sanitized")))
+                   bool(payload.get("sanitized")), tuple(payload.get("integrity_checks") or ()))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from kernel_opt.core.errors import SolutionError
 
 # (module, attribute path): what the timers (measure/timing/), the checks (check/compare.py,
-# check/tolerance.py, measure/input_pool.py) and the launch check (check/launch_profile.py) call.
+# check/tolerance.py, measure/input_pool.py) and the launch check (check/integrity/launch_profile.py) call.
 GUARDED_PRIMITIVES: tuple[tuple[str, str], ...] = (
     ("time", "perf_counter"), ("time", "perf_counter_ns"), ("time", "monotonic"), ("time", "monotonic_ns"),
     ("time", "time"), ("time", "sleep"),

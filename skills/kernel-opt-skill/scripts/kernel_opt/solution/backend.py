@@ -105,7 +105,7 @@ class Launcher(ABC):
         return message
 
     def own_kernel_names(self) -> frozenset[str] | None:
-        """Base names (check.launches.kernel_base_name) of the GPU kernels the solution itself defines.
+        """Base names (check.integrity.launch_rules.kernel_base_name) of the GPU kernels the solution itself defines.
 
         The launch check lists every other kernel that runs during a call as library code
         (torch, cuBLAS, ...); None when the backend cannot tell, and the listing says so.
@@ -116,7 +116,7 @@ class Launcher(ABC):
         """Names of the values the solution takes when it is built, not on each call (a ModelNew's weights).
 
         A change to them between calls never reaches the solution, so the rounding probe
-        (check/rounding_probe.py) leaves them alone.
+        (check/integrity/rounding_probe.py) leaves them alone.
         """
         return frozenset()
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.check.correctness import DEFAULT_SEEDS, CheckOptions, CorrectnessRequest, check_solution
-from kernel_opt.check.launches import correctness_failures, launch_check_of
+from kernel_opt.check.integrity.launches import launch_check_of
+from kernel_opt.check.integrity.verdict import correctness_failures
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.errors import KernelOptError, UsageError, failure_verdict
 from kernel_opt.core.files import file_sha256, read_json, write_json_atomic

@@ -63,7 +63,7 @@ class CudaLauncher(Launcher):
         An empty list more likely means a log without entries (other flags, another toolkit) than a
         solution without kernels, and "library code only" must never be claimed on a guess.
         """
-        from kernel_opt.check.launches import own_base_names
+        from kernel_opt.check.integrity.launch_rules import own_base_names
 
         return own_base_names(self.kernels) if self.kernels else None
 

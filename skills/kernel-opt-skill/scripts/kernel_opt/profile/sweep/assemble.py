@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_opt.check.records import CorrectnessReport, summarize_failures
+from kernel_opt.check.integrity.verdict import summarize_failures
+from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.errors import ExitCode, failure_verdict
 from kernel_opt.measure import placement
 from kernel_opt.measure.ceilings import MeasuredCeilings

@@ -1,8 +1,8 @@
-"""What a solution ran on the GPU during one checked call, and whether it kept to the caller's stream.
+"""What a solution ran on the GPU during one checked call, and whether it kept to the caller's stream: the rules.
 
-The correctness child profiles one call (check/launch_profile.py) bracketed on the caller's
-stream by a fence (a spin kernel of about a millisecond, launched just before the call) and a
-marker (a tiny spin kernel launched as soon as the call returns), and hands the GPU activity
+The launch check (check/integrity/launches.py) profiles one call (launch_profile.py) bracketed
+on the caller's stream by a fence (a spin kernel of about a millisecond, launched just before
+the call) and a marker (a tiny spin kernel launched as soon as the call returns), and hands the GPU activity
 (kernels, copies, memsets: name, stream, start, duration) to `judge_trace`, a pure function:
 
 - no kernel at all during the call fails: the output was computed on the host, copied from a
@@ -26,8 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_opt.check.records import CorrectnessReport, OutputComparison, output_failure_text, summarize_failures
-from kernel_opt.check.rounding_probe import RoundingProbe
+from kernel_opt.check.records import OutputComparison, output_failure_text
 from kernel_opt.core.records import Record, field_values
 
 # torch.cuda._sleep's kernel, "at::cuda::(anonymous namespace)::spin_kernel(long)": the harness's
@@ -140,22 +139,6 @@ class LaunchCheck(Record):
     def from_dict(cls, payload: dict[str, Any]) -> LaunchCheck:
         work = [LaunchedWork.from_dict(item) for item in payload.get("work") or []]
         return cls(**field_values(cls, payload, work=work))
-
-
-def launch_check_of(report: CorrectnessReport | None) -> LaunchCheck | None:
-    """The record's launch check; None where none ran (compile-only, errors, records made before it existed)."""
-    launches = report.launches if report is not None else None
-    return LaunchCheck.from_dict(launches) if isinstance(launches, dict) else None
-
-
-def correctness_failures(report: CorrectnessReport) -> list[str]:
-    """Every reason a correctness record failed: its cases' (summarize_failures), its launch check's, then the
-    rounding probe's (a downgrade fails only under the default rule)."""
-    check = launch_check_of(report)
-    probe = None if report.kernelbench_tolerances or not report.rounding_probe else \
-        RoundingProbe.from_dict(report.rounding_probe)
-    return (summarize_failures(report.cases) + (check.failure_sentences() if check is not None else [])
-            + (probe.failure_sentences() if probe is not None else []))
 
 
 @dataclass

@@ -3,7 +3,7 @@
 On the caller's stream: a spin kernel long enough to outlast the call's host side (the fence),
 the call, a tiny spin kernel as soon as it returns (the marker), then a full synchronize. The
 profiler (Kineto over CUPTI, GPU activity only) gives every kernel, copy and memset with its
-stream and GPU times; check/launches.py judges them. The first profiler session in a process
+stream and GPU times; launch_rules.py judges them. The first profiler session in a process
 starts CUPTI (6.5 s on the probe's H100, torch 2.11); later ones take milliseconds.
 """
 
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kernel_opt.check.launches import GpuActivity
+from kernel_opt.check.integrity.launch_rules import GpuActivity
 
 # The fence lasts at least FENCE_MIN_US and FENCE_HOST_MULTIPLE times the call's host-side time
 # on an earlier call, so that a side stream launched late in a slow host path still starts

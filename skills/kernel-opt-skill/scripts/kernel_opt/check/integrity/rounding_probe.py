@@ -36,7 +36,10 @@ the probe does not run under them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from kernel_opt.check.integrity.protocol import CheckSession, IntegrityCheck, RunFacts, When
+from kernel_opt.core.render import markdown_table, render
 
 # d_sol must reach this fraction of d_ref. An honest kernel gives about 1 or more (see above);
 # a downgraded deterministic one 0. Non-deterministic accumulation (split-K atomics) adds noise
@@ -178,11 +181,66 @@ def relative_change(after, before, scale: float) -> float:
     return float(torch.linalg.vector_norm((a - b)[usable])) / scale
 
 
+# --- the check ----------------------------------------------------------------------------------
+
+
+class RoundingProbeCheck(IntegrityCheck):
+    """The probe as an integrity check; correctness.json "rounding_probe"."""
+
+    name: ClassVar[str] = "rounding_probe"
+    when: ClassVar[When] = When.AFTER_CASES
+    record_key: ClassVar[str] = "rounding_probe"
+    title: ClassVar[str] = "Rounding probe"
+
+    @classmethod
+    def applies(cls, facts: RunFacts) -> bool:
+        # Only where every case passed (a failed comparison is verdict enough), not under explicit tolerances
+        # (they say which precision is allowed), and not under compute-sanitizer (a question of values).
+        return facts.all_passed and not facts.explicit_tolerances and not facts.sanitized
+
+    def run(self, session: CheckSession) -> RoundingProbe:
+        return probe_rounding(session, session.cases[0], max(session.seeds) + 3)
+
+    @classmethod
+    def read(cls, payload: dict[str, Any]) -> RoundingProbe:
+        return RoundingProbe.from_dict(payload)
+
+    @classmethod
+    def failures(cls, result: RoundingProbe, report: Any) -> list[str]:
+        """A downgrade fails the default rule; under --kernelbench-tolerances it is flagged, not failed."""
+        return [] if report.kernelbench_tolerances else result.failure_sentences()
+
+    @classmethod
+    def passed(cls, result: RoundingProbe, report: Any) -> bool:
+        return report.kernelbench_tolerances or not report.rounding_downgrades
+
+    @classmethod
+    def headline(cls, result: RoundingProbe, report: Any, total: int, mode: str) -> str | None:
+        if not report.rounding_downgrades:
+            return None
+        return (f"FAIL{mode}: all {total} cases are within the tolerance, but the rounding probe found output "
+                f"{', '.join(map(repr, report.rounding_downgrades))} computed from inputs in a lower precision.")
+
+    @classmethod
+    def section(cls, result: RoundingProbe, report: Any) -> str:
+        return render("rounding_probe.md.j2", rounding=result, rounding_table=rounding_table(result),
+                      rounding_rule={"ratio": f"{IGNORED_RATIO:g}", "units": f"{MIN_REFERENCE_CHANGE / 2.0**-24:g}"})
+
+
+def rounding_table(probe: RoundingProbe) -> str:
+    """The probe's rows: each input rounded, and how far reference and solution moved."""
+    rows = [[f"`{row.input}`", row.rounding, f"`{row.output}`", f"{row.reference_change:.3g}",
+             f"{row.solution_change:.3g}", "—" if row.ratio is None else f"{row.ratio:.3g}", row.verdict]
+            for row in probe.probes]
+    return markdown_table(rows, ["input", "rounded to", "output", "reference moved", "solution moved",
+                                 "solution / reference", "verdict"])
+
+
 # --- the correctness child's side ----------------------------------------------------------------
 
 
-def probe_rounding(runner: Any, dims: dict[str, Any], seed: int) -> RoundingProbe:
-    """Run the probe on fresh inputs of one shape (runner is check.child._CaseRunner); return its record.
+def probe_rounding(runner: CheckSession, dims: dict[str, Any], seed: int) -> RoundingProbe:
+    """Run the probe on fresh inputs of one shape (runner is the correctness child's session); return its record.
 
     Every call gets private copies of the inputs and poisoned outputs, as a case does; the
     solution's faults raise as in any case.
@@ -224,7 +282,7 @@ def probe_rounding(runner: Any, dims: dict[str, Any], seed: int) -> RoundingProb
         for name in outputs:
             poison_(copies[name])
         call_solution(runner.solution, copies, instance.dims, outputs)
-        runner.guard.verify("the solution's call in the rounding probe")
+        runner.solution_ran("the solution's call in the rounding probe")
         runner.solution.deliver_outputs()
         return {name: copies[name] for name in compared}
 
