@@ -67,17 +67,14 @@ from kernel_opt.loop.workspace import (
     read_run,
     write_evaluation,
 )
-from kernel_opt.measure.benchmark import PROG as BENCHMARK_PROG
-from kernel_opt.measure.benchmark import (
-    BenchmarkRequest,
-    HeldBenchmarkWorker,
-    benchmark_solution,
-    hold_benchmark_worker,
-)
+from kernel_opt.measure.benchmark import benchmark_solution
 from kernel_opt.measure.benchmark_report import benchmark_summary
+from kernel_opt.measure.benchmark_request import PROG as BENCHMARK_PROG
+from kernel_opt.measure.benchmark_request import BenchmarkRequest
 from kernel_opt.measure.ceilings import load_or_measure
 from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
+from kernel_opt.measure.held_worker import HeldBenchmarkWorker, hold_benchmark_worker
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
 from kernel_opt.profile.ncu.collection import NO_KERNELS_PROFILED
 from kernel_opt.profile.ncu_summary import profile_summary
@@ -318,7 +315,7 @@ def _benchmark_worker_beside_checks(request: BenchmarkRequest, wanted: bool
 
     It starts Python and torch, loads the files, builds the instance and counts the work (on the
     first version), then waits, timing nothing, until the benchmark step releases it: after the
-    correctness check, the sanitizers and the ceilings step (measure/benchmark.py,
+    correctness check, the sanitizers and the ceilings step (measure/held_worker.py,
     hold_benchmark_worker). Yields the call that waits for it to have started (None: no head start);
     on the way out it is stopped, so a failed check leaves no process and records nothing of it.
     """

@@ -26,7 +26,7 @@ from kernel_opt.profile.records import NcuSummary
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
 
 NOT_MEASURED = "not measured"
-# Roof sets a benchmark records, in the order the chart draws them (benchmark._place_on_roofline).
+# Roof sets a benchmark records, in the order the chart draws them (benchmark_assembly._place_on_roofline).
 ROOF_SOURCES = ("measured", "same-size copy", "datasheet")
 FINDINGS_SHOWN = 6
 READ_NEXT_SHOWN = 6
