@@ -16,7 +16,7 @@ import pytest
 from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
 from kernel_opt.commands.benchmark import main
-from kernel_opt.measure.benchmark import assemble_report, exit_code_for, phase_durations
+from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for, phase_durations
 from kernel_opt.measure.benchmark_report import benchmark_markdown, benchmark_summary
 from kernel_opt.measure.ceilings import CopyCeiling
 from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
@@ -368,6 +368,8 @@ def gpu_run(tmp_path, monkeypatch):
     import kernel_opt.check.correctness as correctness
     import kernel_opt.env.probes as probes
     import kernel_opt.measure.benchmark as benchmark
+    import kernel_opt.measure.held_worker as held_worker
+    import kernel_opt.measure.worker_plan as worker_plan
     import kernel_opt.run.runner as runner
     from kernel_opt.env.probe_records import NvidiaSmiProbe, SmiGpu
 
@@ -376,8 +378,9 @@ def gpu_run(tmp_path, monkeypatch):
     reference.write_text("def reference(x, out, n): ...\n")
     worker = _FakeWorker()
     gpu = SmiGpu(0, "NVIDIA H100 80GB HBM3", "580.159.04", 1980, 1980, 2619, 2619, 700.0, "Enabled", "Default")
-    monkeypatch.setattr(benchmark, "resolve_device", lambda device: "cuda")
-    monkeypatch.setattr(benchmark, "solution_spec", lambda *args: (SolutionSpec("triton", str(args[0])), None))
+    for module in (benchmark, held_worker):
+        monkeypatch.setattr(module, "resolve_device", lambda device: "cuda")
+    monkeypatch.setattr(worker_plan, "solution_spec", lambda *args: (SolutionSpec("triton", str(args[0])), None))
     monkeypatch.setattr(probes, "probe_nvidia_smi", lambda: NvidiaSmiProbe(found=True, gpus=[gpu]))
     monkeypatch.setattr(runner, "run_worker", worker)
     checks = []
@@ -393,7 +396,7 @@ def gpu_run(tmp_path, monkeypatch):
 
 
 def _request(run, version, **extra):
-    from kernel_opt.measure.benchmark import BenchmarkRequest
+    from kernel_opt.measure.benchmark_request import BenchmarkRequest
 
     return BenchmarkRequest(run.solution, run.reference, run.dir / version, dims={"n": N}, check_seeds=1,
                             **{"compile_modes": ["default"], **extra})
@@ -497,7 +500,8 @@ def _without_phases(report) -> dict:
 
 
 def test_a_held_worker_gives_the_record_a_worker_started_after_the_gate_gives(held_run):
-    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+    from kernel_opt.measure.benchmark import benchmark_solution
+    from kernel_opt.measure.held_worker import hold_benchmark_worker
 
     request = _request(held_run, "v1")
     started_after = benchmark_solution(request)
@@ -519,7 +523,8 @@ def test_a_held_worker_gives_the_record_a_worker_started_after_the_gate_gives(he
 
 
 def test_the_release_tells_the_worker_which_baselines_the_run_cache_still_lacks(held_run):
-    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+    from kernel_opt.measure.benchmark import benchmark_solution
+    from kernel_opt.measure.held_worker import hold_benchmark_worker
 
     cache = held_run.dir / "reference_cache.json"
     first = hold_benchmark_worker(_request(held_run, "v0", reference_cache=cache))
@@ -541,7 +546,7 @@ def test_the_release_tells_the_worker_which_baselines_the_run_cache_still_lacks(
     (["eager", "compile"], ["default", "max-autotune"], True)])
 def test_a_held_worker_warms_up_the_compiler_only_when_a_compile_baseline_is_to_be_timed(
         held_run, baselines, compile_modes, warms):
-    from kernel_opt.measure.benchmark import hold_benchmark_worker
+    from kernel_opt.measure.held_worker import hold_benchmark_worker
 
     held = hold_benchmark_worker(_request(held_run, "v0", baselines=baselines, compile_modes=compile_modes))
     assert held.worker.request.benchmark.warm_compiler is warms
@@ -550,7 +555,8 @@ def test_a_held_worker_warms_up_the_compiler_only_when_a_compile_baseline_is_to_
 def test_a_failing_gate_stops_the_held_worker_before_it_times_anything(held_run, monkeypatch):
     import kernel_opt.measure.benchmark as benchmark
     from kernel_opt.check.records import CorrectnessReport
-    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+    from kernel_opt.measure.benchmark import benchmark_solution
+    from kernel_opt.measure.held_worker import hold_benchmark_worker
 
     def failing_check(solution, reference, backend, device, dims, options, build, build_dir, command):
         return CorrectnessReport(verdict="fail", solution=str(solution), reference=str(reference), backend=backend,
@@ -566,7 +572,8 @@ def test_a_failing_gate_stops_the_held_worker_before_it_times_anything(held_run,
 
 
 def test_a_solution_edited_after_its_worker_started_is_timed_by_a_fresh_worker(held_run):
-    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+    from kernel_opt.measure.benchmark import benchmark_solution
+    from kernel_opt.measure.held_worker import hold_benchmark_worker
 
     request = _request(held_run, "v1")
     held = hold_benchmark_worker(request)
@@ -578,7 +585,8 @@ def test_a_solution_edited_after_its_worker_started_is_timed_by_a_fresh_worker(h
 
 
 def test_a_worker_that_ended_while_held_is_replaced_by_a_fresh_one(held_run):
-    from kernel_opt.measure.benchmark import benchmark_solution, hold_benchmark_worker
+    from kernel_opt.measure.benchmark import benchmark_solution
+    from kernel_opt.measure.held_worker import hold_benchmark_worker
 
     request = _request(held_run, "v1")
     held = hold_benchmark_worker(request)
@@ -589,11 +597,11 @@ def test_a_worker_that_ended_while_held_is_replaced_by_a_fresh_one(held_run):
 
 
 def test_no_worker_is_held_where_the_benchmark_could_not_run(held_run, monkeypatch):
-    import kernel_opt.measure.benchmark as benchmark
-    from kernel_opt.measure.benchmark import hold_benchmark_worker
+    import kernel_opt.measure.held_worker as held_worker
+    from kernel_opt.measure.held_worker import hold_benchmark_worker
 
     assert hold_benchmark_worker(_request(held_run, "v1", baselines=["numpy"])) is None  # its usage error comes later
-    monkeypatch.setattr(benchmark, "resolve_device", lambda device: "cpu")
+    monkeypatch.setattr(held_worker, "resolve_device", lambda device: "cpu")
     assert hold_benchmark_worker(_request(held_run, "v1")) is None
     assert _FakeHeldProcess.started == []
 

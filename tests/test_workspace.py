@@ -965,7 +965,7 @@ class InvalidBenchmarkTools(FakeTools):
     """The benchmark's real assembly of a cached-output kernel's events: 2 us for 134 MB on an H200."""
 
     def benchmark_solution(self, request, held=None):
-        from kernel_opt.measure.benchmark import assemble_report, exit_code_for
+        from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for
         from kernel_opt.run.events import parse_event
         from kernel_opt.run.runner import ChildOutcome
 

@@ -25,17 +25,17 @@ from pathlib import Path
 
 from kernel_opt.check.correctness import BuildOptions
 from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, run_command
-from kernel_opt.measure.benchmark import (
+from kernel_opt.measure.benchmark import benchmark_solution
+from kernel_opt.measure.benchmark_report import benchmark_summary
+from kernel_opt.measure.benchmark_request import (
     DEFAULT_CHECK_SEEDS,
     DEFAULT_COMPILE_MODES,
     DEFAULT_SEED,
-    DEFAULT_TARGET_PERCENT,
     DEFAULT_TIMEOUT_S,
     PROG,
     BenchmarkRequest,
-    benchmark_solution,
 )
-from kernel_opt.measure.benchmark_report import benchmark_summary
+from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
 from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from kernel_opt.check.correctness import DEFAULT_SEEDS
 from kernel_opt.core.cli import comma_list, make_parser, print_json, run_command
 from kernel_opt.core.errors import ExitCode
-from kernel_opt.measure.benchmark import DEFAULT_COMPILE_MODES
+from kernel_opt.measure.benchmark_request import DEFAULT_COMPILE_MODES
 from kernel_opt.suite.records import FAILED_VERDICTS, EvalEntry, EvalReport
 from kernel_opt.suite.report import EVAL_MARKDOWN, eval_summary, write_eval_reports
 from kernel_opt.suite.runner import EvalRequest, run_eval

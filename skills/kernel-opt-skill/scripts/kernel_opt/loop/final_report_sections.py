@@ -17,7 +17,7 @@ from kernel_opt.measure.records import read_benchmark
 from kernel_opt.profile.records import NcuSummary, read_profile
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
 
-# Roof sets a benchmark records, in the order the chart draws them (benchmark._place_on_roofline).
+# Roof sets a benchmark records, in the order the chart draws them (benchmark_assembly._place_on_roofline).
 ROOF_SOURCES = ("measured", "same-size copy", "datasheet")
 FINDINGS_SHOWN = 6
 READ_NEXT_SHOWN = 6

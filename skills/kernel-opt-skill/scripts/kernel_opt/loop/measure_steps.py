@@ -14,17 +14,14 @@ from kernel_opt.check.records import CORRECTNESS_FILE, read_correctness
 from kernel_opt.core.errors import ExitCode, SolutionError
 from kernel_opt.loop.evaluation import Evaluation, StepOutcome
 from kernel_opt.loop.step_summaries import SUMMARY_CHARS, benchmark_line, profile_line
-from kernel_opt.measure.benchmark import PROG as BENCHMARK_PROG
-from kernel_opt.measure.benchmark import (
-    BenchmarkRequest,
-    HeldBenchmarkWorker,
-    benchmark_solution,
-    hold_benchmark_worker,
-)
+from kernel_opt.measure.benchmark import benchmark_solution
 from kernel_opt.measure.benchmark_report import benchmark_summary
+from kernel_opt.measure.benchmark_request import PROG as BENCHMARK_PROG
+from kernel_opt.measure.benchmark_request import BenchmarkRequest
 from kernel_opt.measure.ceilings import load_or_measure
 from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
+from kernel_opt.measure.held_worker import HeldBenchmarkWorker, hold_benchmark_worker
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE
 from kernel_opt.profile.ncu.collection import NO_KERNELS_PROFILED
 from kernel_opt.profile.ncu_summary import profile_summary

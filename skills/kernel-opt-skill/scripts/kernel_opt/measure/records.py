@@ -19,7 +19,7 @@ BENCHMARK_FILE = "benchmark.json"
 BENCHMARK_SCHEMA = "kernel_opt.benchmark/1"
 DEFAULT_TARGET_PERCENT = 90.0  # of the binding roofline ceiling; the loop may stop there
 # Roof sets a benchmark records, in order of preference for the % of ceiling of older records
-# that did not name their primary one (measure.benchmark._place_on_roofline).
+# that did not name their primary one (measure.benchmark_assembly._place_on_roofline).
 OLDER_PRIMARY_SOURCES = ("measured", "datasheet")
 
 

@@ -2,8 +2,8 @@
 
 The child writes one JSON object per line, {"event": <tag>, ...fields, "t": <wall clock>}; the
 parent (run/runner.py) parses each line back into the dataclass of its tag, so every consumer
-(check/compare.py, measure/benchmark.py, commands/ncu_profile.py) dispatches on types and reads
-named fields. Payloads that belong to a stage (a TimedEntry, an OutputComparison) travel as the
+(check/correctness.py, measure/benchmark_assembly.py, commands/ncu_profile.py) dispatches on
+types and reads named fields. Payloads that belong to a stage (a TimedEntry, an OutputComparison) travel as the
 JSON objects of their records and are turned back into them by that stage.
 """
 

@@ -30,7 +30,8 @@ from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.env.device import resolve_device
 from kernel_opt.env.probes import probe_nvidia_smi
-from kernel_opt.measure.benchmark import DEFAULT_BASELINES, DEFAULT_COMPILE_MODES, BenchmarkRequest, benchmark_solution
+from kernel_opt.measure.benchmark import benchmark_solution
+from kernel_opt.measure.benchmark_request import DEFAULT_BASELINES, DEFAULT_COMPILE_MODES, BenchmarkRequest
 from kernel_opt.measure.records import EAGER_BASELINE, BenchmarkReport
 from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE, machine_key, visible_gpu
 from kernel_opt.run.events import one_line

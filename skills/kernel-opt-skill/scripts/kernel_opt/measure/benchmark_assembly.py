@@ -1,0 +1,237 @@
+"""The benchmark's record from its worker's events: every derived number (roofline, floor, speedups) is here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kernel_opt.core.errors import ExitCode, failure_verdict
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.run.events import (
+    CeilingsEvent,
+    CopySameBytesEvent,
+    CudaGraphEvent,
+    EnvironmentEvent,
+    Event,
+    InterleavedEvent,
+    KernelTimeEvent,
+    NoteEvent,
+    PhaseEvent,
+    PostTimingCheckEvent,
+    PrecisionEvent,
+    ProblemEvent,
+    TimedEvent,
+    WarningEvent,
+    WorkEvent,
+    dispatch,
+)
+
+
+def phase_durations(events: list[Event], spawned: float, ended: float) -> dict[str, float]:
+    """Seconds per worker phase, from the events' timestamps: where a benchmark's wall time went.
+
+    "worker start" runs from spawning the child to its first event (interpreter, torch import);
+    each phase lasts until the next one begins; the last lasts until the worker ended.
+    """
+    stamped = [event for event in events if isinstance(event.t, (int, float))]
+    if not stamped:
+        return {}
+    durations = {"worker start": round(stamped[0].t - spawned, 2)}
+    phases = [event for event in stamped if isinstance(event, PhaseEvent)]
+    for this, following in zip(phases, phases[1:] + [None], strict=False):  # phases may be empty: then None is unpaired
+        end = following.t if following is not None else ended
+        durations[this.phase] = round(durations.get(this.phase, 0.0) + end - this.t, 2)
+    return durations
+
+
+def _environment(report: BenchmarkReport, event: EnvironmentEvent) -> None:
+    report.gpu = {**report.gpu, **(event.info.get("gpu") or {})}
+    report.versions = {k: event.info.get(k) for k in ("python", "torch", "triton", "cuda")}
+
+
+def _problem(report: BenchmarkReport, event: ProblemEvent) -> None:
+    report.dims, report.dtypes, report.seed = event.dims, event.dtypes, event.seed
+
+
+def _ceilings(report: BenchmarkReport, event: CeilingsEvent) -> None:
+    report.roofline["measured_ceilings"] = event.measured
+    if event.error:
+        report.warnings.append(f"the cached ceilings could not be read: {event.error}")
+
+
+def _timed(report: BenchmarkReport, event: TimedEvent) -> None:
+    entry = TimedEntry.from_dict(event.entry)
+    if entry.name == "solution":
+        report.solution.update({k: v for k, v in entry.to_dict().items() if k not in ("name", "compile_s", "error")})
+    else:
+        report.baselines.append(entry)
+
+
+def _post_timing_check(report: BenchmarkReport, event: PostTimingCheckEvent) -> None:
+    report.post_timing_check[event.name] = {"passed": event.passed, "outputs": event.outputs}
+
+
+def _precision(report: BenchmarkReport, event: PrecisionEvent) -> None:
+    report.precision = {"allow_tf32": event.allow_tf32, "note": event.note}
+
+
+def _work(report: BenchmarkReport, event: WorkEvent) -> None:
+    report.work = dict(event.work)
+
+
+def _cuda_graph(report: BenchmarkReport, event: CudaGraphEvent) -> None:
+    report.cuda_graph = event.entry or {"error": event.error}
+
+
+def _kernel_time(report: BenchmarkReport, event: KernelTimeEvent) -> None:
+    report.kernel_time = event.entry or {"error": event.error}
+
+
+def _copy_same_bytes(report: BenchmarkReport, event: CopySameBytesEvent) -> None:
+    report.copy_same_bytes = event.copy
+
+
+# Which events fill which part of the record (the interleaved comparison also needs the other
+# version's labels, so assemble_report adds its handler); phases and done only say where the worker was.
+_HANDLERS: dict[type[Event], Callable[[BenchmarkReport, Any], None]] = {
+    EnvironmentEvent: _environment,
+    PrecisionEvent: _precision,
+    ProblemEvent: _problem,
+    WorkEvent: _work,
+    CeilingsEvent: _ceilings,
+    TimedEvent: _timed,
+    PostTimingCheckEvent: _post_timing_check,
+    CudaGraphEvent: _cuda_graph,
+    KernelTimeEvent: _kernel_time,
+    CopySameBytesEvent: _copy_same_bytes,
+    WarningEvent: lambda report, event: report.warnings.append(event.text),
+    NoteEvent: lambda report, event: report.notes.append(event.text),
+}
+
+
+def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
+                    against_dir: str | None) -> BenchmarkReport:
+    """Fill the report from the worker's events; every derived number is computed here."""
+    def interleaved(record: BenchmarkReport, event: InterleavedEvent) -> None:
+        record.comparison = _comparison(event, record, against_label, against_dir)
+
+    dispatch(outcome.events, {**_HANDLERS, InterleavedEvent: interleaved}, report)
+    report.error = outcome.failure()
+    if report.error is not None:
+        report.verdict = failure_verdict(report.error["exit_code"])
+        return report
+    if not all(check["passed"] for check in report.post_timing_check.values()):
+        from kernel_opt.measure.timed_outputs import wrong_timed_outputs_text
+
+        report.verdict = "incorrect"
+        report.warnings.append(wrong_timed_outputs_text(report.post_timing_check, report.launch_check()))
+        return report
+    report.verdict = "measured"
+    _place_on_roofline(report)
+    if not _mark_invalid(report):
+        _summarize_baselines(report)
+    return report
+
+
+def _comparison(event: InterleavedEvent, report: BenchmarkReport, against_label, against_dir) -> Comparison:
+    from kernel_opt.measure.statistics import speedup_interval
+    from kernel_opt.measure.verdicts import comparison_verdict
+
+    this, other = event.this["samples_us"], event.other["samples_us"]
+    interval = speedup_interval(other, this)  # baseline = the other version; > 1: this one is faster
+    this_ok = report.post_timing_check.get("solution (interleaved)", {}).get("passed", False)
+    other_ok = report.post_timing_check.get("against", {}).get("passed", False)
+    return Comparison(
+        against=against_label or "",
+        against_dir=against_dir,
+        speedup=interval.speedup,
+        ci_low=interval.ci_low,
+        ci_high=interval.ci_high,
+        confidence=interval.confidence,
+        pairs=len(this),
+        this_median_us=interval.candidate_median_us,
+        other_median_us=interval.baseline_median_us,
+        verdict=comparison_verdict(interval.speedup, interval.ci_low, interval.ci_high, this_ok),
+        other_correct_after_timing=other_ok,
+    )
+
+
+def _summarize_baselines(report: BenchmarkReport) -> None:
+    timed = [b for b in report.baselines if b.median_us]
+    median = report.solution.get("median_us")
+    if not timed or not median:
+        return
+    best = min(timed, key=lambda b: b.median_us)
+    report.best_baseline = best.name
+    report.speedup_vs_best_baseline = best.median_us / median
+    eager = next((b for b in timed if b.name == "eager"), None)
+    report.speedup_vs_eager = None if eager is None else eager.median_us / median
+
+
+def _place_on_roofline(report: BenchmarkReport) -> None:
+    """The solution on every known roof, the physical floor it must not beat, and its % of ceiling.
+
+    measure/placement.py says which roofs answer which question: true limits for the floor
+    (datasheet and best measured), the best measured roofs for the % of ceiling (the datasheet
+    where the solution beat them all); roofline["basis"] records the one used.
+    """
+    from kernel_opt.measure import placement
+    from kernel_opt.measure.ceilings import MeasuredCeilings
+    from kernel_opt.measure.datasheet import lookup_gpu
+
+    time_us = report.solution.get("median_us")
+    traffic, flops, dtype = report.work.get("bytes"), report.work.get("flops"), report.work.get("dtype", "float32")
+    if not time_us or not traffic:
+        return
+    allow_tf32 = bool(report.precision.get("allow_tf32"))
+    payload = report.roofline.get("measured_ceilings")
+    measured = MeasuredCeilings.from_dict(payload) if payload else None
+    measured_roofs = measured.roofline_ceilings(dtype, allow_tf32) if measured else None
+    if measured is None:
+        report.notes.append(
+            "no measured ceilings are cached for this GPU: run measure_ceilings.py once to compare against "
+            "what this GPU really achieves (the datasheet's peaks are higher than any kernel reaches)"
+        )
+    sheet = lookup_gpu(report.gpu.get("name"))
+    sheet_roofs = placement.datasheet_roofs(sheet, dtype, allow_tf32)
+    copy_bandwidth = (report.copy_same_bytes or {}).get("bandwidth_gbps")
+    points = placement.roofline_points(flops, traffic, time_us, measured_roofs, sheet_roofs, copy_bandwidth)
+    report.roofline["points"] = points
+    bandwidths = {"measured copy": measured.memory_bandwidth_gbps if measured else None,
+                  "same-size copy": copy_bandwidth}
+    floor = placement.physical_floor(time_us, placement.floor_flops(report.work), traffic, dtype, sheet,
+                                     {name: value for name, value in bandwidths.items() if value},
+                                     measured.peak_tflops(dtype, allow_tf32) if measured else None)
+    if floor is None:
+        report.notes.append(f"no datasheet entry for {report.gpu.get('name')!r}: whether this time is physically "
+                            "possible was not checked (measured roofs are not limits)")
+    else:
+        report.roofline["physical_floor"] = {**floor.to_dict(), "message": floor.message() if floor.beaten else None}
+    primary, reason = placement.choose_basis(points)
+    if primary is None:
+        return
+    report.roofline["primary"] = primary
+    report.roofline["basis"] = placement.basis_record(primary, points[primary], reason,
+                                                      measured.measured_at if measured else None)
+    report.percent_of_ceiling = points[primary]["percent_of_ceiling"]
+    report.target_reached = report.percent_of_ceiling >= report.target_percent
+
+
+def _mark_invalid(report: BenchmarkReport) -> bool:
+    """A time under the physical floor counts for nothing: verdict invalid, no %, no target, no win."""
+    floor = report.roofline.get("physical_floor") or {}
+    if not floor.get("beaten"):
+        return False
+    report.verdict = "invalid"
+    report.percent_of_ceiling = report.target_reached = None
+    report.best_baseline = report.speedup_vs_eager = report.speedup_vs_best_baseline = None
+    if report.comparison is not None:
+        report.comparison.verdict = "failure"
+    report.warnings.append(floor["message"])
+    return True
+
+
+def exit_code_for(report: BenchmarkReport) -> int:
+    """benchmark.py's exit code: 0 measured, 1 incorrect or invalid, else the error's (3 when it has none)."""
+    fallback = (report.error or {}).get("exit_code", ExitCode.SOLUTION_FAULT)
+    return int({"measured": 0, "incorrect": 1, "invalid": 1}.get(report.verdict, fallback))
