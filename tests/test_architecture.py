@@ -17,7 +17,7 @@ import pytest
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "skills" / "kernel-opt-skill" / "scripts" / "kernel_opt"
 PACKAGE = "kernel_opt"
-MAX_MODULE_LINES = 600
+MAX_MODULE_LINES = 500
 MAX_FUNCTION_BODY_LINES = 60
 # A longer function must say why in its docstring, with these words.
 LONG_FUNCTION_MARKER = "Kept whole:"
