@@ -18,7 +18,7 @@ class Model(nn.Module):
         return self.ln(x)
 
 
-batch_size = 32
+batch_size = 16
 features = 32
 dim1 = 128
 dim2 = 256

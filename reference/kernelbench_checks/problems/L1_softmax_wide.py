@@ -16,7 +16,7 @@ class Model(nn.Module):
         return torch.softmax(x, dim=1)
 
 
-batch_size = 4096
+batch_size = 2048
 dim = 32768
 
 

@@ -20,8 +20,8 @@ class Model(nn.Module):
 
 
 batch_size = 1024
-in_features = 8192
-out_features = 8192
+in_features = 4096
+out_features = 4096
 
 
 def get_inputs():

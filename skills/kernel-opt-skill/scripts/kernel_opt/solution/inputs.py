@@ -100,9 +100,11 @@ def degenerate_input_warnings(instance: ProblemInstance) -> list[str]:
         if not bool(torch.isfinite(flat).all()):
             continue
         if bool((flat == 0).all()):
-            warnings.append(f"input {name!r} is all zeros: unwritten outputs and wrong indexing can pass unnoticed")
+            warnings.append(f"input {name!r} is all zeros: unwritten outputs, wrong indexing and a kernel that "
+                            "ignores it can pass unnoticed")
         elif bool((flat == flat[0]).all()):
-            warnings.append(f"input {name!r} holds one value everywhere: wrong indexing can pass unnoticed")
+            warnings.append(f"input {name!r} holds one value everywhere: wrong indexing, and a kernel that ignores it, "
+                            "can pass unnoticed")
         elif flat.numel() > 2 and bool((flat.diff() == flat[1] - flat[0]).all()):
             warnings.append(f"input {name!r} is an arange: use random values so wrong indexing shows")
     return warnings
