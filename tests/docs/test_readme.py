@@ -1,0 +1,24 @@
+"""The README's commands are the ones CI and users run: its first bash block is what .ci/run runs, shown the same
+in both languages (tests/integration/test_run_example.py runs its main job)."""
+
+import re
+
+from conftest import REPO_ROOT as REPO
+
+
+def readme_commands(name: str) -> list[str]:
+    text = (REPO / name).read_text()
+    block = re.search(r"```bash\n(.*?)```", text, re.DOTALL).group(1)
+    return [line for line in block.splitlines() if line and not line.startswith("#")]
+
+
+def test_ci_runs_the_readme_test_command():
+    setup_and_run, tests = readme_commands("README.md")
+    ci = (REPO / ".ci" / "run").read_text()
+    assert tests in ci
+    assert "ruff check ." in ci and "[tool.ruff.lint]" in (REPO / "pyproject.toml").read_text()
+    assert "tools/run_example.py" in setup_and_run
+
+
+def test_chinese_readme_shows_the_same_commands():
+    assert readme_commands("README_zh.md") == readme_commands("README.md")
