@@ -62,6 +62,7 @@ def test_the_original_skills_experience_log_path_answers_help_without_torch(no_t
     assert "--latency-unit" in completed.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_script_and_kernel_opt_command_answers_help_without_torch(command, no_torch_env):
     for arguments in ([str(SCRIPTS / f"{command}.py"), "--help"],

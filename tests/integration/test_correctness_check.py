@@ -30,6 +30,7 @@ def outputs(report):
     return [output for case in report["cases"] for output in case["outputs"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solution", ["good/vector_add.py", "good/rounding_noise.py"])
 def test_correct_kernels_pass_every_shape_and_seed(reference_dir, tmp_path, solution):
     code, report = check(reference_dir, solution, tmp_path, *FAST)
@@ -41,6 +42,7 @@ def test_correct_kernels_pass_every_shape_and_seed(reference_dir, tmp_path, solu
     assert "# Correctness: PASS" in (tmp_path / "correctness.md").read_text()
 
 
+@pytest.mark.slow
 def test_unwritten_element_fails_in_every_case(reference_dir, tmp_path):
     code, report = check(reference_dir, "wrong/unwritten_element.py", tmp_path, *FAST)
     assert code == 1 and report["passed"] is False and report["verdict"] == "fail"
@@ -50,6 +52,7 @@ def test_unwritten_element_fails_in_every_case(reference_dir, tmp_path):
     assert "still NaN" in (tmp_path / "correctness.md").read_text()
 
 
+@pytest.mark.slow
 def test_input_mutation_fails(reference_dir, tmp_path):
     code, report = check(reference_dir, "wrong/mutates_input.py", tmp_path, *FAST)
     assert code == 1
@@ -57,6 +60,7 @@ def test_input_mutation_fails(reference_dir, tmp_path):
     assert all(o["passed"] for o in outputs(report))  # the output itself is right: only the mutation fails it
 
 
+@pytest.mark.slow
 def test_kernel_correct_only_at_the_cli_shape_fails_on_shapes(reference_dir, tmp_path):
     code, report = check(reference_dir, "wrong/cli_shape_only.py", tmp_path, *FAST)
     assert code == 1
@@ -68,6 +72,7 @@ def test_kernel_correct_only_at_the_cli_shape_fails_on_shapes(reference_dir, tmp
     assert not any(by_n[127]) and not any(by_n[129]) and not any(by_n[4097])
 
 
+@pytest.mark.slow
 def test_result_just_outside_tolerance_fails_with_its_error_size(reference_dir, tmp_path):
     code, report = check(reference_dir, "wrong/tolerance_edge.py", tmp_path, *FAST)
     assert code == 1
@@ -116,6 +121,7 @@ CHUNKED_LOOP_SOFTMAX = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_runtime_loop_bound_under_the_interpreter_is_checked_or_blamed_on_numpy(reference_dir, tmp_path):
     """triton-lang/triton#9171: Triton 3.6's interpreter calls int() on a 1-element array, which NumPy 2.4
     made an error. Whichever Triton and NumPy are installed, the kernel (which is correct) is never blamed:
@@ -134,6 +140,7 @@ def test_a_runtime_loop_bound_under_the_interpreter_is_checked_or_blamed_on_nump
         assert tuple(int(part) for part in numpy.__version__.split(".")[:2]) >= (2, 4)
 
 
+@pytest.mark.slow
 def test_hang_is_killed_at_the_timeout(reference_dir, tmp_path):
     started = time.monotonic()
     code, report = check(reference_dir, "wrong/hang.py", tmp_path, *FAST, "--timeout", "3")
@@ -142,6 +149,7 @@ def test_hang_is_killed_at_the_timeout(reference_dir, tmp_path):
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.slow
 def test_bf16_under_the_interpreter_is_an_environment_fault(reference_dir, tmp_path):
     code, report = check(reference_dir, "good/vector_add.py", tmp_path, *FAST, "--dtype=bfloat16")
     assert code == 4 and report["verdict"] == "environment_error"
@@ -198,6 +206,7 @@ def _has_gpu():
     return torch.cuda.is_available()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_has_gpu(), reason="with a GPU present, setup's CUDA tensors are simply moved to the CPU")
 def test_original_template_with_cuda_only_setup_says_how_to_fix_it(tmp_path):
     """The original skill's Triton template hard-codes device='cuda' in its setup()."""
@@ -210,6 +219,7 @@ def test_original_template_with_cuda_only_setup_says_how_to_fix_it(tmp_path):
     assert "device" in report["error"]["hint"]
 
 
+@pytest.mark.slow
 def test_weak_problem_definitions_are_warned_about(reference_dir, tmp_path):
     """No SHAPES, a setup that ignores its seed with a zero input, and outputs too small for its atol."""
     ref = write(
@@ -241,6 +251,7 @@ def test_weak_problem_definitions_are_warned_about(reference_dir, tmp_path):
     assert "**WARNING:**" in (tmp_path / "o" / "correctness.md").read_text()
 
 
+@pytest.mark.slow
 def test_report_is_replaced_whole_and_no_temporary_files_remain(reference_dir, tmp_path):
     (tmp_path / "correctness.md").write_text("old report\n")
     check(reference_dir, "good/vector_add.py", tmp_path, "--n=256", "--seeds", "1", "--device", "cpu")
@@ -285,6 +296,7 @@ def test_wrapper_script_runs_from_a_copy_of_the_skill_folder(scripts_dir, refere
     assert payload["passed"] is True and payload["exit_code"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 def test_a_wgmma_kernel_builds_with_arch_auto(tmp_path):
     """`--arch auto` builds Hopper as sm_90a: the CUDA GEMM case's v10 (TMA + wgmma) builds without --arch, and

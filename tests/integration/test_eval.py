@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES_DIR
 
 from kernel_opt.commands.eval import main
@@ -34,6 +35,7 @@ def read(output_dir: Path) -> EvalReport:
 # --- whole runs on the CPU -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_fixture_set_gets_its_verdicts_and_a_second_run_resumes(tmp_path, capsys):
     out = tmp_path / "eval"
     assert run(PROBLEMS, SOLUTIONS, "--output-dir", out, "--seeds", "2") == 1
@@ -72,6 +74,7 @@ def test_the_fixture_set_gets_its_verdicts_and_a_second_run_resumes(tmp_path, ca
     assert "(earlier run)" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cheating_crashing_and_hanging_solutions_cost_their_own_row_only(tmp_path):
     problems, solutions = tmp_path / "problems", tmp_path / "solutions"
     problems.mkdir()

@@ -56,6 +56,7 @@ def test_next_before_v0_is_evaluated_is_a_refusal_exit_2(tmp_path, capsys):
     assert "v0 has not been evaluated yet" in error["message"]
 
 
+@pytest.mark.slow
 def test_env_check_writes_nothing_into_the_current_directory_unless_asked(tmp_path):
     completed = subprocess.run([sys.executable, str(SCRIPTS / "env_check.py")], cwd=tmp_path, capture_output=True,
                                text=True, timeout=120, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})

@@ -31,6 +31,7 @@ def _entries():
             yield pytest.param(manifest.parent, entry, id=label)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem, entry", list(_entries()))
 def test_fixture_gets_its_expected_verdict(problem, entry, tmp_path):
     on_gpu = HAS_GPU or entry["runs_on"] == "cpu"

@@ -5,7 +5,10 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO_ROOT as REPO
+
+pytestmark = pytest.mark.slow  # the whole job, twice, in child processes: the longest test of the suite
 
 
 def _run_example(output_dir):

@@ -5,6 +5,7 @@ import json
 import os
 import shlex
 
+import pytest
 from conftest import FIXTURES_DIR, REPO_ROOT
 from unit.check.test_sanitizer import fake_tool
 
@@ -12,6 +13,8 @@ from kernel_opt.check import correctness
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.check.sanitizer import FINDINGS_EXIT_CODE, sanitizer_command
 from kernel_opt.commands.correctness_check import main
+
+pytestmark = pytest.mark.slow  # every test here runs correctness_check's child under the interpreter
 
 FIXTURES = FIXTURES_DIR / "sanitizer"
 VECTOR_ADD = REPO_ROOT / "reference" / "vector_add"

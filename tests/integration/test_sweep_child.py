@@ -65,6 +65,7 @@ def sweep(tmp_path, solution: Path, sizes: str, runs: int = 2) -> runner.SweepRe
     return runner.sweep_solution(request)
 
 
+@pytest.mark.slow
 def test_a_correct_solution_is_profiled_at_every_size_beside_pytorch(tmp_path, fake_nsight):
     record = sweep(tmp_path, SOFTMAX / "good" / "softmax.py", "N=2,4")
     out = tmp_path / "out"
@@ -84,6 +85,7 @@ def test_a_correct_solution_is_profiled_at_every_size_beside_pytorch(tmp_path, f
     assert json.loads((out / "sweep.json").read_text())["points"][1]["solution"]["time_us"] == pytest.approx(4.0)
 
 
+@pytest.mark.slow
 def test_nsight_python_gets_the_projects_options_and_each_size_its_own_folder(tmp_path, fake_nsight):
     sweep(tmp_path, SOFTMAX / "good" / "softmax.py", "N=2,4", runs=3)
     entries = logged(fake_nsight)
@@ -101,6 +103,7 @@ def test_nsight_python_gets_the_projects_options_and_each_size_its_own_folder(tm
     assert len(profiled) == 2 and not profiled & {call["pid"] for call in calls}  # one profiled process per size
 
 
+@pytest.mark.slow
 def test_wrong_sizes_are_never_profiled_and_a_failing_profiled_process_is_the_solutions_fault(tmp_path, fake_nsight):
     solution = tmp_path / "mixed.py"
     solution.write_text(MIXED_SOLUTION)
@@ -118,6 +121,7 @@ def test_wrong_sizes_are_never_profiled_and_a_failing_profiled_process_is_the_so
     assert [point.value for point in record.charted()] == [2]
 
 
+@pytest.mark.slow
 def test_when_no_size_is_correct_nothing_is_profiled_and_no_earlier_sweeps_files_remain(tmp_path, fake_nsight):
     solution = tmp_path / "zeros.py"
     solution.write_text("import triton  # noqa: F401\n\n\ndef run_kernel(out, **_):\n    out.zero_()\n")

@@ -150,6 +150,7 @@ def check(solution: Path, problem: str, output_dir: Path) -> tuple[int, dict]:
     return code, json.loads((output_dir / "correctness.json").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", sorted(SET))
 def test_every_v0_passes_the_correctness_check(problem, tmp_path):
     code, report = check(V0 / f"{problem}.py", problem, tmp_path)
@@ -160,6 +161,7 @@ def test_every_v0_passes_the_correctness_check(problem, tmp_path):
     assert len(report["cases"]) == (9 if problem == "L2_06_group_norm_silu" else 12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem, honest, broken, every_case", [
     ("L1_01_rms_norm", "x / rms * weight, mask=mask)", "x / rms, mask=mask)", True),  # the learned weight skipped
     ("L2_03_causal_attention_fp16", "visible = (keys[None, :] <= rows[:, None]) & key_mask[None, :]",

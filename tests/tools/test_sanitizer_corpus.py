@@ -57,6 +57,7 @@ def test_the_evaluate_row_needs_every_named_step_status(tmp_path):
     assert not corpus.judge(job, 3, {"state": "failed", "steps": steps})[0]
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 @pytest.mark.parametrize("fixture, needed", [("good/vector_add.cu", False), ("wrong/smem_race.cu", True)])
 def test_racecheck_is_chosen_from_the_compiled_kernel(tmp_path, fixture, needed):

@@ -254,6 +254,7 @@ def test_the_commit_line_names_the_files_that_ran_not_only_head(tmp_path):
     assert reprofile_demo.checkout_identity(tmp_path / "nowhere").startswith("HEAD unknown; the files' own tree")
 
 
+@pytest.mark.slow
 def test_the_subprocess_executor_logs_the_command_and_kills_the_whole_group_at_the_timeout(tmp_path):
     execute = reprofile_demo.subprocess_executor({"PATH": "/usr/bin:/bin"})
     done = execute([sys.executable, "-c", "print('hello'); raise SystemExit(3)"], tmp_path / "a.txt", 30)

@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import torch
 from conftest import FIXTURES_DIR
 
@@ -112,6 +113,7 @@ def verdicts(record: dict) -> dict[tuple[str, str], str]:
     return {(p["input"], p["rounding"]): p["verdict"] for p in record["rounding_probe"]["probes"]}
 
 
+@pytest.mark.slow
 def test_an_honest_sum_follows_every_rounding(tmp_path):
     code, record = check(tmp_path, "row_sum", "row_sum_honest")
     assert code == 0 and record["verdict"] == "pass"
@@ -120,6 +122,7 @@ def test_an_honest_sum_follows_every_rounding(tmp_path):
     assert "## Rounding probe" in (tmp_path / "correctness.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_tf32_sum_within_every_tolerance_fails_by_the_probe_alone(tmp_path):
     code, record = check(tmp_path, "row_sum", "row_sum_tf32_nearest")
     assert code == 1 and record["verdict"] == "fail"
@@ -136,6 +139,7 @@ def test_a_tf32_sum_within_every_tolerance_fails_by_the_probe_alone(tmp_path):
     assert re.search(r"\| `x` +\| tf32, to nearest +\| `output` +\| [0-9.e-]+ +\| 0 +\| 0 +\| ignored +\|", markdown)
 
 
+@pytest.mark.slow
 def test_under_kernelbench_tolerances_the_tf32_sum_passes_flagged(tmp_path, capsys):
     code, record = check(tmp_path, "row_sum", "row_sum_tf32_nearest", "--kernelbench-tolerances")
     assert code == 0 and record["verdict"] == "pass"
@@ -143,12 +147,14 @@ def test_under_kernelbench_tolerances_the_tf32_sum_passes_flagged(tmp_path, caps
     assert "PRECISION DOWNGRADE: output output passes only at KernelBench's tolerance" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_truncating_sum_fails_by_the_error_norms_and_the_probe_does_not_run(tmp_path):
     code, record = check(tmp_path, "row_sum", "row_sum_tf32_truncated")
     assert code == 1 and not any(case["passed"] for case in record["cases"])
     assert "rounding_probe" not in record  # a failed comparison is verdict enough
 
 
+@pytest.mark.slow
 def test_each_input_is_probed_on_its_own(tmp_path):
     code, record = check(tmp_path, "row_dot", "row_dot_x_tf32")
     assert code == 1 and all(case["passed"] for case in record["cases"])
@@ -157,6 +163,7 @@ def test_each_input_is_probed_on_its_own(tmp_path):
     assert probes[("y", "tf32, to nearest")] == "followed"
 
 
+@pytest.mark.slow
 def test_explicit_tolerances_say_what_precision_is_allowed_so_no_probe_runs(tmp_path):
     code, record = check(tmp_path, "row_sum", "row_sum_tf32_nearest", "--atol", "1e-3", "--rtol", "1e-3")
     assert code == 0 and "rounding_probe" not in record

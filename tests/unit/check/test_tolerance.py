@@ -285,6 +285,7 @@ def run_matmul_check(tmp_path, solution: str, ref_suffix: str = "", extra=()):
     return code, json.loads((tmp_path / "out" / "correctness.json").read_text())
 
 
+@pytest.mark.slow
 def test_interpreter_tf32_gemm_passes_when_ref_allows_tf32(tmp_path):
     code, report = run_matmul_check(tmp_path, "wrong/matmul_tf32_inputs.py", "\nallow_tf32 = True\n")
     assert code == 0, report["cases"]
@@ -293,11 +294,13 @@ def test_interpreter_tf32_gemm_passes_when_ref_allows_tf32(tmp_path):
     assert 2e-4 < first["solution_error"] < 4e-4 < first["allowed_error"] == pytest.approx(TF32_RELATIVE_FLOOR)
 
 
+@pytest.mark.slow
 def test_interpreter_bf16_gemm_fails_even_when_ref_allows_tf32(tmp_path):
     code, report = run_matmul_check(tmp_path, "wrong/matmul_bf16_inputs.py", "\nallow_tf32 = True\n")
     assert code == 1 and not report["passed"]
 
 
+@pytest.mark.slow
 def test_interpreter_tf32_gemm_passes_with_explicit_tolerances(tmp_path):
     code, report = run_matmul_check(tmp_path, "wrong/matmul_tf32_inputs.py", extra=["--atol=0.2", "--rtol=1e-2"])
     assert code == 0, report["cases"]

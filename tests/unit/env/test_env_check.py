@@ -411,15 +411,23 @@ def _run_wrapper(scripts_dir: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def test_cli_json_writes_both_reports_and_exits_by_verdict(scripts_dir, tmp_path):
-    completed = _run_wrapper(scripts_dir, "--output-dir", str(tmp_path), "--json")
-    payload = json.loads(completed.stdout)
+def _run_cli(capsys, *args: str) -> tuple[int, str]:
+    """The command in this process, probing this machine as the wrapper does (test_cli_help_shows_real_usage and
+    tests/integration/test_exit_codes.py run the wrapper itself): the exit code and what it printed."""
+    capsys.readouterr()
+    code = env_check.main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_cli_json_writes_both_reports_and_exits_by_verdict(tmp_path, capsys):
+    code, stdout = _run_cli(capsys, "--output-dir", str(tmp_path), "--json")
+    payload = json.loads(stdout)
     on_disk = json.loads((tmp_path / "env_check.json").read_text())
     assert on_disk == payload
     expected = 0 if payload["verdict"] == "ok" else 4
-    assert completed.returncode == expected == payload["exit_code"]
+    assert code == expected == payload["exit_code"]
     if not environment.probe_torch().cuda_available:  # this CPU machine (and CI)
-        assert completed.returncode == 4 and payload["ok"] is False
+        assert code == 4 and payload["ok"] is False
         assert payload["verdict"] in ("cpu_only", "broken")
         assert payload["error"]["kind"] == "environment" and payload["error"]["message"] == payload["headline"]
         assert {item["step"]: item["can_run"] for item in payload["capabilities"]}["benchmark"] is False
@@ -429,12 +437,12 @@ def test_cli_json_writes_both_reports_and_exits_by_verdict(scripts_dir, tmp_path
     assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temporaries behind
 
 
-def test_cli_human_summary_names_the_next_step(scripts_dir, tmp_path):
-    completed = _run_wrapper(scripts_dir, "--output-dir", str(tmp_path))
-    lines = completed.stdout.splitlines()
+def test_cli_human_summary_names_the_next_step(tmp_path, capsys):
+    code, stdout = _run_cli(capsys, "--output-dir", str(tmp_path))
+    lines = stdout.splitlines()
     assert lines[0].startswith("env_check: ")
     assert any(line.startswith("next: ") for line in lines)
-    if completed.returncode == 4 and shutil.which("nvcc"):
+    if code == 4 and shutil.which("nvcc"):
         assert any("correctness_check.py SOLUTION.cu" in line and "--compile-only" in line for line in lines)
     assert (tmp_path / "env_check.md").is_file() and (tmp_path / "env_check.json").is_file()
 

@@ -396,6 +396,7 @@ def test_a_memcheck_finding_fails_the_version_before_anything_is_timed(tmp_path,
             "--sanitize memcheck --N=4096 --D=4096\nSOLUTION ERROR (sanitizer_finding): memcheck found 24") in log
 
 
+@pytest.mark.slow
 def test_racecheck_runs_when_the_sass_uses_shared_memory_and_its_finding_fails_the_version(tmp_path, monkeypatch):
     code, record, tools, _ = evaluate_v3(tmp_path, monkeypatch, shared_loads=4)
     assert code == 0
@@ -531,6 +532,7 @@ def test_without_compute_sanitizer_the_version_is_still_timed_and_evaluate_exits
     assert record["needs_gpu"][0].startswith("memcheck: compute-sanitizer is not on PATH")
 
 
+@pytest.mark.slow
 def test_evaluate_without_a_gpu_runs_what_it_can_and_lists_the_rest(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     assert workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.py"),
@@ -565,6 +567,7 @@ def test_evaluate_names_a_missing_version(tmp_path, capsys):
     assert workspace_command.main(["evaluate", str(tmp_path / "run"), "seven"]) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 def test_evaluate_without_a_gpu_compiles_a_cuda_kernel_and_claims_no_correctness(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
@@ -702,6 +705,7 @@ def test_a_load_inline_model_new_on_a_gpu_gets_racecheck_without_static_analysis
     assert not tools.requests("static_analysis") and record["warnings"] == []
 
 
+@pytest.mark.slow
 def test_a_model_new_without_a_gpu_is_checked_and_lists_what_needs_one(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     make_model_new_run(out)
@@ -719,6 +723,7 @@ def test_a_model_new_without_a_gpu_is_checked_and_lists_what_needs_one(tmp_path,
     assert [kernel["name"] for kernel in analysis["kernels"]] == ["gemm_scale_relu_kernel"]
 
 
+@pytest.mark.slow
 def test_a_model_new_kernel_that_only_the_interpreter_accepts_fails_without_a_gpu(tmp_path, monkeypatch):
     """Correct under TRITON_INTERPRET=1, refused by Triton's compiler: the static analysis step compiles it."""
     out = tmp_path / "run"

@@ -273,6 +273,7 @@ def test_cli_without_gpu_exits_4_with_a_sentence(cache, monkeypatch, capsys):
     assert list(cache.iterdir()) == []  # nothing cached when nothing was measured
 
 
+@pytest.mark.slow
 def test_wrapper_script_exits_4_where_torch_sees_no_gpu(scripts_dir, tmp_path):
     environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", ceilings.CACHE_DIR_ENV: str(tmp_path)}
     completed = subprocess.run(

@@ -164,6 +164,7 @@ def vector_add_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("vector_add")
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 def test_vector_add_has_scalar_loads_and_stores(reference_dir, vector_add_dir):
     needs_cuobjdump()

@@ -278,6 +278,7 @@ def test_what_the_reference_released_is_poisoned_and_what_it_was_given_is_not():
 # --- through the real check (child process, Triton interpreter) ---------------------------------------
 
 
+@pytest.mark.slow
 def test_a_triton_solution_in_the_project_s_contract_binds_the_model_s_weights_by_name(tmp_path):
     from kernel_opt.check.correctness import CheckOptions, check_correctness
     from kernel_opt.solution.backend import BuildOptions

@@ -67,6 +67,7 @@ def write(folder: Path, name: str, text: str) -> Path:
 # --- the toy through the real correctness check --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_toy_backend_passes_the_real_correctness_check_on_the_cpu(toy_backend, tmp_path):
     from kernel_opt.check.correctness import CheckOptions, check_correctness
 
@@ -81,6 +82,7 @@ def test_the_toy_backend_passes_the_real_correctness_check_on_the_cpu(toy_backen
     assert {case.dims["n"] for case in report.cases} == {1000, 1, 127, 128, 129, 4097}
 
 
+@pytest.mark.slow
 def test_the_toy_backend_goes_through_correctness_check_end_to_end(toy_backend, tmp_path, capsys):
     """correctness_check.py as a user runs it: the backend told by the .toy suffix, the solution run in the child."""
     from kernel_opt.commands.correctness_check import main

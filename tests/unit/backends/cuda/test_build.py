@@ -96,6 +96,7 @@ def test_real_compile_reports_resources_and_caches(tmp_path, reference_dir):
     assert [k.registers for k in again.kernels] == [k.registers for k in result.kernels]
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 def test_builds_of_one_source_at_once_each_get_a_whole_library(tmp_path, reference_dir):
     """evaluate runs correctness and compute-sanitizer side by side: each process may build the same file."""

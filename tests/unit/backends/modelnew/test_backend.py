@@ -174,6 +174,7 @@ def test_a_model_new_built_on_unfilled_buffers_still_gets_the_model_s_weights(tm
 # --- through the real check (child process, CPU) -----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_honest_triton_model_new_passes_with_the_model_s_weights(tmp_path):
     report = check("2_Gemm_Multiply_ReLU", tmp_path)
     assert report.error is None, report.error
@@ -182,12 +183,14 @@ def test_an_honest_triton_model_new_passes_with_the_model_s_weights(tmp_path):
            "gemm.bias" in report.notes
 
 
+@pytest.mark.slow
 def test_a_wrong_model_new_fails(tmp_path):
     report = check("4_Conv2d_ReLU_BiasAdd", tmp_path)
     assert report.error is None and report.verdict == "fail"
     assert not any(output.precision_downgrade for case in report.cases for output in case.outputs)
 
 
+@pytest.mark.slow
 def test_a_precision_downgrade_fails_by_default_and_passes_flagged_at_kernelbench_s_tolerance(tmp_path):
     strict = check("1_Square_matmul", tmp_path / "strict")
     assert strict.verdict == "fail" and strict.precision_downgrades == ["output"]
@@ -205,11 +208,13 @@ def test_a_precision_downgrade_fails_by_default_and_passes_flagged_at_kernelbenc
     assert loose.tolerances[0]["source"] == "KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)"
 
 
+@pytest.mark.slow
 def test_an_honest_solution_is_no_downgrade_at_kernelbench_s_tolerance(tmp_path):
     report = check("3_Sum_reduction", tmp_path, kernelbench_tolerances=True)
     assert report.passed and report.precision_downgrades == []
 
 
+@pytest.mark.slow
 def test_a_model_new_needs_a_kernelbench_problem(tmp_path):
     report = check_correctness(SOLUTIONS / "3_Sum_reduction.py", VECTOR_ADD / "ref.py", "modelnew", "cpu", {},
                                CheckOptions(seeds=1), BuildOptions(), tmp_path / "build", "test")
