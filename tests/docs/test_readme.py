@@ -22,3 +22,12 @@ def test_ci_runs_the_readme_test_command():
 
 def test_chinese_readme_shows_the_same_commands():
     assert readme_commands("README_zh.md") == readme_commands("README.md")
+
+
+FAST_TIER = 'python3 -m pytest -q -n 2 -m "not slow"'
+
+
+def test_the_fast_tier_is_shown_the_same_everywhere_and_its_marker_is_declared():
+    for name in ("README.md", "README_zh.md", "AGENTS.md", "tests/README.md"):
+        assert FAST_TIER in (REPO / name).read_text(), name
+    assert '"slow: ' in (REPO / "pyproject.toml").read_text()  # declared beside gpu, nvcc, ncu and timing

@@ -371,7 +371,7 @@ def test_agents_md_points_at_real_paths_and_the_readme_test_command():
         if "<" not in path:
             assert (REPO_ROOT / path).exists(), path
     readme = (REPO_ROOT / "README.md").read_text()
-    test_command = 'python3 -m pip install -e ".[test]" && python3 -m pytest -q'
+    test_command = 'python3 -m pip install -e ".[test]" && python3 -m pytest -q -n 2'
     assert test_command in text and test_command in readme
     assert "0 ok, 1 the check ran and failed, 2 bad arguments" in text
 
