@@ -11,11 +11,13 @@
 #     no kernel at all, library-only calls; the demos' best versions as honest controls), and
 #     `workspace.py evaluate` failing the memoizing exploit whose ncu profile saw no kernel;
 #   item 8: timer tampering and lazy outputs (the tampering guard), precision downgrades;
-#   KernelBench problems at their own sizes (reference/kernelbench_checks): a LayerNorm ModelNew that
-#     never applies weight and bias and a GEMM epilogue that never adds its zero bias (the re-drawn
-#     weights check), a softmax that writes zeros and one whose denominator sums half the row under
-#     --kernelbench-tolerances (outputs too small for 1e-2: the reference-error rule judges), each
-#     beside its honest control.
+#   KernelBench problems at KernelBench's stock sizes (reference/kernelbench_checks): a LayerNorm ModelNew
+#     that never applies weight and bias (level1/40_LayerNorm, 16 x 64 x 256 x 256) and a GEMM epilogue
+#     that never adds its zero bias (1024 x 8192 x 8192) fail the re-drawn weights check; a softmax that
+#     writes zeros and one whose denominator sums only the first 256 columns (level1/23_Softmax's 393216
+#     columns) fail under --kernelbench-tolerances (outputs too small for 1e-2: the reference-error rule
+#     judges), each beside its honest control. The softmax rows take 512 of 23_Softmax's 4096 rows
+#     (805 MB per tensor; 4096 rows, 6.4 GB per tensor, needs the correctness child's memory plan).
 #
 # Usage (from the repository root):
 #   bash tools/integrity_corpus.sh OUT_DIR
@@ -170,7 +172,7 @@ for row in "good/side_stream_joined.cu 0" "good/side_stream_joined.py 0" "good/l
   set -- $row
   check_in_background "$(basename "$1" | tr . _)" correctness "$2" "$VECTOR_ADD/$1" "$VECTOR_ADD/ref.py"
 done
-# KernelBench problems at their own sizes: weights a kernel ignores, and outputs too small for atol = 1e-2.
+# KernelBench problems at KernelBench's stock sizes: weights a kernel ignores, and outputs too small for atol = 1e-2.
 check_in_background kb_layer_norm correctness 0 "$KB_CHECKS/solutions/L1_layer_norm.py" \
   "$KB_CHECKS/problems/L1_layer_norm.py"
 check_in_background kb_layer_norm_ignores_weights correctness 1 "$KB_CHECKS/wrong/L1_layer_norm_ignores_weights.py" \
@@ -178,13 +180,14 @@ check_in_background kb_layer_norm_ignores_weights correctness 1 "$KB_CHECKS/wron
 check_in_background kb_linear_zero_bias correctness 0 "$KB_CHECKS/contract/L2_linear_zero_bias_relu.py" \
   "$KB_CHECKS/problems/L2_linear_zero_bias_relu.py"
 check_in_background kb_linear_ignores_bias correctness 1 "$KB_CHECKS/wrong/L2_linear_zero_bias_relu_ignores_bias.py" \
-  "$KB_CHECKS/problems/L2_linear_zero_bias_relu.py"
+  "$KB_CHECKS/problems/L2_linear_zero_bias_relu.py" --kernelbench-tolerances
+KB_SOFTMAX_ROWS=--batch_size=512  # 23_Softmax's 393216 columns; 512 of its 4096 rows until the memory plan
 check_in_background kb_softmax_wide correctness 0 "$KB_CHECKS/solutions/L1_softmax_wide.py" \
-  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances
+  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances "$KB_SOFTMAX_ROWS"
 check_in_background kb_softmax_zeros correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_zeros.py" \
-  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances
-check_in_background kb_softmax_first_half correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_first_half.py" \
-  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances
+  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances "$KB_SOFTMAX_ROWS"
+check_in_background kb_softmax_first_chunk correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_first_chunk.py" \
+  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances "$KB_SOFTMAX_ROWS"
 # Honest kernels of every kind the demos hold must pass the launch check: each demo case's best version
 # (CUDA with TMA/wgmma on sm_90a, Triton), at the run's own shapes.
 check_in_background demo_cuda_gemm_v10 correctness 0 demo/cuda/gemm/v10/v10.cu demo/cuda/gemm/ref.py \

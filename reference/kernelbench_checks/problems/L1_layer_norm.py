@@ -3,7 +3,8 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Layer normalisation over the last three dims (KernelBench level 1 kind: normalisation).
+    """Layer normalisation over the last three dims (KernelBench level 1 kind: normalisation), at the sizes and
+    with the inputs of KernelBench's level1/40_LayerNorm.
 
     nn.LayerNorm starts with its weight at ones and its bias at zeros, and KernelBench's seed-42 Model
     holds exactly those: at them a kernel that normalises and never applies weight and bias gives the
@@ -19,13 +20,13 @@ class Model(nn.Module):
 
 
 batch_size = 16
-features = 32
-dim1 = 128
+features = 64
+dim1 = 256
 dim2 = 256
 
 
 def get_inputs():
-    x = torch.randn(batch_size, features, dim1, dim2)
+    x = torch.rand(batch_size, features, dim1, dim2)
     return [x]
 
 

@@ -3,10 +3,12 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Softmax over 32768 columns (KernelBench level 1 kind: reduction).
+    """Softmax over 393216 columns of torch.rand values (KernelBench level 1 kind: reduction), at the sizes and
+    with the inputs of KernelBench's level1/23_Softmax.
 
-    Every value of a row is about 1/32768 (3e-5, at most about 2e-3), far below KernelBench's
-    atol = 1e-2: at that tolerance an output of zeros passes.
+    Every value of a row is about 1/393216 (2.5e-6, at most about 4e-6), far below KernelBench's
+    atol = 1e-2: at that tolerance an output of zeros passes, and so does one whose denominator
+    sums only the first 256 columns (every value about 1536 times the true one, still under 1e-2).
     """
 
     def __init__(self):
@@ -16,12 +18,12 @@ class Model(nn.Module):
         return torch.softmax(x, dim=1)
 
 
-batch_size = 2048
-dim = 32768
+batch_size = 4096
+dim = 393216
 
 
 def get_inputs():
-    x = torch.randn(batch_size, dim)
+    x = torch.rand(batch_size, dim)
     return [x]
 
 

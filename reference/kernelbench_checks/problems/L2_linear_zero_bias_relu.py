@@ -3,7 +3,8 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """relu(x @ W^T + b), a linear layer whose bias starts at zero (KernelBench level 2 kind: GEMM + epilogue).
+    """relu(x @ W^T + b), a linear layer whose bias starts at zero (KernelBench level 2 kind: GEMM + epilogue),
+    at the sizes and with the inputs of KernelBench's level2/63_Gemm_ReLU_Divide and 76_Gemm_Add_ReLU.
 
     The bias is initialised with nn.init.zeros_, as transformer MLPs start theirs, so KernelBench's
     seed-42 Model holds zeros there: at them an epilogue that never adds the bias gives the
@@ -20,12 +21,12 @@ class Model(nn.Module):
 
 
 batch_size = 1024
-in_features = 4096
-out_features = 4096
+in_features = 8192
+out_features = 8192
 
 
 def get_inputs():
-    x = torch.randn(batch_size, in_features)
+    x = torch.rand(batch_size, in_features)
     return [x]
 
 

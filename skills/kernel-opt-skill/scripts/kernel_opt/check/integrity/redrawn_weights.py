@@ -11,17 +11,20 @@ So once every case has passed, the check runs one more call, on fresh inputs of 
 with the Model's weights drawn again (`redraw`, from a generator of its own seed, so every run
 draws the same values):
 
-- a weight that holds one value c everywhere (a one-element parameter too): c = 0 becomes
-  N(0, 1) noise; any other c becomes c x U(1 - CONSTANT_SPREAD, 1 + CONSTANT_SPREAD): ones
-  become 1 + noise, and the sign is kept and the value stays well away from zero, so a running
-  variance stays positive and a divisor stays a divisor;
+- a weight that holds one value c everywhere (a one-element parameter too) becomes c + s N(0, 1)
+  with s = max(1, |c|): ones become 1 + noise, zeros become N(0, 1) noise, and the noise stays
+  at the weight's own scale where c is large; a running variance, which must stay positive,
+  becomes |c| + s |N(0, 1)|;
 - any other weight: its own values in a random order: the same scale, sign and range, element by
   element, so whatever the layer needs of its values (positive, in [0, 1]) still holds.
 
-What is re-drawn: every floating-point parameter, and the running mean and variance of a
-normalisation layer that tracks them (BatchNorm, InstanceNorm with track_running_stats). Integer
-buffers (num_batches_tracked) and any other buffer stay as they are: a buffer that is no running
-statistic may be fixed structure, a causal mask say, which an honest solution may build in.
+What is re-drawn: every floating-point parameter, the running mean and variance of a
+normalisation layer that tracks them (BatchNorm, InstanceNorm with track_running_stats), and any
+other floating-point buffer that holds one value everywhere (it is in the state_dict, loaded with
+every checkpoint, so a solution must read it). Integer buffers (num_batches_tracked) stay, and so
+does a varied buffer that is no running statistic: that is fixed structure, a causal mask or an
+index table, which an honest solution may build in and which re-drawing would turn into another
+problem.
 
 How the values reach each kind of solution, as its weights do in the cases:
 
@@ -39,8 +42,9 @@ How the values reach each kind of solution, as its weights do in the cases:
   cannot be told.
 
 Why an honest solution cannot fail it: the reference computes the Model's function of its weights,
-so a solution that computes that function from the weights it is given follows them; every value
-stays in the range its layer accepts; and a weight is re-drawn for a ModelNew only where a tensor
+so a solution that computes that function from the weights it is given follows them; a variance
+stays positive, so the reference stays defined (where it raises on the re-drawn weights, the check
+does not judge); and a weight is re-drawn for a ModelNew only where a tensor
 of its own provably holds it, or where a constant is held nowhere.
 
 A solution fails when an output differs from the reference's with the weights re-drawn. Each
@@ -63,13 +67,15 @@ from kernel_opt.check.integrity.protocol import CheckSession, IntegrityCheck, Ru
 from kernel_opt.check.records import OutputComparison, output_failure_text
 from kernel_opt.core.render import markdown_table, render
 
-# c becomes c x U(1 - spread, 1 + spread): within a factor of 2 of the seed-42 value, sign kept, never near zero.
-CONSTANT_SPREAD = 0.5
+# A constant c becomes c + max(NOISE_FLOOR, |c|) N(0, 1): ones become 1 + N(0, 1), zeros N(0, 1), and a large
+# constant moves by its own size (1000 + N(0, 1) would hide within KernelBench's rtol = 1e-2).
+NOISE_FLOOR = 1.0
 # The generator's seed: the same re-drawn values on every run, for every solution of a problem.
 REDRAW_SEED = 20_260_042
 # Where the weights re-drawn together move an output off, each is tried alone; at most this many.
 MAX_ALONE = 8
 STATISTICS = ("running_mean", "running_var")
+POSITIVE = ("running_var",)  # statistics a layer takes the square root of: re-drawn positive
 
 
 @dataclass
@@ -83,7 +89,7 @@ class WeightDraw:
     owner: str  # the class of the module that holds it, "LayerNorm"
     at_seed: str  # "1 everywhere", "varied", "integer"
     redrawn: bool
-    how: str  # how it was re-drawn ("1 x U(0.5, 1.5)", "N(0, 1)", ...), or why it was kept
+    how: str  # how it was re-drawn ("1 + N(0, 1)", "N(0, 1)", ...), or why it was kept
     reaches: str  # where the solution takes it from
 
 
@@ -196,8 +202,7 @@ class RedrawnWeightsCheck(IntegrityCheck):
             [[what, f"`{o.name}`", "FAIL" if off(o, report) else "pass", _number(o.solution_error),
               _number(o.allowed_error), f"{o.mismatches} / {o.numel}"] for what, o in rows],
             ["re-drawn", "output", "result", "solution error", "allowed", "elements off"])
-        return render("redrawn_weights.md.j2", result=result, weights=weights, outputs=outputs,
-                      spread=f"{CONSTANT_SPREAD:g}")
+        return render("redrawn_weights.md.j2", result=result, weights=weights, outputs=outputs)
 
 
 def _not_followed(draw: WeightDraw | None, output: OutputComparison) -> str:
@@ -243,25 +248,31 @@ def describe(value) -> str:
     return f"{float(flat[0]):g} everywhere" if bool((flat == flat[0]).all()) else "varied"
 
 
-def redraw(value, generator):
-    """(new values, how): c -> N(0, 1) for c = 0, c x U(1 - spread, 1 + spread) otherwise; else a permutation."""
+def redraw(value, generator, positive: bool = False):
+    """(new values, how): a constant c -> c + s N(0, 1), s = max(1, |c|) (|c| + s |N(0, 1)| where the values must
+    stay positive); any other values -> a permutation of them."""
     import torch
 
     flat = value.detach().reshape(-1)
     count = flat.numel()
     if bool((flat == flat[0]).all()):
         constant = float(flat[0])
-        if constant == 0.0:
-            new, how = torch.randn(count, generator=generator, dtype=torch.float64), "N(0, 1)"
-        else:
-            noise = 2 * torch.rand(count, generator=generator, dtype=torch.float64) - 1
-            new = constant * (1 + CONSTANT_SPREAD * noise)
-            how = f"{constant:g} x U({1 - CONSTANT_SPREAD:g}, {1 + CONSTANT_SPREAD:g})"
+        scale = max(NOISE_FLOOR, abs(constant))
+        noise = scale * torch.randn(count, generator=generator, dtype=torch.float64)
+        new = abs(constant) + noise.abs() if positive else constant + noise
+        how = _noise_text(constant, scale, positive)
         return new.to(device=value.device, dtype=value.dtype).reshape(value.shape), how
     new = flat[torch.randperm(count, generator=generator).to(value.device)]
     if torch.equal(new, flat):
         new = flat.roll(1)
     return new.clone().reshape(value.shape), "its own values in a random order"
+
+
+def _noise_text(constant: float, scale: float, positive: bool) -> str:
+    noise = "N(0, 1)" if scale == 1 else f"{scale:g} N(0, 1)"
+    if positive:
+        return f"{abs(constant):g} + |{noise}|"
+    return noise if constant == 0 else f"{constant:g} + {noise}"
 
 
 def plan_draws(values: dict[str, Any], weights: dict[str, str], kinds: dict[str, tuple[str, str]],
@@ -277,11 +288,13 @@ def plan_draws(values: dict[str, Any], weights: dict[str, str], kinds: dict[str,
         reaches, kept = _reach(argument, value, taken_once, holders)
         if not value.is_floating_point() or value.numel() == 0:
             kept = "integer or empty: left as it is"
-        elif kind == "buffer":
-            kept = "a buffer that is no running statistic: it may be fixed structure (a mask) a solution builds in"
+        elif kind == "buffer" and describe(value) == "varied":
+            kept = ("a varied buffer that is no running statistic: fixed structure (a mask, an index table) a "
+                    "solution may build in")
         draw = WeightDraw(key, argument, kind, owner, describe(value), kept is None, kept or "", reaches)
         if kept is None:
-            redrawn[argument], draw.how = redraw(value, generator)
+            positive = kind == "statistic" and key.rpartition(".")[2] in POSITIVE
+            redrawn[argument], draw.how = redraw(value, generator, positive)
         draws.append(draw)
     return draws, redrawn
 
@@ -322,7 +335,7 @@ def check_redrawn(session: CheckSession, dims: dict[str, Any], seed: int) -> Red
                                 taken_once, holders)
     result = RedrawnWeights(ran=bool(redrawn), dims=instance.dims, seed=seed, weights=draws)
     if not redrawn:
-        result.note = ("not run: the Model has no floating-point parameter or running statistic to re-draw"
+        result.note = ("not run: the Model has no floating-point parameter or buffer to re-draw"
                        if not draws else "not run: no weight could be re-drawn (see each weight's reason)")
         return result
     try:

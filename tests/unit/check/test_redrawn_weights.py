@@ -17,7 +17,6 @@ import torch
 from kernel_opt.backends.modelnew.launcher import ModelNewLauncher, find_holders
 from kernel_opt.check.correctness import CheckOptions, check_correctness
 from kernel_opt.check.integrity.redrawn_weights import (
-    CONSTANT_SPREAD,
     RedrawnWeights,
     plan_draws,
     redraw,
@@ -25,7 +24,7 @@ from kernel_opt.check.integrity.redrawn_weights import (
 )
 from kernel_opt.solution.backend import BuildOptions, WeightHolder
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 CHECKS = REPO / "reference" / "kernelbench_checks"
 LAYER_NORM = CHECKS / "problems" / "L1_layer_norm.py"
 LAYER_NORM_DIMS = {"batch_size": 2, "features": 4, "dim1": 8, "dim2": 16}
@@ -52,19 +51,28 @@ def _backend(solution: Path) -> str:
 # --- how a weight is re-drawn ----------------------------------------------------------------------------
 
 
-def test_a_constant_becomes_noise_around_it_with_its_sign_and_zero_becomes_n_0_1():
+def test_a_constant_becomes_itself_plus_n_0_1_noise_at_its_own_scale():
     generator = torch.Generator().manual_seed(0)
     ones, how = redraw(torch.ones(4096), generator)
-    assert how == "1 x U(0.5, 1.5)" and ones.min() >= 1 - CONSTANT_SPREAD and ones.max() <= 1 + CONSTANT_SPREAD
-    assert ones.std() > 0.2  # about 0.29: every element moved its own way
-    negative, how = redraw(torch.full((4096,), -0.25), generator)
-    assert how == "-0.25 x U(0.5, 1.5)" and (negative < 0).all() and negative.max() <= -0.125
+    assert how == "1 + N(0, 1)" and abs(float(ones.mean()) - 1) < 0.05 and 0.95 < float(ones.std()) < 1.05
     zeros, how = redraw(torch.zeros(64, 64), generator)
     assert how == "N(0, 1)" and zeros.shape == (64, 64) and 0.9 < float(zeros.std()) < 1.1
+    negative, how = redraw(torch.full((4096,), -0.25), generator)
+    assert how == "-0.25 + N(0, 1)" and abs(float(negative.mean()) + 0.25) < 0.05
+    large, how = redraw(torch.full((4096,), 1000.0), generator)  # 1000 + N(0, 1) would hide within rtol = 1e-2
+    assert how == "1000 + 1000 N(0, 1)" and 900 < float(large.std()) < 1100
     scalar, how = redraw(torch.tensor(2.0), generator)  # a one-element parameter is a constant
-    assert scalar.shape == () and 1.0 <= float(scalar) <= 3.0 and how == "2 x U(0.5, 1.5)"
+    assert scalar.shape == () and how == "2 + 2 N(0, 1)" and float(scalar) != 2.0
     half, _ = redraw(torch.ones(8, dtype=torch.float16), generator)
     assert half.dtype == torch.float16
+
+
+def test_a_variance_stays_positive():
+    generator = torch.Generator().manual_seed(0)
+    variance, how = redraw(torch.ones(4096), generator, positive=True)
+    assert how == "1 + |N(0, 1)|" and float(variance.min()) >= 1 and float(variance.std()) > 0.5
+    tiny, how = redraw(torch.full((4096,), 1e-3), generator, positive=True)
+    assert how == "0.001 + |N(0, 1)|" and (tiny > 0).all()
 
 
 def test_a_varied_weight_gets_its_own_values_in_another_order():
@@ -78,12 +86,13 @@ def test_a_varied_weight_gets_its_own_values_in_another_order():
         assert torch.equal(redraw(pair, torch.Generator().manual_seed(seed))[0], torch.tensor([2.0, 1.0]))
 
 
-def test_parameters_and_running_statistics_are_re_drawn_and_other_buffers_kept():
+def test_parameters_statistics_and_constant_buffers_are_re_drawn_and_structure_kept():
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.bn = torch.nn.BatchNorm1d(6)
             self.register_buffer("mask", torch.tril(torch.ones(6, 6)))
+            self.register_buffer("shift", torch.zeros(6))
             self.scale = torch.nn.Parameter(torch.tensor(0.5))
 
     net = Net()
@@ -91,17 +100,21 @@ def test_parameters_and_running_statistics_are_re_drawn_and_other_buffers_kept()
     assert kinds == {"bn.weight": ("parameter", "BatchNorm1d"), "bn.bias": ("parameter", "BatchNorm1d"),
                      "bn.running_mean": ("statistic", "BatchNorm1d"), "bn.running_var": ("statistic", "BatchNorm1d"),
                      "bn.num_batches_tracked": ("buffer", "BatchNorm1d"), "mask": ("buffer", "Net"),
-                     "scale": ("parameter", "Net")}
+                     "shift": ("buffer", "Net"), "scale": ("parameter", "Net")}
     state = net.state_dict()
     weights = {key.replace(".", "_"): key for key in state}
     values = {key.replace(".", "_"): value for key, value in state.items()}
     draws, redrawn = plan_draws(values, weights, kinds, frozenset(), {})
     kept = {draw.key: draw.how for draw in draws if not draw.redrawn}
-    assert set(redrawn) == {"bn_weight", "bn_bias", "bn_running_mean", "bn_running_var", "scale"}
+    assert set(redrawn) == {"bn_weight", "bn_bias", "bn_running_mean", "bn_running_var", "shift", "scale"}
     assert kept == {"bn.num_batches_tracked": "integer or empty: left as it is",
-                    "mask": "a buffer that is no running statistic: it may be fixed structure (a mask) a solution "
-                            "builds in"}
-    assert (redrawn["bn_running_var"] > 0).all()  # a variance stays a variance
+                    "mask": "a varied buffer that is no running statistic: fixed structure (a mask, an index table) a "
+                            "solution may build in"}
+    hows = {draw.key: draw.how for draw in draws if draw.redrawn}
+    assert hows == {"bn.weight": "1 + N(0, 1)", "bn.bias": "N(0, 1)", "bn.running_mean": "N(0, 1)",
+                    "bn.running_var": "1 + |N(0, 1)|", "shift": "N(0, 1)", "scale": "0.5 + N(0, 1)"}
+    assert (redrawn["bn_running_var"] >= 1).all()  # a variance stays a variance
+    assert (redrawn["bn_weight"] < 1).any() and (redrawn["bn_weight"] > 1).any()
     _, again = plan_draws(values, weights, kinds, frozenset(), {})
     assert all(torch.equal(redrawn[name], again[name]) for name in redrawn)  # the same values every run
     assert {draw.reaches for draw in draws if draw.redrawn} == {f"passed as {name!r} on each call"
@@ -250,7 +263,7 @@ def test_a_model_new_with_no_place_for_a_constant_weight_fails_naming_it(tmp_pat
     failures = correctness_failures(report)
     assert failures[0].startswith("output 'output' does not follow weight 'ln.weight' (LayerNorm parameter, "
                                   "1 everywhere at seed 42; nowhere: no tensor of ModelNew has its name")
-    assert "re-drawn alone as 1 x U(0.5, 1.5)" in failures[0] and "normwise error" in failures[0]
+    assert "re-drawn alone as 1 + N(0, 1)" in failures[0] and "normwise error" in failures[0]
     assert failures[1].startswith("output 'output' does not follow weight 'ln.bias'")
     assert report.to_dict()["redrawn_weights"]["redrawn"] == ["ln.weight", "ln.bias"]
 
@@ -305,9 +318,78 @@ def test_a_running_statistic_the_solution_ignores_is_named(tmp_path):
     assert report.verdict == "fail" and all(case.passed for case in report.cases)
     result = RedrawnWeights.from_dict(report.integrity["redrawn_weights"])
     assert {item.key for item in result.alone} == {"bn.running_mean", "bn.running_var"}
+    from kernel_opt.check.integrity.verdict import correctness_failures
+
+    failures = correctness_failures(report)
+    assert [sentence.split(" (")[0] for sentence in failures] == [
+        "output 'output' does not follow weight 'bn.running_mean'",
+        "output 'output' does not follow weight 'bn.running_var'"]
+    assert "(BatchNorm1d statistic, 1 everywhere at seed 42; held by ModelNew's 'bn.running_var', by name): with it " \
+           "re-drawn alone as 1 + |N(0, 1)|" in failures[1]
     assert {draw.key: draw.kind for draw in result.weights if draw.redrawn} == {
         "bn.weight": "parameter", "bn.bias": "parameter", "bn.running_mean": "statistic",
         "bn.running_var": "statistic"}
+
+
+OFFSET_PROBLEM = """\
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        \"\"\"Linear with its bias started at zeros, then a per-feature offset kept as a buffer of zeros.\"\"\"
+
+        def __init__(self, features):
+            super().__init__()
+            self.linear = nn.Linear(features, features)
+            nn.init.zeros_(self.linear.bias)
+            self.register_buffer("offset", torch.zeros(features))
+
+        def forward(self, x):
+            return self.linear(x) + self.offset
+
+    batch_size = 8
+    features = 16
+
+    def get_inputs():
+        return [torch.rand(batch_size, features)]
+
+    def get_init_inputs():
+        return [features]
+    """
+
+IGNORES_OFFSET_AND_BIAS = """\
+    import torch
+    import torch.nn as nn
+
+    class ModelNew(nn.Module):
+        \"\"\"Wrong: never adds the zero buffer, and drops the Linear's bias.\"\"\"
+
+        def __init__(self, features):
+            super().__init__()
+            self.linear = nn.Linear(features, features)
+            self.register_buffer("offset", torch.zeros(features))
+
+        def forward(self, x):
+            return x @ self.linear.weight.t()
+    """
+
+
+def test_a_constant_buffer_and_a_linear_bias_the_solution_ignores_are_named(tmp_path):
+    problem = write(tmp_path, "offset.py", OFFSET_PROBLEM)
+    honest = write(tmp_path, "honest.py", OFFSET_PROBLEM.split("    batch_size")[0].replace("class Model(",
+                                                                                          "class ModelNew("))
+    passed = check(honest, problem, tmp_path / "honest")
+    assert passed.passed and sorted(passed.integrity["redrawn_weights"]["redrawn"]) == ["linear.bias",
+                                                                                        "linear.weight", "offset"]
+    report = check(write(tmp_path, "wrong.py", IGNORES_OFFSET_AND_BIAS), problem, tmp_path / "wrong")
+    assert report.verdict == "fail" and all(case.passed for case in report.cases)  # at seed 42 both are zeros
+    from kernel_opt.check.integrity.verdict import correctness_failures
+
+    failures = {sentence.split(" (")[0]: sentence for sentence in correctness_failures(report)}
+    assert sorted(failures) == ["output 'output' does not follow weight 'linear.bias'",
+                                "output 'output' does not follow weight 'offset'"]
+    assert "(Model buffer, 0 everywhere at seed 42; held by ModelNew's 'offset', by name): with it re-drawn alone " \
+           "as N(0, 1)" in failures["output 'output' does not follow weight 'offset'"]
 
 
 def test_a_plain_ref_py_is_not_re_drawn(tmp_path):
@@ -323,7 +405,7 @@ def test_a_model_without_weights_says_there_is_nothing_to_re_draw(tmp_path):
                    tmp_path, {"batch_size": 4})
     assert report.passed
     assert report.integrity["redrawn_weights"] == {
-        "ran": False, "note": "not run: the Model has no floating-point parameter or running statistic to re-draw",
+        "ran": False, "note": "not run: the Model has no floating-point parameter or buffer to re-draw",
         "dims": report.integrity["redrawn_weights"]["dims"], "seed": 2, "weights": [], "redrawn": [], "outputs": [],
         "alone": []}
 
