@@ -246,6 +246,7 @@ NO_AFFINE_LAYER_NORM = """\
     """
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 def test_an_honest_model_new_that_renames_its_weights_passes(tmp_path):
     report = check(write(tmp_path, "renamed.py", RENAMED_LAYER_NORM), LAYER_NORM, tmp_path, LAYER_NORM_DIMS)
     assert report.error is None and report.passed, report.cases
@@ -255,6 +256,7 @@ def test_an_honest_model_new_that_renames_its_weights_passes(tmp_path):
     assert all(output.passed for output in result.outputs) and result.alone == []
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 def test_a_model_new_with_no_place_for_a_constant_weight_fails_naming_it(tmp_path):
     report = check(write(tmp_path, "no_affine.py", NO_AFFINE_LAYER_NORM), LAYER_NORM, tmp_path, LAYER_NORM_DIMS)
     assert report.error is None and report.verdict == "fail" and all(case.passed for case in report.cases)
@@ -309,6 +311,7 @@ IGNORES_STATISTICS = """\
     """
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 def test_a_running_statistic_the_solution_ignores_is_named(tmp_path):
     problem = write(tmp_path, "bn_eval.py", BATCH_NORM_EVAL)
     honest = write(tmp_path, "honest.py", BATCH_NORM_EVAL.split("    batch_size")[0].replace("class Model(",
@@ -374,6 +377,7 @@ IGNORES_OFFSET_AND_BIAS = """\
     """
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 def test_a_constant_buffer_and_a_linear_bias_the_solution_ignores_are_named(tmp_path):
     problem = write(tmp_path, "offset.py", OFFSET_PROBLEM)
     honest = write(tmp_path, "honest.py", OFFSET_PROBLEM.split("    batch_size")[0].replace("class Model(",
@@ -392,6 +396,7 @@ def test_a_constant_buffer_and_a_linear_bias_the_solution_ignores_are_named(tmp_
            "as N(0, 1)" in failures["output 'output' does not follow weight 'offset'"]
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 def test_a_plain_ref_py_is_not_re_drawn(tmp_path):
     vector_add = REPO / "reference" / "vector_add"
     report = check_correctness(vector_add / "good" / "vector_add.py", vector_add / "ref.py", "triton", "cpu",
@@ -399,6 +404,7 @@ def test_a_plain_ref_py_is_not_re_drawn(tmp_path):
     assert report.passed and "redrawn_weights" not in report.to_dict()
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 def test_a_model_without_weights_says_there_is_nothing_to_re_draw(tmp_path):
     problems = REPO / "tests" / "fixtures" / "kernelbench"
     report = check(problems / "solutions" / "3_Sum_reduction.py", problems / "problems" / "3_Sum_reduction.py",
@@ -410,6 +416,7 @@ def test_a_model_without_weights_says_there_is_nothing_to_re_draw(tmp_path):
         "alone": []}
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 @pytest.mark.parametrize("name, dims", [
     ("L2_06_group_norm_silu", {"batch_size": 2, "channels": 8, "height": 4, "width": 4, "num_groups": 2}),
     ("L2_05_residual_add_layer_norm", {"batch_size": 4, "features": 64}),

@@ -226,6 +226,7 @@ ZEROS = """\
     """
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 def test_an_approximation_that_passes_only_at_1e_2_fails_beside_kernelbench_s_verdict(tmp_path, capsys):
     from kernel_opt.commands.correctness_check import main
 
@@ -250,6 +251,7 @@ def test_an_approximation_that_passes_only_at_1e_2_fails_beside_kernelbench_s_ve
            "pass it)" in markdown
 
 
+@pytest.mark.slow  # the correctness check end to end, in its child process
 @pytest.mark.parametrize("kernelbench", [True, False], ids=["kernelbench tolerances", "default rule"])
 def test_the_eval_counts_them_as_incorrect_and_lists_them_apart(tmp_path, kernelbench):
     """Under the default rule the approximation fails as before, named a precision downgrade (within 1e-2 of a
