@@ -2,7 +2,7 @@
 holds each weight, and the real check on the CPU.
 
 The known-wrong solutions it exists for live in reference/kernelbench_checks (a LayerNorm ModelNew that
-never applies weight and bias, a GEMM epilogue that never adds a zero bias; tests/test_fixture_corpus.py
+never applies weight and bias, a GEMM epilogue that never adds a zero bias; tests/integration/test_fixture_corpus.py
 runs them). The ModelNews here are plain torch, so a whole check takes a few seconds.
 """
 

@@ -4,7 +4,7 @@ Where an all-zero or constant output would pass the atol/rtol in force, the refe
 judges instead. Under --kernelbench-tolerances an output that passes only at 1e-2 is a precision
 downgrade where the rounding probe shows one and a wrong result otherwise, with KernelBench's own
 verdict beside it; `kernel-opt eval` counts it as incorrect and lists it apart. The Triton fixtures
-for both live in reference/kernelbench_checks (tests/test_fixture_corpus.py); the ModelNews here are
+for both live in reference/kernelbench_checks (tests/integration/test_fixture_corpus.py); the ModelNews here are
 plain torch, so a whole check takes seconds.
 """
 
