@@ -8,6 +8,7 @@ must write back as the same JSON: a reader that drops or renames a field would f
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from conftest import REPO_ROOT
 
 from kernel_opt.check.records import CaseResult, CorrectnessReport, Mismatch, OutputComparison, read_correctness
 from kernel_opt.core.errors import UsageError
+from kernel_opt.core.records import UNSET, Section, list_of
 from kernel_opt.loop.records import (
     EvaluationRecord,
     RunRecord,
@@ -164,6 +166,37 @@ def test_a_record_without_its_tag_or_newer_fields_still_reads():
     older = BenchmarkReport.from_dict({"roofline": {"points": {"datasheet": {"percent_of_ceiling": 50.0}}}})
     # no "primary": measured, else datasheet
     assert older.primary_point() == ("datasheet", {"percent_of_ceiling": 50.0})
+
+
+@dataclass
+class _Item(Section):
+    name: str
+    count: int | None = None
+
+
+@dataclass
+class _Part(Section):
+    name: str
+    count: int | None = None
+    note: str | None = UNSET
+    items: list[_Item] | None = UNSET
+
+    readers = {"items": list_of(_Item)}
+
+
+def test_a_section_writes_back_what_it_read_and_what_code_set():
+    """core.records.Section: the rule every nested part of the correctness and benchmark records follows."""
+    built = _Part("a")
+    assert built.to_dict() == {"name": "a", "count": None} and built.has("count") and not built.has("note")
+    built.note = None  # set, even to None: written
+    assert list(built.to_dict()) == ["name", "count", "note"]
+    raw = {"note": "n", "later": [1], "name": "b", "items": [{"count": 2, "zzz": True}]}
+    read = _Part.from_dict(raw)
+    assert (read.name, read.count, read.items[0].count, read.items[0].name) == ("b", None, 2, None)
+    assert json.dumps(read.to_dict()) == json.dumps(raw)  # the keys it had, unknown ones included, in their order
+    read.count = 5
+    assert list(read.to_dict()) == ["note", "later", "name", "items", "count"]
+    assert not _Part.from_dict({}) and _Part.from_dict({"name": None})  # falsy as {} is
 
 
 # Fields added to the profile's record after the demo runs were recorded, with the value an old record reads as.
