@@ -14,11 +14,12 @@ import pytest
 from conftest import REFERENCE_DIR, REPO_ROOT
 
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
-from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
+from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, SanitizerRun
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, hypothesis_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
 from kernel_opt.core.errors import EnvironmentFault, SolutionError
+from kernel_opt.core.records import ErrorRecord
 from kernel_opt.experience.ranking import Match, Query, Recommendation, RecommendationResult
 from kernel_opt.experience.records import ExperienceRecord
 from kernel_opt.experience.store import Entry
@@ -26,12 +27,15 @@ from kernel_opt.loop import check_steps, evaluate, final_report, final_report_se
 from kernel_opt.loop.records import EvaluationRecord, RunRecord, StepResult
 from kernel_opt.loop.workspace import conclude_evaluation, read_run, run_status
 from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
-from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry, TimedSolution
 from kernel_opt.measure.roofline import Ceilings, roofline_point
+from kernel_opt.measure.roofline_records import Roofline, Work
 from kernel_opt.profile import profiler
 from kernel_opt.profile.profiler import ProfileRequest
+from kernel_opt.run.environment import GpuInfo, RunEnvironment
 from kernel_opt.sass.instruction_mix import InstructionMix
 from kernel_opt.sass.report import KernelStaticAnalysis, StaticReport
+from kernel_opt.solution.build_record import BuildRecord
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 SOFTMAX = REFERENCE_DIR / "softmax"
@@ -65,11 +69,12 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
     if hypothesis is not None:
         (folder / "hypothesis.txt").write_text(hypothesis)
     correctness = CorrectnessReport(verdict="pass" if correct else "fail", solution=str(source), reference="ref.py",
-                                    backend="cuda", device={"type": "cuda", **GPU}, interpreter=False,
-                                    command="correctness_check.py", dims={"N": 4096, "D": 4096}, seeds=[0, 1, 2],
-                                    build={"arch": "sm_90",
-                                           "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
-                                                        "registers": registers}]})
+                                    backend="cuda", device=DeviceInfo.from_dict({"type": "cuda", **GPU}),
+                                    interpreter=False, command="correctness_check.py", dims={"N": 4096, "D": 4096},
+                                    seeds=[0, 1, 2],
+                                    build=BuildRecord.from_dict({"arch": "sm_90", "kernels": [
+                                        {"name": "softmax_kernel(float const*, float*, int)",
+                                         "registers": registers}]}))
     (folder / "correctness.json").write_text(json.dumps(correctness.to_dict()))
     if median_us is not None:
         comparison = None
@@ -83,14 +88,15 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
                   for source_name, ceilings in CEILINGS.items()}
         percent = points["measured"]["percent_of_ceiling"]
         report = BenchmarkReport(
-            solution={"path": str(source), "backend": "cuda", "median_us": median_us, "p20_us": median_us * 0.98,
-                      "p80_us": median_us * 1.03, "reps": 200,
-                      "build": {"arch": "sm_90", "signature": [],
-                                "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
-                                             "registers": registers}]}},
-            reference="ref.py", backend="cuda", command="benchmark.py", verdict="measured", gpu=dict(GPU),
-            versions={"python": "3.11.7", "torch": "2.9.0", "triton": "3.5.0", "cuda": "12.8"},
-            dims={"N": 4096, "D": 4096}, work=dict(WORK), roofline={"points": points}, percent_of_ceiling=percent,
+            solution=TimedSolution.from_dict({
+                "path": str(source), "backend": "cuda", "median_us": median_us, "p20_us": median_us * 0.98,
+                "p80_us": median_us * 1.03, "reps": 200,
+                "build": {"arch": "sm_90", "signature": [],
+                          "kernels": [{"name": "softmax_kernel(float const*, float*, int)", "registers": registers}]}}),
+            reference="ref.py", backend="cuda", command="benchmark.py", verdict="measured", gpu=GpuInfo.from_dict(GPU),
+            versions=RunEnvironment(python="3.11.7", torch="2.9.0", triton="3.5.0", cuda="12.8"),
+            dims={"N": 4096, "D": 4096}, work=Work.from_dict(WORK), roofline=Roofline.from_dict({"points": points}),
+            percent_of_ceiling=percent,
             target_percent=target_percent, target_reached=percent >= target_percent, comparison=comparison,
             exit_code=0,
         )
@@ -464,14 +470,15 @@ class FakeTools:
         errors = self.sanitizer_errors.get(tool, 0)
         report = CorrectnessReport(
             verdict="pass", solution=str(request.solution), reference=str(request.reference), backend="cuda",
-            device={"type": "cuda", **GPU}, interpreter=False, command="correctness_check.py", dims=request.dims,
+            device=DeviceInfo.from_dict({"type": "cuda", **GPU}), interpreter=False, command="correctness_check.py",
+            dims=request.dims,
             seeds=[0], cases=[CaseResult({"N": 1, "D": 1}, 0, True, [], [])], planned_cases=1,
             sanitizer=SanitizerRun(tool=tool, command="compute-sanitizer", completed=True, errors=errors),
         )
         if errors:
             report.verdict = "solution_error"
-            report.error = {"kind": "sanitizer_finding", "exit_code": 3, "hint": None,
-                            "message": f"{tool} found {errors} error(s); the first: Invalid __global__ write"}
+            report.error = ErrorRecord("sanitizer_finding", f"{tool} found {errors} error(s); the first: Invalid "
+                                       "__global__ write", None, 3)
         return report
 
     def analyze_solution(self, request):
@@ -985,7 +992,7 @@ class InvalidBenchmarkTools(FakeTools):
             {"event": "interleaved", "this": {"samples_us": [2.0] * 40}, "other": {"samples_us": [80.0] * 40}},
             {"event": "done"},
         ]
-        report = BenchmarkReport(solution={"path": str(folder / f"v{number}.cu"), "backend": "cuda"},
+        report = BenchmarkReport(solution=TimedSolution(path=str(folder / f"v{number}.cu"), backend="cuda"),
                                  reference="ref.py", backend="cuda", command="benchmark.py", target_percent=90.0)
         assemble_report(report, ChildOutcome(events=[parse_event(e) for e in sequence], returncode=0),
                         str(request.against), str(request.against.parent))
