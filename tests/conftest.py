@@ -10,7 +10,9 @@ from types import ModuleType
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+FIXTURES_DIR = TESTS_DIR / "fixtures"  # recorded and hand-made inputs the tests share
 SKILL_ROOT = REPO_ROOT / "skills" / "kernel-opt-skill"
 SCRIPTS_DIR = SKILL_ROOT / "scripts"
 REFERENCE_DIR = REPO_ROOT / "reference"
@@ -44,12 +46,12 @@ def pytest_collection_modifyitems(config, items):
     gpu = _has_gpu()
     nvcc = shutil.which("nvcc") is not None
     ncu = shutil.which("ncu") is not None
-    for item in items:
-        if "gpu" in item.keywords and not gpu:
+    for item in items:  # markers, not keywords: a test's folder name (tests/unit/profile/ncu/) is a keyword too
+        if item.get_closest_marker("gpu") and not gpu:
             item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU (run on the GPU machine: tools/gpu_suite.sh)"))
-        if "nvcc" in item.keywords and not nvcc:
+        if item.get_closest_marker("nvcc") and not nvcc:
             item.add_marker(pytest.mark.skip(reason="needs nvcc on PATH"))
-        if "ncu" in item.keywords and not ncu:
+        if item.get_closest_marker("ncu") and not ncu:
             item.add_marker(pytest.mark.skip(reason="needs Nsight Compute (ncu) on PATH"))
 
 

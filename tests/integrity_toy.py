@@ -2,7 +2,7 @@
 
 `RepeatCheck` calls the solution again on the inputs of its first case and compares the bits of
 every output with the first call's: a result that is not a function of the inputs alone fails.
-tests/test_integrity.py registers it with one line and runs it through the real correctness
+tests/unit/check/test_integrity.py registers it with one line and runs it through the real correctness
 check (parent and child process) on the CPU; its known-wrong solution is
 tests/fixtures/integrity_toy/flickers.py.
 """

@@ -1,7 +1,7 @@
 """A stand-in for the GPU machine that tools/demo_upkeep/reprofile_demo.py drives: fake commands on a fake clock.
 
-Shared by tests/test_reprofile_demo.py (the run's deadline and packing) and
-tests/test_apply_reprofile.py (bringing its output into demo/).
+Shared by tests/tools/demo_upkeep/test_reprofile_demo.py (the run's deadline and packing) and
+tests/tools/demo_upkeep/test_apply_reprofile.py (bringing its output into demo/).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Record the small .ncu-rep fixtures that tests/test_classify_fixtures.py classifies on a CPU.
+# Record the small .ncu-rep fixtures that tests/unit/profile/test_classify_fixtures.py classifies on a CPU.
 # Run on a GPU machine with Nsight Compute, from anywhere in the checkout:
 #   tools/record_ncu_fixtures.sh OUT_DIR        (the device tool: tools/record_ncu_fixtures.sh "$OUT")
 # Each kernel in tests/fixtures/ncu/kernels/<name>/ is profiled with the project's own
@@ -65,7 +65,7 @@ ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 {
   echo "# ncu fixtures"
   echo
-  echo "Small Nsight Compute reports that tests/test_classify_fixtures.py classifies with"
+  echo "Small Nsight Compute reports that tests/unit/profile/test_classify_fixtures.py classifies with"
   echo "\`ncu_profile.py --from-report\` (no GPU needed). Each comes from the kernel of the same name in"
   echo "\`kernels/\`; re-record them all with \`tools/record_ncu_fixtures.sh OUT_DIR\` on a GPU machine."
   echo

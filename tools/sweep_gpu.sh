@@ -35,8 +35,8 @@ print(f"env_check size_sweep: can_run={row['can_run']}: {row['reason']}")
 sys.exit(0 if row["can_run"] and "0.9.6 (the pinned version)" in row["reason"] else 1)
 PY
 
-PYTHONUNBUFFERED=1 "${PYTHON:-python3}" -m pytest -v -rs -p no:cacheprovider tests/gpu/test_sweep_gpu.py tests/test_sweep.py \
-  tests/test_sweep_child.py > "$OUT/logs/pytest.log" 2>&1
+PYTHONUNBUFFERED=1 "${PYTHON:-python3}" -m pytest -v -rs -p no:cacheprovider tests/gpu/test_sweep_gpu.py tests/unit/profile/sweep/test_sweep.py \
+  tests/integration/test_sweep_child.py > "$OUT/logs/pytest.log" 2>&1
 pytest_status=$?
 tail -n 3 "$OUT/logs/pytest.log"
 grep -E "(PASSED|FAILED|SKIPPED|ERROR).*test_sweep_gpu" "$OUT/logs/pytest.log"

@@ -3,7 +3,7 @@
 correctness_check profiles one more call on a fresh stream (the legacy default stream for a solve
 without a cudaStream_t) behind a fence, and lists every kernel and copy; benchmark.py carries the
 listing over from its correctness gate. Every verdict of the fixtures is in
-reference/*/expected.yaml (tests/test_fixture_corpus.py); these tests assert the evidence.
+reference/*/expected.yaml (tests/integration/test_fixture_corpus.py); these tests assert the evidence.
 Run on the GPU machine (tools/gpu_suite.sh).
 """
 

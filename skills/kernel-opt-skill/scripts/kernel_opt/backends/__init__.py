@@ -9,5 +9,5 @@ Adding a backend: a new folder here, `<name>/backend.py`, that defines a `Backen
 `BACKEND = ThatBackend()` (heavy imports such as torch inside its methods), plus its tests; the
 registry finds it, and argparse choices, detection, the correctness check, the benchmark,
 static analysis, profiling suggestions with links into its guide, and the experience log follow.
-tests/test_backends.py plugs a toy backend in this way.
+tests/unit/solution/test_registry.py plugs a toy backend in this way.
 """

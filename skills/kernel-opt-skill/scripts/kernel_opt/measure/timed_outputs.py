@@ -6,7 +6,7 @@ and which of them failed tells the causes apart:
 - "solution (kernel time)": a CUDA graph replaying calls on buffer set 0 with the same values;
 - "solution (interleaved)" and "against": this version and the other one, timed alternately.
 The correctness gate's launch check (check/integrity/launches.py) adds what the call ran on which stream.
-Pure: the sentences come from the record's fields, tested in tests/test_timed_outputs.py.
+Pure: the sentences come from the record's fields, tested in tests/unit/measure/test_timed_outputs.py.
 """
 
 from __future__ import annotations

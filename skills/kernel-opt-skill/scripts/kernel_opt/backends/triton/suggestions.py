@@ -1,6 +1,6 @@
 """Which sections of the Triton guide (experience/triton/TRITON.md) a profile's evidence points at: the Triton ADVICE.
 
-The names are the guide's headings (tests/test_suggestions.py checks that each one exists);
+The names are the guide's headings (tests/unit/profile/test_suggestions.py checks that each one exists);
 profile.suggestions.suggest() puts the evidence-driven ones first, then the label's defaults.
 """
 

@@ -49,7 +49,7 @@ is the only code that turns results into the verdict, the failures and the secti
 
 Adding a check: its module here and one line in registry.BUILT_IN; a known-wrong solution that
 only it catches, under reference/<problem>/wrong/ or tests/fixtures/, with its row in
-reference/<problem>/expected.yaml (tests/test_fixture_corpus.py runs it on the CPU) and in
+reference/<problem>/expected.yaml (tests/integration/test_fixture_corpus.py runs it on the CPU) and in
 tools/integrity_corpus.sh (the GPU corpus).
 
 Kept apart: the benchmark's check of its timed outputs (measure/benchmark_child.py, the cause in

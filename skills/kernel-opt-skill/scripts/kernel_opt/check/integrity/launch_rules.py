@@ -16,7 +16,7 @@ the call) and a marker (a tiny spin kernel launched as soon as the call returns)
 
 `profiled_kernels_problem` applies the same listing to what ncu profiled (loop/measure_steps.py).
 Plain data and no torch, so the records read anywhere and the rules are tested with synthetic
-traces and with the probe recorded on an H100 (tests/test_launches.py, tests/fixtures/launches/).
+traces and with the probe recorded on an H100 (tests/unit/check/test_launches.py, tests/fixtures/launches/).
 """
 
 from __future__ import annotations
