@@ -7,6 +7,7 @@ must write back as the same JSON: a reader that drops or renames a field would f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -257,6 +258,50 @@ def test_every_recorded_record_reads_and_writes_back_the_same(path):
                                for kernel in raw.get("kernels", [])]
     assert written == expected
     assert record_type.from_dict(written) == record
+
+
+# The parts of the correctness and benchmark records kept as JSON on purpose (docs/ARCHITECTURE.md, "Records"):
+# name-to-value maps, the integrity checks' results (each read by its own check), the case's findings of those
+# checks, and the ceilings cache file the roofline copies.
+JSON_ON_PURPOSE = frozenset({"dims", "dtypes", "phases_s", "integrity", "findings", "launches", "measured_ceilings"})
+SECTIONS_BY_NAME = frozenset({"points", "post_timing_check"})  # dicts whose values are sections
+
+
+def untyped_objects(value, where: str) -> list[str]:
+    """Where a record read from JSON still holds a JSON object as a dict, outside the parts kept as JSON."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        found = []
+        for item in dataclasses.fields(value):
+            nested = getattr(value, item.name)
+            if item.name in SECTIONS_BY_NAME and isinstance(nested, dict):
+                found += [path for key, entry in nested.items()
+                          for path in untyped_objects(entry, f"{where}.{item.name}[{key}]")]
+            elif item.name not in JSON_ON_PURPOSE:
+                found += untyped_objects(nested, f"{where}.{item.name}")
+        return found
+    if isinstance(value, list):
+        return [path for index, entry in enumerate(value) for path in untyped_objects(entry, f"{where}[{index}]")]
+    return [where] if isinstance(value, dict) else []
+
+
+REPORT_FILES = [path for path in recorded_files() if RECORD_TYPES[path.name] in (CorrectnessReport, BenchmarkReport)]
+
+
+@pytest.mark.parametrize("path", REPORT_FILES, ids=lambda path: str(path.relative_to(REPO_ROOT)))
+def test_every_recorded_report_reads_into_typed_sections(path):
+    """Every nested object of a recorded correctness or benchmark record is read into its dataclass."""
+    record = RECORD_TYPES[path.name].from_dict(json.loads(path.read_text()))
+    assert untyped_objects(record, path.name) == []
+
+
+def test_untyped_objects_finds_a_nested_dict():
+    """The check above can fail: a section holding a plain dict where a section belongs is reported."""
+    report = benchmark_report()
+    report.roofline.physical_floor = {"floor_us": 1.0}
+    report.post_timing_check["solution"] = {"passed": True}
+    assert untyped_objects(report, "benchmark.json") == [
+        "benchmark.json.post_timing_check[solution]", "benchmark.json.roofline.physical_floor"]
+    assert untyped_objects(benchmark_report(), "benchmark.json") == []
 
 
 def test_the_h100_run_fixture_reads_into_records():
