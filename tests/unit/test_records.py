@@ -167,7 +167,7 @@ def test_a_record_without_its_tag_or_newer_fields_still_reads():
 
 
 # Fields added to the profile's record after the demo runs were recorded, with the value an old record reads as.
-NCU_SUMMARY_ADDED = {"busiest_pipe": None, "unverified": []}
+NCU_SUMMARY_ADDED = {"busiest_pipe": None, "unverified": [], "traits": None}  # traits: the problem the advice fitted
 KERNEL_SUMMARY_ADDED = {"pipes": {}, "shared_memory": {}, "design": {}, "unverified": []}
 
 
