@@ -56,12 +56,12 @@ def get_init_inputs():
 
 
 def test_kernelbench_88_min_gpt_new_gelu_is_elementwise(tmp_path):
-    """The agent trial's problem: its name's first word is "min", its reference is a tanh and a pow."""
+    """The agent trial's problem: its reference is a tanh and a pow; its name's "Min" belongs to "MinGPT"."""
     path = tmp_path / "88_MinGPTNewGelu.py"
     path.write_text(MIN_GPT_NEW_GELU)
     evidence = reference_family(path)
     assert (evidence.family, evidence.operations) == ("elementwise", ("tanh", "sqrt", "pow"))
-    assert kernel_family("88_MinGPTNewGelu") == "reduction"  # why the reference, not the name, decides
+    assert kernel_family("88_MinGPTNewGelu") == "elementwise"
 
 
 def test_plain_arithmetic_is_elementwise_and_matmul_operators_are_products(tmp_path):
@@ -88,6 +88,7 @@ def test_nothing_to_read_gives_no_family(tmp_path):
 @pytest.mark.parametrize("name, family", [
     ("MaxPool2d", "stencil"), ("LayerNorm", "row_reduction"), ("LeakyReLU", "elementwise"),
     ("CrossEntropyLoss", "row_reduction"), ("Conv2d", "matmul_like"), ("GELU", "elementwise"),
+    ("MinGPTNewGelu", "elementwise"), ("row_max", "row_reduction"), ("max", "reduction"),
 ])
 def test_camel_case_operation_names_split_into_their_words(name, family):
     assert kernel_family(name) == family

@@ -142,7 +142,9 @@ def kernel_family(kernel: str) -> str:
     split = normalize_kernel(_camel_words(kernel))
     if split in _MEMBER_TO_FAMILY:
         return _MEMBER_TO_FAMILY[split]
-    words = list(dict.fromkeys(name.split("_") + split.split("_")))
+    # A short word that only CamelCase splitting reveals is more often part of a proper name ("MinGPT") than an
+    # operation; the operations such names hold are longer ("Gelu") or come in pairs ("MaxPool2d").
+    words = list(dict.fromkeys(name.split("_") + [word for word in split.split("_") if len(word) >= 4]))
     # Two-word members inside a longer name ("fused_layer_norm" holds "layer_norm") are more
     # specific than single words, so they are tried first.
     pairs = {KERNEL_ALIASES.get(f"{a}_{b}", f"{a}_{b}") for part in (name, split)
