@@ -227,7 +227,7 @@ def test_a_section_writes_back_what_it_read_and_what_code_set():
 
 
 # Fields added to the profile's record after the demo runs were recorded, with the value an old record reads as.
-NCU_SUMMARY_ADDED = {"busiest_pipe": None, "unverified": []}
+NCU_SUMMARY_ADDED = {"busiest_pipe": None, "unverified": [], "traits": None}  # traits: the problem the advice fitted
 KERNEL_SUMMARY_ADDED = {"pipes": {}, "shared_memory": {}, "design": {}, "unverified": []}
 
 

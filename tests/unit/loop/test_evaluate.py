@@ -28,6 +28,7 @@ from kernel_opt.loop.workspace import read_run, run_status
 from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
 from kernel_opt.measure.records import BenchmarkReport, TimedEntry, TimedSolution
 from kernel_opt.profile import profiler
+from kernel_opt.profile.problem_traits import problem_traits
 from kernel_opt.profile.profiler import ProfileRequest
 from kernel_opt.sass.instruction_mix import InstructionMix
 from kernel_opt.sass.report import KernelStaticAnalysis, StaticReport
@@ -144,8 +145,12 @@ class FakeTools:
     def profile_solution(self, request):
         self.calls.append(("ncu_profile", request))
         print("COMPUTE_BOUND <- stdout, never read")
-        return profiler.profile_solution(ProfileRequest(request.output_dir, baseline=request.baseline,
-                                                        from_report=NCU_FIXTURES / "memory_streaming.ncu-rep"))
+        summary = profiler.profile_solution(ProfileRequest(request.output_dir, baseline=request.baseline,
+                                                           from_report=NCU_FIXTURES / "memory_streaming.ncu-rep"))
+        # a profile on a GPU reads the problem's family from the run's ref.py, which a kept report cannot
+        summary.traits = problem_traits(request.reference, None, None, None, None)
+        (request.output_dir / "ncu_summary.json").write_text(json.dumps(summary.to_dict()))
+        return summary
 
     def recommend_from_log(self, request):
         self.calls.append(("experience_log", request))
@@ -186,6 +191,7 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert tools.requests("ncu_profile")[0].baseline == out / "v1"
     [recommend] = tools.requests("experience_log")
     assert (recommend.bottleneck, recommend.chip, recommend.limit) == ("memory_bound", "NVIDIA H200", 5)
+    assert recommend.family == "row_reduction"  # v3's profile read it from ref.py's torch.softmax
     record = json.loads((out / "v3" / "evaluation.json").read_text())
     assert (record["state"], record["exit_code"], record["against"]) == ("measured", 0, "v1")
     assert [(s["name"], s["status"]) for s in record["steps"]] == [
@@ -208,6 +214,7 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     log = (out / "v3" / "evaluate.log").read_text()
     assert f"$ benchmark.py {out / 'v3' / 'v3.cu'} --ref {out / 'ref.py'}" in log
     assert "--against " + str(out / "v1" / "v1.cu") in log and "MEASURED on NVIDIA H200" in log
+    assert "$ experience_log.py recommend --kernel softmax --family row_reduction --backend cuda -n 5" in log
     assert "never read" not in log
     summary = capsys.readouterr().out
     assert "v3: MEASURED" in summary and "| benchmark" in summary and "70.00 us; vs v1 1.200x" in summary

@@ -7,7 +7,7 @@ files, so the workspace reads exactly what the tools write."""
 import json
 
 import pytest
-from run_fixtures import SOFTMAX, make_run, synthetic_run, write_version
+from run_fixtures import SOFTMAX, add_timing_samples, make_run, synthetic_run, write_version
 
 from kernel_opt.commands import hypothesis_check
 from kernel_opt.commands import workspace as workspace_command
@@ -168,6 +168,19 @@ def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     assert (out / "v1" / "v1.cu").exists()
     assert json.loads((out / "v1" / "version.json").read_text())["continued_past_target"] is True
     assert run_status(out).versions[1].continued_past_target is True
+
+
+def test_a_version_at_its_target_level_with_pytorch_inside_the_noise_ends_the_run(tmp_path):
+    """A baseline median lower by less than the noise is a tie: the target ends the run, as the final report says."""
+    for name, compile_us, behind in (("level", 39.8, None), ("behind", 38.0, "torch.compile (default)")):
+        out = tmp_path / name
+        make_run(out, iterations=3, target_percent=50.0)
+        write_version(out, 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0,
+                      baselines={"eager": 130.0, "torch.compile (default)": compile_us})
+        add_timing_samples(out / "v0")  # 0.5% apart, 400 samples each spread 0.8%: inside the 2% margin
+        status = run_status(out)
+        assert status.behind_baseline == behind
+        assert status.stop_reason == (None if behind else "target_reached")
 
 
 def test_a_version_at_its_target_that_pytorch_still_beats_does_not_end_the_run(tmp_path, capsys):

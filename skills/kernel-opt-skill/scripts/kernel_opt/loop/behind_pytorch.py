@@ -2,13 +2,16 @@
 
 The final report's "Why it stops short" section: how much faster the baseline ran, where both
 stand against the same roof, what was tried, what the best version's profile says is left and,
-where a math pipe is at its roof, how much any schedule of the same work could still gain.
+where a math pipe is at its roof, how much any schedule of the same work could still gain. Only
+where the baseline is faster beyond the noise (measure/baseline_standing.py): a baseline whose
+median is lower by less than the noise is level with the best version, and nothing stops short.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kernel_opt.measure.baseline_standing import BaselineStanding
 from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.measure.roofline_records import CopySameBytes, RoofCeilings
 from kernel_opt.profile.records import NcuSummary
@@ -25,18 +28,19 @@ def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str,
     the baseline ran; where both stand against the same roof (the problem's minimum bytes over a
     copy of those bytes; its FLOPs over the compute roof when the kernel is compute bound); what
     each later version's interleaved comparison said; and the first finding of the best version's
-    profile. Empty when no baseline beat it.
+    profile. Empty when no baseline beat it beyond the noise (`final["standing"]`).
     """
     record: BenchmarkReport | None = final.get("record")
     ratio, baseline, best = final.get("speedup_vs_best_baseline"), final.get("best_baseline"), final.get("best")
+    standing: BaselineStanding | None = final.get("standing")
     if record is None or ratio is None or ratio >= 1.0 or not baseline or not record.median_us:
         return []
     entry = next((b for b in record.baselines if b.name == baseline and b.median_us), None)
-    if entry is None:
+    if entry is None or standing is None or not standing.behind:
         return []
     ours, theirs = record.median_us, entry.median_us
     lines = [f"{baseline} ran {1 / ratio:.3f}x faster than {best} in the same benchmark run "
-             f"({theirs:.2f} µs against {ours:.2f} µs)."]
+             f"({theirs:.2f} µs against {ours:.2f} µs): {_beyond_noise(standing, best)}."]
     lines += _roof_sentences(record, best, baseline, ours, theirs)
     lines.append(f"Tried: {'; '.join(tried)}." if tried else "No version after v0 was tried.")
     if remaining.get("findings"):
@@ -44,6 +48,16 @@ def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str,
     lines += _pipe_bound_sentence(remaining, best, ours, ratio)
     lines += _taking_turns_sentence(remaining, best, ours)
     return lines
+
+
+def _beyond_noise(standing: BaselineStanding, best: str) -> str:
+    """Why the gap is real: the interval of the recorded samples, or the medians' 5% margin without samples."""
+    if standing.samples is None:
+        return (f"{best} runs at {standing.speedup:.3f}x its speed, beyond the 5% that medians alone must clear "
+                "(no timing samples recorded)")
+    ours, theirs = standing.samples
+    return (f"{best} runs at {standing.interval_text()} its speed (95% bootstrap interval of {ours} and {theirs} "
+            "timed calls), beyond the noise")
 
 
 def pipes_taking_turns(profile: NcuSummary) -> list[tuple[str, float]] | None:

@@ -13,6 +13,7 @@ from kernel_opt.loop.final_report_versions import NOT_MEASURED
 from kernel_opt.loop.records import RunRecord
 from kernel_opt.loop.versions import VersionState
 from kernel_opt.loop.workspace import run_status
+from kernel_opt.measure.baseline_standing import baseline_standing
 from kernel_opt.measure.records import read_benchmark
 from kernel_opt.profile.records import NcuSummary, read_profile
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
@@ -109,11 +110,12 @@ def final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     """PyTorch eager and torch.compile against the best version, from one benchmark run.
 
     OUT/benchmark.json (SKILL.md's Finish step: the best version against v0) is preferred when
-    it timed the best version; otherwise the best version's own benchmark.json.
+    it timed the best version; otherwise the best version's own benchmark.json. `standing` says
+    whether the fastest baseline is ahead beyond the noise, level, or behind (measure/baseline_standing.py).
     """
     empty = {"source": None, "baselines": [], "median_us": None, "missing": None, "vs_v0": None,
              "speedup_vs_eager": None, "best_baseline": None, "speedup_vs_best_baseline": None, "record": None,
-             "best": None if best is None else best.name}
+             "standing": None, "best": None if best is None else best.name}
     if best is None:
         return {**empty, "missing": "no version was timed correct, so there is nothing to compare with PyTorch"}
     final = read_benchmark(out)
@@ -129,7 +131,8 @@ def final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     comparison = asdict(record.comparison) if source == "benchmark.json" and record.comparison else None
     result = {**empty, "source": source, "baselines": baselines, "median_us": median,
               "speedup_vs_eager": record.speedup_vs_eager, "best_baseline": record.best_baseline,
-              "speedup_vs_best_baseline": record.speedup_vs_best_baseline, "vs_v0": comparison, "record": record}
+              "speedup_vs_best_baseline": record.speedup_vs_best_baseline, "vs_v0": comparison, "record": record,
+              "standing": baseline_standing(record)}
     if not baselines:
         result["missing"] = f"{source} timed no PyTorch baseline (the benchmark ran with --baseline none)"
     return result
