@@ -425,6 +425,8 @@ def test_the_table_repeats_the_record(tmp_path):
     assert "`clock_control=none`" in markdown and "`cache_control=all`" in markdown
     assert "solution: 1 kernel(s) per call: `softmax_kernel`" in markdown
     assert "- datasheet roofs: 3350 GB/s, 67.0 TFLOP/s (float32; datasheet: NVIDIA H100 SXM5 80GB)" in markdown
+    assert "the copy kernel profiled beside each size: Each % of ceiling names its basis" in " ".join(
+        markdown.split())
     lines = report.summary_lines(record, "OUT/sweep")
     assert lines[0] == f"sweep N=1024,2048,4096,8192 on {H100}: partial (exit 1)"
     assert lines[1].startswith("  N=1024: solution 14.20 us, PyTorch 16.90 us (1.19x), ")
