@@ -140,24 +140,12 @@ def test_a_runtime_loop_bound_under_the_interpreter_is_checked_or_blamed_on_nump
         assert tuple(int(part) for part in numpy.__version__.split(".")[:2]) >= (2, 4)
 
 
-LIBDEVICE_ADD = textwrap.dedent("""
-    import triton
-    import triton.language as tl
-    from triton.language.extra import libdevice
-
-
-    @triton.jit
-    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offsets < n
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + libdevice.tanh(y) * 0.0 + y, mask=mask)
-
-
-    def run_kernel(x, y, out, n, **_):
-        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
-""")
+def libdevice_vector_add(reference_dir) -> str:
+    """The known-good vector add with a libdevice call that changes nothing (x + tanh(y) * 0 + y)."""
+    source = (reference_dir / VECTOR_ADD / "good" / "vector_add.py").read_text()
+    source = source.replace("import triton.language as tl\n",
+                            "import triton.language as tl\nfrom triton.language.extra import libdevice\n")
+    return source.replace("x + y, mask=mask)", "x + libdevice.tanh(y) * 0.0 + y, mask=mask)")
 
 
 @pytest.mark.slow
@@ -165,7 +153,7 @@ def test_libdevice_under_the_interpreter_is_this_machines_limit_and_names_the_ke
     """Triton 3.6's interpreter patches tl's builtins, not libdevice's extern functions, which return None
     there: `x + libdevice.tanh(y)` fails with TypeError ... 'NoneType'. The kernel is correct on a GPU."""
     solution = tmp_path / "tanh_add.py"
-    solution.write_text(LIBDEVICE_ADD)
+    solution.write_text(libdevice_vector_add(reference_dir))
     code, report = check(reference_dir, solution, tmp_path / "out", "--n=4096", "--seeds", "1", "--device", "cpu")
     if code == 0:  # an interpreter that runs libdevice: nothing to explain
         assert report["verdict"] == "pass"
@@ -174,7 +162,7 @@ def test_libdevice_under_the_interpreter_is_this_machines_limit_and_names_the_ke
     assert (code, error["kind"]) == (4, "interpreter_limit"), error
     assert error["message"].startswith(
         "the Triton interpreter (TRITON_INTERPRET=1) cannot run this kernel: libdevice functions return None there, "
-        "and tanh_add.py line 13 (`tl.store(out_ptr + offsets, x + libdevice.tanh(y) * 0.0 + y, mask=mask)`) failed "
+        "and tanh_add.py line 20 (`tl.store(out_ptr + offsets, x + libdevice.tanh(y) * 0.0 + y, mask=mask)`) failed "
         "on such a None")
     assert "tanh(x) = 2 * tl.sigmoid(2 * x) - 1" in error["hint"] and "TRITON.md" in error["hint"]
 
