@@ -18,12 +18,14 @@ from kernel_opt.loop.workspace import conclude_evaluation, read_run, run_status
 # --- init ----------------------------------------------------------------------------------------
 
 
-def test_init_creates_the_layout_and_the_run_record(tmp_path):
+def test_init_creates_the_layout_and_the_run_record(tmp_path, capsys):
     out = tmp_path / "run"
     code = workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.py"),
                                    "--ref", str(SOFTMAX / "ref.py"), "--iterations", "3", "--name", "softmax",
                                    "--target-percent", "85", "--N=64", "--D=1000", "--scale=2.5"])
     assert code == 0
+    assert (f"v0 is {out / 'v0' / 'v0.py'}, a copy of {SOFTMAX / 'good' / 'softmax.py'}: from now on the run reads "
+            "only the copy, so make any fix to v0 there") in capsys.readouterr().out
     assert (out / "ref.py").read_text() == (SOFTMAX / "ref.py").read_text()
     assert (out / "v0" / "v0.py").read_text() == (SOFTMAX / "good" / "softmax.py").read_text()
     assert sorted(p.name for p in out.iterdir()) == ["ref.py", "run.json", "v0"]
