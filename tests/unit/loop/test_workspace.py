@@ -165,7 +165,11 @@ def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     status = run_status(out)
     assert status.target_reached is True and status.stop_reason == "target_reached"
     assert workspace_command.main(["next", str(out)]) == 2
-    assert "target reached: v0 runs at 83.9%" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ("target reached: v0 runs at 83.9% of the roofline ceiling (target 50%), with 3 of 3 iteration(s) "
+            "unused; finish with the final report, and tell the user the run stopped at the roof with 3 iteration(s) "
+            "left") in err
+    assert f"the user's call, not yours: with their say-so, `workspace.py next {out} --ignore-target`" in err
     assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
     assert (out / "v1" / "v1.cu").exists()
     assert json.loads((out / "v1" / "version.json").read_text())["continued_past_target"] is True
