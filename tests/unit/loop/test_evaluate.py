@@ -746,3 +746,28 @@ def test_a_model_new_kernel_that_only_the_interpreter_accepts_fails_without_a_gp
     assert steps["correctness"][0] == "ok"
     assert steps["static_analysis"][0] == "solution_error"
     assert steps["static_analysis"][1].startswith("the Triton kernel failed to compile")
+
+
+def test_an_edit_to_the_kernel_given_to_init_is_named_since_the_run_evaluates_its_own_copy(tmp_path):
+    """v0 is OUT/v0/v0.<ext>, copied by init; a fix made in the original file never reaches the run."""
+    import os
+    import shutil
+    import time as clock
+
+    from kernel_opt.loop.workspace import create_run
+
+    kernel = tmp_path / "kernel.py"
+    shutil.copyfile(REPO_ROOT / "reference" / "vector_add" / "good" / "vector_add.py", kernel)
+    out = tmp_path / "run"
+    run = create_run(out, kernel, REPO_ROOT / "reference" / "vector_add" / "ref.py", 1, "vector_add", "triton",
+                     {}, 90.0)
+    v0 = out / "v0" / "v0.py"
+    assert evaluate.edited_source_warning(run, v0) is None  # untouched since init
+    v0.write_text(v0.read_text() + "\n# fixed in place\n")
+    assert evaluate.edited_source_warning(run, v0) is None  # the fix went where the run reads it
+    kernel.write_text(kernel.read_text() + "\n# fixed in the original\n")
+    later = clock.time() + 5
+    os.utime(kernel, (later, later))
+    assert evaluate.edited_source_warning(run, v0) == (
+        f"{kernel} was edited after `workspace.py init` and now differs from v0/v0.py: the run evaluates {v0} "
+        f"(the copy init made), never kernel.py; put the fix in {v0}")

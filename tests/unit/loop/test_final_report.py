@@ -92,7 +92,9 @@ def test_stop_reason_best_version_and_pytorch_comparison(run, capsys):
     assert "budget spent: 2 of 2 iteration(s) used; target 90% not reached (v1 at " \
            f"{benchmark['percent_of_ceiling']:.1f}%)" in text
     assert "| best version | v1: 80.00 µs, 1.25x faster than v0, " \
-           f"{benchmark['percent_of_ceiling']:.1f}% of the ceiling |" in text
+           f"{benchmark['percent_of_ceiling']:.1f}% of the ceiling (measured) |" in text
+    assert "interleaved comparison, with its confidence interval and verdict. Each % of ceiling names its basis: " \
+           "the stricter of the roofs measured on this GPU" in text
     assert "From v1/benchmark.json" in text
     assert "| eager                   | 95.00       | —           | 1.19x" in text
     assert "| torch.compile (default) | 88.00       | 12.5        | 1.10x" in text

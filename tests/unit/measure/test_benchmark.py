@@ -17,10 +17,11 @@ from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
 from kernel_opt.check.records import DeviceInfo
 from kernel_opt.commands.benchmark import main
+from kernel_opt.loop.step_summaries import benchmark_line
 from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for, phase_durations
 from kernel_opt.measure.benchmark_report import benchmark_markdown, benchmark_summary
 from kernel_opt.measure.ceilings import CopyCeiling
-from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
+from kernel_opt.measure.placement import CEILING_BASIS_RULE, PHYSICAL_FLOOR_MARGIN
 from kernel_opt.measure.records import BenchmarkReport, CorrectnessGate, TimedEntry, TimedSolution
 from kernel_opt.run.events import DoneEvent, EnvironmentEvent, PhaseEvent, TimedEvent, parse_event
 from kernel_opt.run.release import WAITING_PHASE
@@ -126,6 +127,11 @@ def test_a_faster_same_size_copy_sets_the_ceiling():
     assert report.roofline.primary == "same-size copy"
     assert report.percent_of_ceiling == pytest.approx(100 * 1000.0 / 1100.0)
     assert points["measured"].percent_of_ceiling == pytest.approx(100 * BYTES / 3000e9 * 1e6 / 1100.0)
+    # every place that shows the % says which basis it used, and why bases differ
+    assert "Ceiling basis: **same-size copy**" in render_markdown(report)
+    assert CEILING_BASIS_RULE in render_markdown(report)
+    assert CEILING_BASIS_RULE.startswith("Each % of ceiling names its basis: the stricter of the roofs measured")
+    assert benchmark_line(report).endswith(f"{report.percent_of_ceiling:.1f}% of ceiling (same-size copy basis)")
 
 
 def test_a_slower_same_size_copy_leaves_the_cached_ceiling_in_charge():

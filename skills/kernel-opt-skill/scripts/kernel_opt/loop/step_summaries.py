@@ -61,7 +61,8 @@ def benchmark_line(report: BenchmarkReport) -> str:
     if report.speedup_vs_best_baseline is not None:
         parts.append(f"{report.speedup_vs_best_baseline:.2f}x vs {report.best_baseline}")
     if report.percent_of_ceiling is not None:
-        parts.append(f"{report.percent_of_ceiling:.1f}% of ceiling")
+        basis = report.ceiling_basis()
+        parts.append(f"{report.percent_of_ceiling:.1f}% of ceiling" + (f" ({basis.name} basis)" if basis else ""))
     return "; ".join(parts)
 
 

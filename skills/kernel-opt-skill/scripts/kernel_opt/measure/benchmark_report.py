@@ -7,6 +7,7 @@ from pathlib import Path
 from kernel_opt.check.integrity.launches import launch_summary_line, launch_table
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_table, render
+from kernel_opt.measure.placement import CEILING_BASIS_RULE
 from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport
 
 
@@ -20,7 +21,8 @@ def benchmark_markdown(report: BenchmarkReport, exit_code: int | None) -> str:
     """benchmark.md's text."""
     launches = report.launch_check()
     return render("benchmark.md.j2", report=report, tables=_tables(report), exit_code=exit_code,
-                  launches=launches, launch_table=launch_table(launches) if launches else "")
+                  launches=launches, launch_table=launch_table(launches) if launches else "",
+                  basis_rule=CEILING_BASIS_RULE)
 
 
 def _us(value) -> str:

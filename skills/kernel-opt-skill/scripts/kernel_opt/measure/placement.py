@@ -39,6 +39,13 @@ PHYSICAL_FLOOR_MARGIN = 0.05
 MEASURED_SOURCES = ("measured", "same-size copy")  # roofline points measured on this GPU
 SAME_SIZE_SOURCE = "copy of the same bytes"
 # Without cached measured ceilings the same-size point's compute roof is the datasheet's peak, not a measurement.
+# The rule choose_basis applies, in the one sentence every report that shows a % of ceiling carries (benchmark.md,
+# evaluate's summary, final_report.md, sweep.md): the same run can show different bases, and this says why.
+CEILING_BASIS_RULE = (
+    "Each % of ceiling names its basis: the stricter of the roofs measured on this GPU (\"measured\": the cached 2 GiB "
+    "copy and large matmuls of measure_ceilings.py; \"same-size copy\": a copy of this problem's own bytes, timed the "
+    "same way), or the datasheet's peaks where the kernel beat both (part of a large output still in L2 when the "
+    "clock stopped), so versions, sizes and tools of one run can show different bases.")
 SHEET_COMPUTE_NOTE = "; compute roof: the datasheet's peak (no measured matmul ceiling is cached)"
 
 
