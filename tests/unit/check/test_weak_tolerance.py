@@ -24,7 +24,7 @@ from kernel_opt.check.integrity.verdict import (
     tolerance_failures,
     unshown_kernelbench_passes,
 )
-from kernel_opt.check.records import CaseResult, CorrectnessReport, OutputComparison
+from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, OutputComparison
 from kernel_opt.check.tolerance import ATOL_RTOL, REFERENCE_ERROR, TolerancePolicy, expect, judge
 
 KERNELBENCH = TolerancePolicy(kernelbench=True)
@@ -127,7 +127,7 @@ def kernelbench_only_output(name: str = "output") -> OutputComparison:
 
 def report_of(outputs: list[OutputComparison], probe: dict | None = None, kernelbench: bool = False,
               verdict: str = "fail") -> CorrectnessReport:
-    report = CorrectnessReport(verdict, "s.py", "p.py", "modelnew", {"type": "cpu"}, True, "test", {}, [0],
+    report = CorrectnessReport(verdict, "s.py", "p.py", "modelnew", DeviceInfo("cpu"), True, "test", {}, [0],
                                cases=[CaseResult({}, 0, all(o.passed for o in outputs), outputs)], planned_cases=1,
                                kernelbench_tolerances=kernelbench)
     if probe is not None:
@@ -153,6 +153,22 @@ def test_passing_only_at_kernelbench_s_tolerance_is_wrong_without_the_probe_s_ev
     not_run = report_of([kernelbench_only_output()], {"ran": False, "note": "not run: no float32 output"}, True)
     assert "the rounding probe did not run (not run: no float32 output)" in tolerance_failures(not_run)[0]
     assert CorrectnessReport.from_dict(json.loads(json.dumps(report.to_dict()))).kernelbench_only_outputs == ["output"]
+
+
+def test_correctness_md_says_the_rule_took_over_only_where_it_did(tmp_path):
+    from kernel_opt.check.records import ToleranceEntry
+    from kernel_opt.check.report import write_correctness_reports
+
+    said = "- an atol/rtol that an all-zero or constant output would pass (the outputs are too small for it)"
+    for cannot_judge in (None, "an all-zero output would pass at KernelBench's atol = rtol = 1e-2"):
+        output = kernelbench_only_output()
+        output.tolerance_cannot_judge = cannot_judge
+        report = report_of([output], kernelbench=True)
+        report.tolerances = [ToleranceEntry("output", "float32", "atol/rtol", 1e-2, 1e-2, None, None, "KernelBench")]
+        folder = tmp_path / str(cannot_judge is not None)
+        folder.mkdir()
+        write_correctness_reports(report, folder, 1)
+        assert (said in (folder / "correctness.md").read_text()) is (cannot_judge is not None)
 
 
 # --- through the real check and the eval (child processes, CPU) -----------------------------------------

@@ -30,6 +30,8 @@ def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_
         tables=_tables(report),
         integrity=report_sections(report),
         kernelbench_would_pass=kernelbench_would_pass(report),
+        tolerance_cannot_judge=any(output.tolerance_cannot_judge for case in report.cases
+                                   for output in case.outputs),
         versions=", ".join(f"{name} {version}" for name, version in report.environment.described_versions()),
     )
     write_json_atomic(output_dir / f"{report.file_stem}.json", payload)
