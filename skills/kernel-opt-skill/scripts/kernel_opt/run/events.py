@@ -343,6 +343,8 @@ def environment_info(device: str) -> dict[str, Any]:
             "compute_capability": f"{properties.major}.{properties.minor}",
             "multiprocessors": properties.multi_processor_count,
             "memory_gib": round(properties.total_memory / 2**30, 1),
+            # nvidia-smi's spelling (GPU-...): which board timed, where several of one model share a host
+            "uuid": f"GPU-{properties.uuid}" if getattr(properties, "uuid", None) else None,
         }
         info["cuda"] = torch.version.cuda
     return info
