@@ -81,12 +81,12 @@ def test_a_task_that_crashes_or_hangs_costs_its_own_row(tmp_path):
 
     ray.cloudpickle.register_pickle_by_value(pool_jobs)  # the stand-in travels with the task, by value
     request = suite(tmp_path, ["a", "crash", "hang", "d"])
-    request.gpus, request.ray, request.pair_timeout_s = None, "local", 6
+    request.gpus, request.ray, request.pair_timeout_s = None, "local", 20  # a fresh Ray worker takes seconds
     report = run_eval(request, "eval.py", pool=RayTasks("local", request, "cpu", evaluate=pool_jobs.evaluate_by_name))
     entries = {entry.name: entry for entry in report.entries}
     assert {name: entry.verdict for name, entry in entries.items()} == {
         "a": "correct", "crash": "internal_error", "hang": "solution_error", "d": "correct"}
     assert entries["crash"].error_kind == "worker_died" and "the Ray task failed" in entries["crash"].message
-    assert entries["hang"].error_kind == "timeout" and "past the pair timeout (6 s)" in entries["hang"].message
+    assert entries["hang"].error_kind == "timeout" and "past the pair timeout (20 s)" in entries["hang"].message
     assert entries["crash"].key == "" and entries["hang"].key  # the crash runs again next time, the hang does not
     assert report.execution.pairs_run == 4 and report.execution.workers >= 1  # as many CPUs as Ray found

@@ -116,6 +116,7 @@ def worker_main(slot: WorkerSlot, request: EvalRequest, device: str, evaluate: E
                 connection: Connection) -> None:
     """A worker's life: take a pair, evaluate it on this slot's GPU, send its entry back; None ends it."""
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the driver, which stops its workers (SIGTERM)
     os.environ.update(slot.environment())  # before anything starts CUDA: the worker itself never does
     while True:
         try:
