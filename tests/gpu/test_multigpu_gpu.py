@@ -14,7 +14,7 @@ import pytest
 
 from kernel_opt.env.probes import probe_nvidia_smi
 from kernel_opt.measure.reference_cache import visible_gpu
-from kernel_opt.run.events import environment_info
+from kernel_opt.run.events import board_uuid, environment_info
 from kernel_opt.suite.gpu_pool import worker_slots
 
 pytestmark = [pytest.mark.gpu]
@@ -35,5 +35,5 @@ def test_each_workers_cuda_device_0_is_the_gpu_its_slot_names():
         environment = {**os.environ, **slot.environment()}
         seen = subprocess.run([sys.executable, "-c", BOARD_OF_DEVICE_0], env=environment, capture_output=True,
                               text=True, timeout=120, check=True).stdout.strip()
-        assert f"GPU-{seen}" == slot.gpu.uuid, json.dumps({"slot": slot.label(), "torch": seen})
+        assert board_uuid(seen) == slot.gpu.uuid, json.dumps({"slot": slot.label(), "torch": seen})
     assert len({slot.gpu.uuid for slot in slots}) == len(slots)
