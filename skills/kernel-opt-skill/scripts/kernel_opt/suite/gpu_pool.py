@@ -188,7 +188,10 @@ class LocalWorkers:
             self._stop(worker)
             worker = self._start(worker.slot)
         worker.pair, worker.started = pair, time.monotonic()
-        worker.connection.send(pair)
+        try:
+            worker.connection.send(pair)
+        except OSError:  # it died just now: _collect finds it dead and gives the pair its row
+            pass
         return worker
 
     def _collect(self, workers: list[_Worker], finished: Finished, more_to_do: bool) -> None:
