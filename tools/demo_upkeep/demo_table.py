@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.final_report import build_report  # noqa: E402
 from kernel_opt.loop.records import read_run_record  # noqa: E402
-from kernel_opt.measure.records import BenchmarkReport, read_benchmark  # noqa: E402
+from kernel_opt.measure.records import BenchmarkReport, TimedSolution, read_benchmark  # noqa: E402
 
 START, END = "<!-- demo-table:start -->", "<!-- demo-table:end -->"
 HEADERS = ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",
@@ -101,7 +101,8 @@ def read_case(out: Path) -> CaseFigures:
     v0 = report.versions[0]
     best = next(row for row in report.versions if row.is_best)
     best_us = report.final_median_us or best.median_us
-    v0_record = read_benchmark(out / "v0") or BenchmarkReport(solution={}, reference="", backend="", command="")
+    v0_record = read_benchmark(out / "v0") or BenchmarkReport(solution=TimedSolution(), reference="", backend="",
+                                                               command="")
     timed = {entry.name: entry.median_us for entry in v0_record.baselines if entry.median_us}
     timed.update({row.name: row.median_us for row in report.final_baselines if row.median_us})
     compiled = [us for name, us in timed.items() if name.startswith("torch.compile")]

@@ -14,18 +14,19 @@ from conftest import REPO_ROOT
 from run_fixtures import GPU, NCU_FIXTURES, SOFTMAX, VALID_HYPOTHESIS, WORK, make_run, synthetic_run, write_version
 
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
-from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
+from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, SanitizerRun
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
 from kernel_opt.core.errors import EnvironmentFault, SolutionError
+from kernel_opt.core.records import ErrorRecord
 from kernel_opt.experience.ranking import Match, Query, Recommendation, RecommendationResult
 from kernel_opt.experience.records import ExperienceRecord
 from kernel_opt.experience.store import Entry
 from kernel_opt.loop import check_steps, evaluate, final_report, measure_steps, recommend_step
 from kernel_opt.loop.workspace import read_run, run_status
 from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
-from kernel_opt.measure.records import BenchmarkReport, TimedEntry
+from kernel_opt.measure.records import BenchmarkReport, TimedEntry, TimedSolution
 from kernel_opt.profile import profiler
 from kernel_opt.profile.profiler import ProfileRequest
 from kernel_opt.sass.instruction_mix import InstructionMix
@@ -99,14 +100,15 @@ class FakeTools:
         errors = self.sanitizer_errors.get(tool, 0)
         report = CorrectnessReport(
             verdict="pass", solution=str(request.solution), reference=str(request.reference), backend="cuda",
-            device={"type": "cuda", **GPU}, interpreter=False, command="correctness_check.py", dims=request.dims,
+            device=DeviceInfo.from_dict({"type": "cuda", **GPU}), interpreter=False, command="correctness_check.py",
+            dims=request.dims,
             seeds=[0], cases=[CaseResult({"N": 1, "D": 1}, 0, True, [], [])], planned_cases=1,
             sanitizer=SanitizerRun(tool=tool, command="compute-sanitizer", completed=True, errors=errors),
         )
         if errors:
             report.verdict = "solution_error"
-            report.error = {"kind": "sanitizer_finding", "exit_code": 3, "hint": None,
-                            "message": f"{tool} found {errors} error(s); the first: Invalid __global__ write"}
+            report.error = ErrorRecord("sanitizer_finding", f"{tool} found {errors} error(s); the first: Invalid "
+                                       "__global__ write", None, 3)
         return report
 
     def analyze_solution(self, request):
@@ -623,7 +625,7 @@ class InvalidBenchmarkTools(FakeTools):
             {"event": "interleaved", "this": {"samples_us": [2.0] * 40}, "other": {"samples_us": [80.0] * 40}},
             {"event": "done"},
         ]
-        report = BenchmarkReport(solution={"path": str(folder / f"v{number}.cu"), "backend": "cuda"},
+        report = BenchmarkReport(solution=TimedSolution(path=str(folder / f"v{number}.cu"), backend="cuda"),
                                  reference="ref.py", backend="cuda", command="benchmark.py", target_percent=90.0)
         assemble_report(report, ChildOutcome(events=[parse_event(e) for e in sequence], returncode=0),
                         str(request.against), str(request.against.parent))

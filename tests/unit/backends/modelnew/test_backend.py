@@ -205,7 +205,7 @@ def test_a_precision_downgrade_fails_by_default_and_passes_flagged_at_kernelbenc
     # the strict rule's numbers, measured all the same: TF32-rounded inputs are hundreds of times off
     assert output.solution_error > 100 * output.reference_error and output.solution_error > output.allowed_error
     assert loose.to_dict()["kernelbench_tolerances"] is True and "kernelbench_tolerances" not in strict.to_dict()
-    assert loose.tolerances[0]["source"] == "KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)"
+    assert loose.tolerances[0].source == "KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)"
 
 
 @pytest.mark.slow
@@ -219,7 +219,7 @@ def test_a_model_new_needs_a_kernelbench_problem(tmp_path):
     report = check_correctness(SOLUTIONS / "3_Sum_reduction.py", VECTOR_ADD / "ref.py", "modelnew", "cpu", {},
                                CheckOptions(seeds=1), BuildOptions(), tmp_path / "build", "test")
     assert report.verdict == "usage_error"
-    assert "is checked against a KernelBench problem file" in report.error["message"]
+    assert "is checked against a KernelBench problem file" in report.error.message
 
 
 def test_the_kernelbench_switch_and_explicit_tolerances_exclude_each_other(tmp_path, capsys):

@@ -13,9 +13,10 @@ import json
 import pytest
 from conftest import REPO_ROOT
 
-from kernel_opt.check.records import CaseResult, CorrectnessReport, OutputComparison
+from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, OutputComparison
 from kernel_opt.commands.ncu_profile import main as ncu_profile
 from kernel_opt.core.errors import EnvironmentFault, UsageError
+from kernel_opt.core.records import ErrorRecord
 from kernel_opt.env.probe_records import ToolProbe
 from kernel_opt.measure.ceilings import CopyCeiling, DeviceIdentity, MatmulCeiling, MeasuredCeilings
 from kernel_opt.profile import profiler
@@ -71,7 +72,7 @@ def passing_check(values=SIZES, failing=(), error=None) -> CorrectnessReport:
         cases.append(CaseResult({"N": value, "D": 4096, "scale": 1.0}, 0, value not in failing,
                                 [wrong] if value in failing else [], []))
     return CorrectnessReport(verdict="fail" if failing or error else "pass", solution="softmax.py", reference="ref.py",
-                             backend="triton", device={"type": "cuda"}, interpreter=False, command="sweep",
+                             backend="triton", device=DeviceInfo("cuda"), interpreter=False, command="sweep",
                              dims={"N": values[0], "D": 4096}, seeds=[0], cases=cases, planned_cases=4, error=error)
 
 
@@ -278,8 +279,7 @@ def test_a_size_that_fails_correctness_is_never_profiled_even_if_the_frame_has_i
 
 
 def test_a_check_that_stopped_blames_the_first_unchecked_size_and_skips_the_rest():
-    error = {"kind": "illegal_memory_access", "message": "the solution raised CUDA error", "hint": None,
-             "exit_code": 3}
+    error = ErrorRecord("illegal_memory_access", "the solution raised CUDA error", None, 3)
     check = passing_check(values=(1024, 2048), error=error)
     points = points_for(check=check)
     assert [(p.status, p.exit_code) for p in points] == [("profiled", 0), ("profiled", 0), ("solution_error", 3),

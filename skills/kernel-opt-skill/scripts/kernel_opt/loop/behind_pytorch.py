@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.roofline_records import CopySameBytes, RoofCeilings
 from kernel_opt.profile.records import NcuSummary
 
 TAKING_TURNS_PCT = 90.0  # two math pipes busy this much together, neither at its roof, take turns
@@ -86,30 +87,30 @@ def _pipe_bound_sentence(remaining: dict[str, Any], best: str, ours: float, rati
 
 def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: float, theirs: float) -> list[str]:
     """Both times against one roof: DRAM for a memory-bound problem, the compute roof for a compute-bound one."""
-    work, (primary, point) = record.work or {}, record.primary_point()
-    point = point or {}
-    roofs, flops, traffic = point.get("ceilings") or {}, work.get("flops"), work.get("bytes")
-    if point.get("bound") == "compute" and flops and roofs.get("compute_tflops"):
-        roof, at_least = roofs["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""
+    work, (primary, point) = record.work, record.primary_point()
+    roofs = (point.ceilings if point else None) or RoofCeilings()
+    flops, traffic = work.flops, work.bytes
+    if point and point.bound == "compute" and flops and roofs.compute_tflops:
+        roof, at_least = roofs.compute_tflops, "≥ " if work.flops_lower_bound else ""
         ours_rate, theirs_rate = flops / ours / 1e6, flops / theirs / 1e6
-        return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.get('flops_source')}): {best} runs "
+        return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.flops_source}): {best} runs "
                 f"at {at_least}{ours_rate:.1f} TFLOP/s and {baseline} at {at_least}{theirs_rate:.1f} TFLOP/s, "
-                f"against a {roof:.1f} TFLOP/s roof ({roofs.get('source')}, {roofs.get('dtype')}).",
+                f"against a {roof:.1f} TFLOP/s roof ({roofs.source}, {roofs.dtype}).",
                 f"{best} is at {100 * ours_rate / roof:.1f}% of that roof and {baseline} at "
                 f"{100 * theirs_rate / roof:.1f}%: the FLOPs are the same, so the gap is in how fast {best} "
                 "issues them."]
     if not traffic:
         return ["The records hold no byte count for the problem, so where both stand against the memory roof "
                 "is not measured."]
-    copy = record.copy_same_bytes or {}
-    roof, roof_text = copy.get("bandwidth_gbps"), None
+    copy = record.copy_same_bytes or CopySameBytes()
+    roof, roof_text = copy.bandwidth_gbps, None
     if roof:
-        roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.get('median_us'):.2f} µs)"
-    elif roofs.get("memory_bandwidth_gbps"):
-        roof = roofs["memory_bandwidth_gbps"]
+        roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.median_us:.2f} µs)"
+    elif roofs.memory_bandwidth_gbps:
+        roof = roofs.memory_bandwidth_gbps
         roof_text = f"the {primary} memory roof is {roof:.0f} GB/s"
     ours_rate, theirs_rate = traffic / ours / 1e3, traffic / theirs / 1e3
-    lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.get('bytes_source')}): {best} at an effective "
+    lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.bytes_source}): {best} at an effective "
              f"{ours_rate:.0f} GB/s, {baseline} at {theirs_rate:.0f} GB/s" + (f"; {roof_text}." if roof_text else ".")]
     if roof:
         ours_share, theirs_share = ours_rate / roof, theirs_rate / roof

@@ -118,7 +118,7 @@ def final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
         return {**empty, "missing": "no version was timed correct, so there is nothing to compare with PyTorch"}
     final = read_benchmark(out)
     if (final and final.verdict == "measured"
-            and Path(final.solution.get("path", "")).name == Path(best.solution).name):
+            and Path(final.solution.path if final.solution.has("path") else "").name == Path(best.solution).name):
         record, source = final, "benchmark.json"
     else:
         record, source = read_benchmark(out / best.name), f"{best.name}/benchmark.json"
@@ -170,19 +170,19 @@ def environment_rows(out: Path, best: VersionState | None) -> list[tuple[str, st
         rows.append(("GPU of the timings", f"{NOT_MEASURED}: no version was timed"))
     else:
         gpu = benchmark.gpu
-        name = gpu.get("name") or "unknown"
-        if gpu.get("compute_capability"):
-            name += f" (compute capability {gpu['compute_capability']})"
+        name = gpu.name or "unknown"
+        if gpu.compute_capability:
+            name += f" (compute capability {gpu.compute_capability})"
         rows.append(("GPU of the timings", f"{name}, from {best.name}/benchmark.json"))
-        described = ", ".join(f"{k} {v}" for k, v in benchmark.versions.items() if v)
+        described = ", ".join(f"{k} {v}" for k, v in benchmark.versions.described_versions())
         if described:
             rows.append(("versions of the timings", described))
         # nvidia-smi's readings around the benchmark: before it, an idle GPU reads its idle clock.
-        readings = [(when, (clocks or [{}])[0].get("sm_clock_mhz"), (clocks or [{}])[0])
+        readings = [(when, clocks[0].sm_clock_mhz if clocks else None, clocks[0] if clocks else None)
                     for when, clocks in (("before", benchmark.clocks_start), ("after", benchmark.clocks_end))]
         shown = [f"{mhz} MHz {when}" for when, mhz, _ in readings if mhz is not None]
         if shown:
-            maximum = next((gpu.get("max_sm_clock_mhz") for _, mhz, gpu in readings if mhz is not None), None)
+            maximum = next((gpu.max_sm_clock_mhz for _, mhz, gpu in readings if mhz is not None), None)
             rows.append(("SM clock around the timing (nvidia-smi, not locked)",
                          ", ".join(shown) + (f" (max {maximum} MHz)" if maximum else "")))
     return rows
@@ -198,10 +198,10 @@ def roofline_ceilings(out: Path, states: list[VersionState],
         benchmark = read_benchmark(out / state.name)
         points = benchmark.roofline_points() if benchmark else {}
         for source, point in points.items():
-            roof = point.get("ceilings") or {}
-            if source not in ceilings and roof.get("memory_bandwidth_gbps") and roof.get("compute_tflops"):
-                ceilings[source] = RooflineCeilings(source, roof["memory_bandwidth_gbps"], roof["compute_tflops"],
-                                                    roof.get("dtype"), roof.get("source") or source)
+            roof = point.ceilings
+            if source not in ceilings and roof and roof.memory_bandwidth_gbps and roof.compute_tflops:
+                ceilings[source] = RooflineCeilings(source, roof.memory_bandwidth_gbps, roof.compute_tflops,
+                                                    roof.dtype, roof.source or source)
     for state in states:
         benchmark = read_benchmark(out / state.name)
         _, point = benchmark.primary_point() if benchmark else (None, None)
@@ -210,7 +210,7 @@ def roofline_ceilings(out: Path, states: list[VersionState],
             unplaced.append(f"{state.name}: {'invalid (faster than the physical floor)' if invalid else 'not timed'}")
         elif point is None:
             unplaced.append(f"{state.name}: no roofline point in its benchmark.json")
-        elif point.get("arithmetic_intensity_flop_per_byte") is None or point.get("achieved_tflops") is None:
+        elif point.arithmetic_intensity_flop_per_byte is None or point.achieved_tflops is None:
             unplaced.append(f"{state.name}: its FLOP count is unknown (ref.py has no flops() and torch could not "
                             "count it)")
     return [ceilings[s] for s in ROOF_SOURCES if s in ceilings], unplaced

@@ -141,7 +141,8 @@ def sweep_solution(request: SweepRequest) -> SweepRecord:
         nsight_python=tools.nsight_python, ncu=tools.ncu_version, rate=chart_rate(points),
         ceilings=roofs.described(work.get("dtype") or "float32", bool(work.get("allow_tf32"))) if work else [],
         correctness={"verdict": correctness.verdict, "path": f"{CHECK_DIR}/correctness.md"},
-        notes=notes, warnings=warnings, error=child_failure or correctness.error, created_at=now_iso(),
+        notes=notes, warnings=warnings, created_at=now_iso(),
+        error=child_failure or (correctness.error.to_dict() if correctness.error is not None else None),
     )
     write_sweep_reports(record, output_dir, events)
     return record
