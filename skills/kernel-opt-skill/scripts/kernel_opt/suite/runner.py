@@ -210,7 +210,7 @@ def _check_and_time(entry: EvalEntry, pair: Pair, request: EvalRequest, device: 
         kernelbench_tolerances=request.kernelbench_tolerances,
         **({} if request.timeout_s is None else {"timeout_s": request.timeout_s})))
     _read_benchmark(entry, benchmark)
-    timed_on = benchmark.gpu.get("uuid")
+    timed_on = benchmark.gpu.uuid
     if timed_on and entry.gpu and entry.gpu.get("uuid") not in (None, timed_on):
         entry.notes.append(f"timed on the board {timed_on}, not the one this worker holds ({entry.gpu['uuid']})")
     if request.profile and entry.correct:
