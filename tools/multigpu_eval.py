@@ -9,8 +9,9 @@ comparison.md / comparison.json: each run's wall time, the sum of its pairs' tim
 the two wall times, and each pair's verdict, speedups and GPU in both runs.
 
 The default set is 8 problems of demo/kernelbench with their v0 solutions (Triton), one
-torch.compile mode and 2 seeds: about 25 s a pair on one H100-class GPU, so about 3.5 minutes
-for both runs on two GPUs.
+torch.compile mode and 2 seeds. The recorded eval of that set (demo/kernelbench/eval, NVIDIA H100,
+two compile modes, 3 seeds) took 31-46 s a pair; with one mode and 2 seeds a pair takes less, so
+the 8 pairs once on one GPU and once on two should stay well inside the device tool's 10 minutes.
 
 Usage (from the repository root):
   python3 tools/multigpu_eval.py OUT_DIR
