@@ -254,7 +254,10 @@ def child_pool(monkeypatch, solution, free_bytes=10**9, other=None):
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
 
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free_bytes, 2 * free_bytes))
+    from kernel_opt.check import truth
+    from kernel_opt.check.memory_plan import Budget
+
+    monkeypatch.setattr(truth, "memory_budget", lambda device: Budget(free_bytes, 2 * free_bytes, None))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     reference = load_reference(REFERENCE_DIR / "vector_add" / "ref.py")
 
@@ -313,7 +316,8 @@ def test_the_childs_check_refuses_outputs_timed_with_a_replaced_timer(monkeypatc
 def test_without_room_for_a_pool_every_call_sees_the_same_inputs_and_the_report_says_so(monkeypatch):
     timed, instance, events = child_pool(monkeypatch, Counting(), free_bytes=1000)
     assert len(timed.rotation.buffers) == 1 and timed.rotation.value_sets[0]["x"] is instance.values["x"]
-    assert "could not rotate inputs" in events.emitted[-1].text
+    note, plan = events.emitted[-2:]
+    assert "could not rotate inputs" in note.text and plan.step == "input pool" and plan.plan == note.text
     fake_timer(timed.rotation, reps=3)
     timed.check_fixed("solution (kernel time)")
     assert events.emitted[-1].passed

@@ -34,12 +34,14 @@ from kernel_opt.run.events import (
     EnvironmentEvent,
     Event,
     IntegrityEvent,
+    MemoryEvent,
     NoteEvent,
     PlanEvent,
     ToleranceEvent,
     WarningEvent,
     dispatch,
 )
+from kernel_opt.run.memory import add_memory_event
 from kernel_opt.run.request import ChildRequest, CorrectnessPart, Tolerances
 from kernel_opt.solution import registry
 from kernel_opt.solution.backend import BuildOptions
@@ -268,6 +270,7 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
     ToleranceEvent: lambda report, event: report.tolerances.append(event.tolerance()),
     CaseResultEvent: _case_result,
     IntegrityEvent: _integrity,
+    MemoryEvent: add_memory_event,
 }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kernel_opt.core.records import check_schema, field_values, read_record
+from kernel_opt.run.memory import MemoryUse
 
 CORRECTNESS_FILE = "correctness.json"
 CORRECTNESS_SCHEMA = "kernel_opt.correctness/1"
@@ -181,6 +182,7 @@ class CorrectnessReport:
     subject: dict[str, Any] = field(default_factory=dict)
     sanitizer: SanitizerRun | None = None  # --sanitize: the tool, its command and its findings
     kernelbench_tolerances: bool = False  # judged at KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)
+    memory: MemoryUse | None = None  # each step's peak GPU memory and what the memory plan chose (run/memory.py)
     schema: str = CORRECTNESS_SCHEMA
 
     @property
@@ -214,6 +216,10 @@ class CorrectnessReport:
             del payload["sanitizer"]
         if not self.kernelbench_tolerances:
             del payload["kernelbench_tolerances"]
+        if self.memory is None:
+            del payload["memory"]
+        else:
+            payload["memory"] = self.memory.to_dict()
         return payload
 
     @classmethod
@@ -228,10 +234,11 @@ class CorrectnessReport:
         if verdict is None and "passed" in payload:  # a record that says only whether it passed
             verdict = "pass" if payload["passed"] is True else "fail"
         sanitizer = SanitizerRun.from_dict(payload["sanitizer"]) if payload.get("sanitizer") else None
+        memory = MemoryUse.from_dict(payload["memory"]) if isinstance(payload.get("memory"), dict) else None
         integrity = {key: value for key, value in payload.items()
                      if key not in _REPORT_FIELDS and isinstance(value, dict)}
         return cls(**field_values(cls, payload, cases=cases, verdict=verdict, sanitizer=sanitizer,
-                                  integrity=integrity, schema=CORRECTNESS_SCHEMA))
+                                  integrity=integrity, memory=memory, schema=CORRECTNESS_SCHEMA))
 
     @property
     def file_stem(self) -> str:

@@ -15,6 +15,7 @@ from kernel_opt.run.events import (
     Event,
     InterleavedEvent,
     KernelTimeEvent,
+    MemoryEvent,
     NoteEvent,
     PhaseEvent,
     PostTimingCheckEvent,
@@ -25,6 +26,7 @@ from kernel_opt.run.events import (
     WorkEvent,
     dispatch,
 )
+from kernel_opt.run.memory import add_memory_event
 
 
 def phase_durations(events: list[Event], spawned: float, ended: float) -> dict[str, float]:
@@ -106,6 +108,7 @@ _HANDLERS: dict[type[Event], Callable[[BenchmarkReport, Any], None]] = {
     CopySameBytesEvent: _copy_same_bytes,
     WarningEvent: lambda report, event: report.warnings.append(event.text),
     NoteEvent: lambda report, event: report.notes.append(event.text),
+    MemoryEvent: add_memory_event,
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from kernel_opt.check.integrity.launch_rules import LaunchCheck
 from kernel_opt.core.records import Record, check_schema, field_values, read_record
+from kernel_opt.run.memory import MemoryUse
 
 BENCHMARK_FILE = "benchmark.json"
 BENCHMARK_SCHEMA = "kernel_opt.benchmark/1"
@@ -135,11 +136,16 @@ class BenchmarkReport:
     notes: list[str] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)  # where the command's wall time went
     exit_code: int | None = None  # benchmark.py's exit code; set when the record is final
+    memory: MemoryUse | None = None  # each step's peak GPU memory and what the memory plan chose (run/memory.py)
     schema: str = BENCHMARK_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
         payload = asdict(self)
         payload["baselines"] = [entry.to_dict() for entry in self.baselines]
+        if self.memory is None:
+            del payload["memory"]
+        else:
+            payload["memory"] = self.memory.to_dict()
         return {"exit_code": payload.pop("exit_code"), **payload}
 
     @classmethod
@@ -150,6 +156,7 @@ class BenchmarkReport:
             cls, payload, schema=BENCHMARK_SCHEMA, solution=dict(payload.get("solution") or {}),
             baselines=[TimedEntry.from_dict(entry) for entry in payload.get("baselines") or []],
             comparison=Comparison.from_dict(comparison) if isinstance(comparison, dict) else None,
+            memory=MemoryUse.from_dict(payload["memory"]) if isinstance(payload.get("memory"), dict) else None,
         ))
 
     @property

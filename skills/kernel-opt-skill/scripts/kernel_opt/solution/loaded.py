@@ -9,6 +9,7 @@ from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, NoteEvent, classify_exception_message, one_line
+from kernel_opt.run.memory import allocation_failure, is_out_of_memory, solution_code
 from kernel_opt.run.request import ChildRequest
 from kernel_opt.solution import registry
 from kernel_opt.solution.returning_call import deliver_outputs
@@ -20,6 +21,7 @@ class LoadedSolution:
     It loads `request.solution` (for the benchmark's --against version, a request whose solution is that one).
     """
 
+    @solution_code  # loading runs the solution's own code (its imports, a ModelNew's construction)
     def __init__(self, request: ChildRequest):
         self.backend = request.solution.backend
         definition = registry.get(self.backend, request.solution.backend_module)
@@ -37,6 +39,7 @@ class LoadedSolution:
         """Raise if a launch inside the call failed (reading the error also clears it)."""
         self.launcher.raise_launch_error()
 
+    @solution_code  # an allocation that fails in here is the solution's (run/memory.py)
     def call(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str],
              after_return: Callable[[], None] | None = None) -> None:
         """Call, then wait for the GPU; `after_return` runs as soon as the call returns (the launch check's marker)."""
@@ -60,6 +63,7 @@ class LoadedSolution:
         copied into the buffers the checks read (solution.returning_call.ReturningCall); nothing for the others."""
         if self._last_call is not None:
             deliver_outputs(self._last_call)
+        self._last_call = None  # it holds the call's buffers: they must not outlive their case
 
 
 def instance_maker(reference, solution: LoadedSolution, device: str, events: EventLog):
@@ -106,6 +110,8 @@ def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[s
     except KernelOptError:
         raise
     except Exception as error:
+        if is_out_of_memory(error):
+            raise allocation_failure(error) from error
         message = one_line(error)
         if interpreter_numpy_fault(type(error).__name__, message):
             raise EnvironmentFault(
