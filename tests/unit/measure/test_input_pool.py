@@ -250,12 +250,11 @@ class Launcher:
 
 
 def child_pool(monkeypatch, solution, free_bytes=10**9, other=None):
+    from kernel_opt.check import truth
+    from kernel_opt.check.memory_plan import Budget
     from kernel_opt.measure import benchmark_child
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
-
-    from kernel_opt.check import truth
-    from kernel_opt.check.memory_plan import Budget
 
     monkeypatch.setattr(truth, "memory_budget", lambda device: Budget(free_bytes, 2 * free_bytes, None))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)

@@ -117,6 +117,15 @@ class TruthSizes:
         return self.inputs_float64 + self.outputs_float64 + int(own * self.float64_ratio)
 
     @property
+    def case_reserve(self) -> int:
+        """What the rest of the case needs free on the device once the truth is kept: the input-mutation copy of
+        the inputs, and what the solution's call allocates, taken to be what the reference's run allocated
+        beyond its copies (0 where that was not measured)."""
+        if self.reference_transient <= 0:
+            return 0
+        return max(0, self.reference_transient - self.outputs)
+
+    @property
     def fixed(self) -> int:
         """The part of the float64 run that row chunks do not divide: the float64 copies of the weights."""
         return self.inputs_float64 - self.row_inputs_float64
@@ -162,6 +171,9 @@ def plan_truth(sizes: TruthSizes, budget: Budget, reserve_bytes: int = 0) -> lis
     to fit, one run is tried all the same (the estimate of the reference's allocations may be high).
     """
     kept_on = place(sizes.outputs_float64, budget, reserve_bytes)
+    # Kept on the device only because the host cannot take it: the whole truth would leave the solution's call
+    # too little room, and its failing allocation would read as the solution's. A sample comes first then.
+    crowded = kept_on == "device" and sizes.outputs_float64 + reserve_bytes > budget.device
     attempts: list[TruthAttempt] = []
     if sizes.whole <= budget.device:
         attempts.append(TruthAttempt("whole", sizes.whole, kept_on=kept_on))
@@ -170,8 +182,10 @@ def plan_truth(sizes: TruthSizes, budget: Budget, reserve_bytes: int = 0) -> lis
         attempts.append(chunks)
     if budget.on_gpu and 0 < sizes.whole <= budget.host:
         attempts.append(TruthAttempt("host", sizes.whole, kept_on="host"))
-    sample = _row_sample(sizes, budget)
-    if sample is not None and chunks is None:
+    sample = _row_sample(sizes, budget, reserve_bytes if crowded else 0)
+    if sample is not None and crowded:
+        attempts.insert(0, sample)
+    elif sample is not None and chunks is None:
         attempts.append(sample)
     if not attempts:
         attempts.append(TruthAttempt("whole", sizes.whole, kept_on=kept_on))
@@ -192,10 +206,11 @@ def _row_chunks(sizes: TruthSizes, budget: Budget, kept_on: Place) -> TruthAttem
     return TruthAttempt("row chunks", sizes.rows_run(rows) + kept, kept_on=kept_on, chunk_rows=rows)
 
 
-def _row_sample(sizes: TruthSizes, budget: Budget) -> TruthAttempt | None:
+def _row_sample(sizes: TruthSizes, budget: Budget, reserve_bytes: int = 0) -> TruthAttempt | None:
     """A sample of rows whose truth is kept on the device: SAMPLE_PIECES pieces, computed one at a time; as many
-    rows as fit, up to half of them."""
-    if sizes.rows < 2 * SAMPLE_PIECES or budget.device <= sizes.fixed:
+    rows as fit beside `reserve_bytes`, up to half of them."""
+    room = budget.device - reserve_bytes
+    if sizes.rows < 2 * SAMPLE_PIECES or room <= sizes.fixed:
         return None
     per_row = -(-sizes.outputs_float64 // sizes.rows)
     scaled_per_row = (sizes.whole - sizes.fixed) / sizes.rows
@@ -203,8 +218,8 @@ def _row_sample(sizes: TruthSizes, budget: Budget) -> TruthAttempt | None:
     def needed(sample: int) -> int:
         return sizes.rows_run(-(-sample // SAMPLE_PIECES)) + per_row * sample
 
-    sample = min(sizes.rows // 2, int((budget.device - sizes.fixed) / (scaled_per_row / SAMPLE_PIECES + per_row)))
-    while sample >= SAMPLE_PIECES and needed(sample) > budget.device:
+    sample = min(sizes.rows // 2, int((room - sizes.fixed) / (scaled_per_row / SAMPLE_PIECES + per_row)))
+    while sample >= SAMPLE_PIECES and needed(sample) > room:
         sample -= 1
     if sample < SAMPLE_PIECES:
         return None

@@ -262,7 +262,7 @@ def expect(reference, policy: TolerancePolicy, dims: dict[str, Any], values: dic
             expectation.truth, expectation.truth_plan = planned.values, planned.plan
         except TruthUnavailable as missing:
             expectation.truth_missing = str(missing)
-    expectation.reference = keep_expected(expectation.reference, transient or 0)
+    expectation.reference = keep_expected(expectation.reference, values, outputs, transient)
     return expectation
 
 

@@ -99,7 +99,7 @@ def truth_sizes(values: dict[str, Any], outputs: list[str], sliced: list[str], r
         rows=rows,
     )
     if transient_bytes is None:
-        transient_bytes = sizes["inputs"] + 2 * sizes["outputs"]
+        return TruthSizes(**sizes, reference_transient=sizes["inputs"] + 2 * sizes["outputs"])
     return TruthSizes(**sizes, reference_transient=transient_bytes)
 
 
@@ -119,7 +119,7 @@ def float64_truth(reference: Callable, dims: dict[str, Any], values: dict[str, A
     rows, sliced = output_rows(values, outputs, row_arguments)
     sizes = truth_sizes(values, outputs, sliced, rows, transient_bytes)
     budget = memory_budget(device)
-    reserve = 0 if transient_bytes is None else transient_bytes
+    reserve = 0 if transient_bytes is None else sizes.case_reserve
     passed_over: list[str] = []
     for attempt in plan_truth(sizes, budget, reserve):
         note_plan(attempt.text(sizes))
@@ -266,14 +266,16 @@ def _row_sample(reference, dims, values, outputs, sliced, rows: int, attempt: Tr
     return {name: SampledTruth(tuple(values[name].shape), pieces[name]) for name in outputs}
 
 
-def keep_expected(expected: dict[str, torch.Tensor], reserve_bytes: int) -> dict[str, torch.Tensor]:
-    """The reference's outputs, moved to the host where the device would not keep `reserve_bytes` free beside them
-    (what the rest of the case needs: the input-mutation copy and the solution's call)."""
+def keep_expected(expected: dict[str, torch.Tensor], values: dict[str, Any], outputs: list[str],
+                  transient_bytes: int | None) -> dict[str, torch.Tensor]:
+    """The reference's outputs, moved to the host where the device would not keep free beside them what the rest
+    of the case needs (TruthSizes.case_reserve: the input-mutation copy and the solution's call)."""
     tensors = [value for value in expected.values() if isinstance(value, torch.Tensor)]
-    if not tensors or tensors[0].device.type != "cuda":
+    if not tensors or tensors[0].device.type != "cuda" or transient_bytes is None:
         return expected
     total = sum(tensor_bytes(value) for value in tensors)
-    if place(total, memory_budget(tensors[0].device), reserve_bytes) == "device":
+    reserve = truth_sizes(values, outputs, [], 0, transient_bytes).case_reserve
+    if place(total, memory_budget(tensors[0].device), reserve) == "device":
         return expected
     return {name: value.to("cpu") if isinstance(value, torch.Tensor) else value for name, value in expected.items()}
 

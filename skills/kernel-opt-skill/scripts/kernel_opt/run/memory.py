@@ -29,6 +29,7 @@ _SOLUTION_CODE: set[Any] = set()  # code objects of the functions that call the 
 _ASKED = re.compile(r"Tried to allocate ([0-9.]+ [KMGTP]?i?B)")
 _ASKED_HOST = re.compile(r"you tried to allocate (\d+) bytes")
 _CHAIN_LIMIT = 8  # causes followed from a wrapping error to the allocation that failed
+_HOST_SIGNS = ("can't allocate memory", "not enough memory")  # torch's DefaultCPUAllocator, by version
 
 
 def solution_code(function: Callable) -> Callable:
@@ -46,7 +47,7 @@ def is_out_of_memory(error: BaseException) -> bool:
     if isinstance(error, MemoryError):
         return True
     text = str(error).lower()
-    return isinstance(error, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
+    return isinstance(error, RuntimeError) and any(sign in text for sign in _HOST_SIGNS + ("out of memory",))
 
 
 def out_of_memory_in(error: BaseException) -> BaseException | None:
@@ -85,7 +86,7 @@ def allocation_failure(error: BaseException) -> KernelOptError:
                              kind="out_of_memory", hint=one_line(error))
     where = "" if step is None else f" {_step_text(step)}"
     planned = "" if step is None or step.planned is None else f"; the memory plan: {step.planned}"
-    host = isinstance(error, MemoryError) or "can't allocate memory" in str(error)
+    host = isinstance(error, MemoryError) or any(sign in str(error).lower() for sign in _HOST_SIGNS)
     machine = "the host" if host else "the GPU"
     return EnvironmentFault(
         f"{machine} ran out of memory in the harness{where}, outside the solution's call: it asked for {asked}{free}"
