@@ -291,3 +291,25 @@ def truth_segments(truth: torch.Tensor | SampledTruth) -> list[TruthSegment]:
     if isinstance(truth, SampledTruth):
         return truth.segments()
     return [TruthSegment(0, truth.numel(), flat(truth))]
+
+
+def difference_norm(after: torch.Tensor, before: torch.Tensor) -> float | None:
+    """||after - before||_2 over the elements finite in both, in float64 chunks; None where there are none."""
+    a_flat, b_flat, device = flat(after), flat(before), after.device
+    squares, usable = 0.0, False
+    for start, stop in spans(after.numel()):
+        a, b = piece(a_flat, start, stop, device), piece(b_flat, start, stop, device)
+        finite = torch.isfinite(a) & torch.isfinite(b)
+        usable = usable or bool(finite.any())
+        difference = torch.where(finite, a - b, 0.0)
+        squares += float((difference * difference).sum())
+    return math.sqrt(squares) if usable else None
+
+
+def finite_norm(tensor: torch.Tensor) -> float:
+    """||tensor||_2 with NaN and Inf counted as 0, in float64 chunks."""
+    t_flat, squares = flat(tensor), 0.0
+    for start, stop in spans(tensor.numel()):
+        values = piece(t_flat, start, stop, tensor.device).nan_to_num(0.0, 0.0, 0.0)
+        squares += float((values * values).sum())
+    return math.sqrt(squares)

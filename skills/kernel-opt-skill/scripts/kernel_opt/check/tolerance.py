@@ -243,17 +243,16 @@ def expect(reference, policy: TolerancePolicy, dims: dict[str, Any], values: dic
     (check/truth.py): `row_arguments` names the arguments whose rows are independent (a KernelBench
     Model's forward inputs), which lets it run in row chunks; `on_truth` is called as it begins.
     """
-    from kernel_opt.check.truth import allocated_bytes, float64_truth, keep_expected
+    from kernel_opt.check.truth import float64_truth, keep_expected
+    from kernel_opt.run.memory import peak_since, restart_peak
     from kernel_opt.solution.inputs import cloned_arguments
 
-    device = next((value.device for value in values.values() if isinstance(value, torch.Tensor)), torch.device("cpu"))
-    before, peak_before = allocated_bytes(device)
+    before = restart_peak()  # what the reference's run allocates, measured: the memory plan's basis
     kwargs = cloned_arguments(dims, values)
     run_reference(reference, kwargs, outputs)
     expectation = Expectation({name: kwargs[name] for name in outputs})
     del kwargs  # the reference's copies of the inputs go before the float64 run begins
-    _, peak = allocated_bytes(device)
-    transient = max(peak, peak_before) - before if device.type == "cuda" else None
+    transient = peak_since(before)
     if any(isinstance(values[name], torch.Tensor) and policy.needs_truth(values[name].dtype) for name in outputs):
         if on_truth is not None:
             on_truth()

@@ -67,13 +67,6 @@ def memory_budget(device: torch.device) -> Budget:
     return Budget(memory.available, memory.total, host)
 
 
-def allocated_bytes(device: torch.device) -> tuple[int, int]:
-    """(allocated now, the peak since the step began) on a CUDA device; (0, 0) elsewhere."""
-    if device.type != "cuda":
-        return 0, 0
-    return int(torch.cuda.memory_allocated(device)), int(torch.cuda.max_memory_allocated(device))
-
-
 def output_rows(values: dict[str, Any], outputs: list[str], row_names: tuple[str, ...]) -> tuple[int, list[str]]:
     """The outputs' common first dimension and the row arguments that share it; (0, []) where rows cannot be cut."""
     shapes = [values[name].shape for name in outputs if isinstance(values[name], torch.Tensor)]

@@ -122,6 +122,7 @@ class _Step:
     phase: PhaseEvent
     allocated_bytes: int | None  # torch.cuda.memory_allocated() when it began
     planned: str | None = None  # what the memory plan chose for it, and what that needs
+    earlier_peak: int = 0  # its peak before a measurement inside it restarted torch's counter (restart_peak)
 
 
 @dataclass
@@ -136,6 +137,26 @@ def note_plan(text: str) -> None:
     """Say what the memory plan chose for the current step (it goes into a failure's message)."""
     if _STATE.step is not None:
         _STATE.step.planned = text
+
+
+def restart_peak() -> int | None:
+    """Restart torch's peak counter for a measurement inside a step (what the reference's run allocates), keeping
+    the step's peak so far for its record; the bytes allocated now, None before CUDA is in use."""
+    torch = _cuda()
+    if torch is None:
+        return None
+    if _STATE.step is not None:
+        _STATE.step.earlier_peak = max(_STATE.step.earlier_peak, int(torch.cuda.max_memory_allocated()))
+    torch.cuda.reset_peak_memory_stats()
+    return int(torch.cuda.memory_allocated())
+
+
+def peak_since(allocated_bytes: int | None) -> int | None:
+    """What was allocated at the peak beyond `allocated_bytes` (restart_peak's), None where it could not be read."""
+    torch = _cuda()
+    if torch is None or allocated_bytes is None:
+        return None
+    return max(0, int(torch.cuda.max_memory_allocated()) - allocated_bytes)
 
 
 def _cuda():
@@ -178,9 +199,8 @@ class MeteredEventLog(EventLog):
         torch = _cuda()
         if step is None or torch is None:
             return
-        phase = step.phase
-        super().emit(MemoryEvent(step=phase.phase, peak_bytes=int(torch.cuda.max_memory_allocated()),
-                                 case=phase.case, dims=phase.dims, seed=phase.seed))
+        phase, peak = step.phase, max(step.earlier_peak, int(torch.cuda.max_memory_allocated()))
+        super().emit(MemoryEvent(step=phase.phase, peak_bytes=peak, case=phase.case, dims=phase.dims, seed=phase.seed))
 
 
 # --- the record -----------------------------------------------------------------------------------------

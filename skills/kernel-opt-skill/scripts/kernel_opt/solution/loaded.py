@@ -65,6 +65,10 @@ class LoadedSolution:
             deliver_outputs(self._last_call)
         self._last_call = None  # it holds the call's buffers: they must not outlive their case
 
+    def forget_call(self) -> None:
+        """Drop the last call undelivered (a warm-up whose outputs nobody reads), so its buffers can be freed."""
+        self._last_call = None
+
 
 def instance_maker(reference, solution: LoadedSolution, device: str, events: EventLog):
     """(dims, seed) -> ProblemInstance, from ref.py's setup, else the solution's, else the solution itself."""
