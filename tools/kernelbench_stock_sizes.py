@@ -138,7 +138,7 @@ def summary(out: Path) -> int:
         where = f"{row['peak_gb']} ({row['peak_step']})" if row["peak_gb"] is not None else "—"
         lines.append(f"| {row['name']} | {row['verdict']}{'' if row['timed'] else ', not timed'} | "
                      f"{row['correctness_exit']} | {row['benchmark_exit']} | {row['wall_s']} | {where} | "
-                     f"{'; '.join(row['plans']) or 'all in one run on the GPU'} |")
+                     f"{'; '.join(row['plans']) or ('all in one run on the GPU' if row['peak_gb'] else '—')} |")
     if blame:
         lines += ["", "| blame row | expected | got | message |", "| --- | --- | --- | --- |"]
         lines += [f"| {row['name']} | exit {row['expected_exit']} {row['expected_kind']} | exit {row['exit']} "

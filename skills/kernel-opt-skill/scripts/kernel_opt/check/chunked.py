@@ -125,10 +125,10 @@ def tolerance_counts(actual: torch.Tensor, expected: torch.Tensor, atol: float, 
 
 def exact_counts(actual: torch.Tensor, expected: torch.Tensor, first: FirstMismatches) -> tuple[int, float, bool]:
     """For integer and bool outputs: (mismatches, max |actual - expected|, every expected value is zero)."""
-    a_flat, b_flat = flat(actual), flat(expected).to(actual.device)
+    a_flat, b_flat = flat(actual), flat(expected)
     mismatches, max_abs, all_zero = 0, 0.0, True
     for start, stop in spans(actual.numel()):
-        a, b = a_flat[start:stop], b_flat[start:stop]
+        a, b = a_flat[start:stop], b_flat[start:stop].to(actual.device)
         mismatch = a != b
         mismatches += int(mismatch.sum())
         first.add(mismatch, start, a, b)

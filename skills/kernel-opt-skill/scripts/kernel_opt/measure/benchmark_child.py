@@ -256,12 +256,14 @@ def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog)
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
+    solution.forget_call()  # what a ModelNew returned: not kept through the timing
     guard.verify("the solution's first call")
     events.emit(PhaseEvent("input pool"))
     timed = _build_pool(prepared.make, request.benchmark.tolerances, prepared.reference, instance, seed, solution,
                         other, events, guard)
     if other is not None:
         call_solution(other, timed.other.buffers[0], dims, outputs)
+        other.forget_call()
         guard.verify("the --against version's first call", who="the --against version")
     events.emit(PhaseEvent("timing"))
     median_us = _time_solution(solution, timed)
