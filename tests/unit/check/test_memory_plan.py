@@ -18,7 +18,6 @@ from kernel_opt.check.memory_plan import (
     place,
     plan_truth,
 )
-from kernel_opt.measure.input_pool import plan_pool
 
 GB, GIB = 10**9, 2**30
 STOCK = 4096 * 393216 * 4  # 23_Softmax's input and output, bytes each
@@ -131,16 +130,3 @@ def test_a_copy_goes_to_the_host_only_where_the_gpu_lacks_room_and_the_host_has_
     assert place(10 * GB, budget, 15 * GB) == "device"
     assert place(10 * GB, budget, 16 * GB) == "host"
     assert place(45 * GB, budget, 0) == "device"  # the host (40 GB) could not take it either
-
-
-def test_the_input_pool_keeps_rotating_with_its_expected_outputs_on_the_host():
-    """23_Softmax's pool: inputs and outputs 6.4 GB, expectations 6.4 + 12.9 GB per value set; 80 GB free, of
-    which the pool may take half."""
-    crowded = plan_pool(STOCK, STOCK, 3 * STOCK, 80 * GB)
-    assert (crowded.buffer_sets, crowded.value_sets) == (1, 1) and "could not rotate" in crowded.note()
-    hosted = plan_pool(STOCK, STOCK, 3 * STOCK, 80 * GB, host_bytes=100 * GB)
-    assert (hosted.buffer_sets, hosted.value_sets, hosted.expectations_on_host) == (2, 3, True)
-    assert hosted.extra_bytes == 2 * STOCK + 3 * STOCK  # one more buffer set, three value sets: nothing else
-    assert "waited on the host" in hosted.note()
-    roomy = plan_pool(STOCK, STOCK, 3 * STOCK, 260 * GB, host_bytes=100 * GB)
-    assert (roomy.buffer_sets, roomy.value_sets, roomy.expectations_on_host) == (3, 4, False)

@@ -228,6 +228,23 @@ def test_another_version_gets_its_own_buffer_sets_in_the_plan():
     assert plan.note().startswith("the timed calls rotated through 3 input/output buffer set(s) and 4 value sets")
 
 
+SOFTMAX_STOCK = 4096 * 393216 * 4  # level1 23_Softmax's input and output at KernelBench's stock size, bytes each
+GB = 10**9
+
+
+def test_the_input_pool_keeps_rotating_with_its_expected_outputs_on_the_host():
+    """23_Softmax's pool: inputs and outputs 6.4 GB, expectations 6.4 + 12.9 GB per value set; 80 GB free, of
+    which the pool may take half."""
+    crowded = plan_pool(SOFTMAX_STOCK, SOFTMAX_STOCK, 3 * SOFTMAX_STOCK, 80 * GB)
+    assert (crowded.buffer_sets, crowded.value_sets) == (1, 1) and "could not rotate" in crowded.note()
+    hosted = plan_pool(SOFTMAX_STOCK, SOFTMAX_STOCK, 3 * SOFTMAX_STOCK, 80 * GB, host_bytes=100 * GB)
+    assert (hosted.buffer_sets, hosted.value_sets, hosted.expectations_on_host) == (2, 3, True)
+    assert hosted.extra_bytes == 2 * SOFTMAX_STOCK + 3 * SOFTMAX_STOCK  # a buffer set, three value sets: no more
+    assert "waited on the host" in hosted.note()
+    roomy = plan_pool(SOFTMAX_STOCK, SOFTMAX_STOCK, 3 * SOFTMAX_STOCK, 260 * GB, host_bytes=100 * GB)
+    assert (roomy.buffer_sets, roomy.value_sets, roomy.expectations_on_host) == (3, 4, False)
+
+
 # --- the benchmark child's pool, on the CPU (torch.cuda's memory query and sync stubbed) ----------
 
 

@@ -120,6 +120,8 @@ def float64_truth(reference: Callable, dims: dict[str, Any], values: dict[str, A
             truth = _run_attempt(attempt, reference, dims, values, outputs, expected, sliced, rows)
         except _PassOver as reason:
             passed_over.append(f"{attempt.how}: {reason}")
+            truth = None
+        if truth is None:  # out of the except block: the failed attempt's tensors are no longer referenced
             _release(device)
             continue
         text = None if attempt.how == "whole" and attempt.kept_on == "device" else attempt.text(sizes)
