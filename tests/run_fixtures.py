@@ -11,12 +11,15 @@ from pathlib import Path
 
 from conftest import REFERENCE_DIR, REPO_ROOT
 
-from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.records import CorrectnessReport, DeviceInfo
 from kernel_opt.commands import ncu_profile
 from kernel_opt.commands import workspace as workspace_command
 from kernel_opt.loop.records import EvaluationRecord, RunRecord
-from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry, TimedSolution
 from kernel_opt.measure.roofline import Ceilings, roofline_point
+from kernel_opt.measure.roofline_records import Roofline, Work
+from kernel_opt.run.environment import GpuInfo, RunEnvironment
+from kernel_opt.solution.build_record import BuildRecord
 
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 SOFTMAX = REFERENCE_DIR / "softmax"
@@ -50,11 +53,12 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
     if hypothesis is not None:
         (folder / "hypothesis.txt").write_text(hypothesis)
     correctness = CorrectnessReport(verdict="pass" if correct else "fail", solution=str(source), reference="ref.py",
-                                    backend="cuda", device={"type": "cuda", **GPU}, interpreter=False,
-                                    command="correctness_check.py", dims={"N": 4096, "D": 4096}, seeds=[0, 1, 2],
-                                    build={"arch": "sm_90",
-                                           "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
-                                                        "registers": registers}]})
+                                    backend="cuda", device=DeviceInfo.from_dict({"type": "cuda", **GPU}),
+                                    interpreter=False, command="correctness_check.py", dims={"N": 4096, "D": 4096},
+                                    seeds=[0, 1, 2],
+                                    build=BuildRecord.from_dict({"arch": "sm_90", "kernels": [
+                                        {"name": "softmax_kernel(float const*, float*, int)",
+                                         "registers": registers}]}))
     (folder / "correctness.json").write_text(json.dumps(correctness.to_dict()))
     if median_us is not None:
         comparison = None
@@ -68,14 +72,15 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
                   for source_name, ceilings in CEILINGS.items()}
         percent = points["measured"]["percent_of_ceiling"]
         report = BenchmarkReport(
-            solution={"path": str(source), "backend": "cuda", "median_us": median_us, "p20_us": median_us * 0.98,
-                      "p80_us": median_us * 1.03, "reps": 200,
-                      "build": {"arch": "sm_90", "signature": [],
-                                "kernels": [{"name": "softmax_kernel(float const*, float*, int)",
-                                             "registers": registers}]}},
-            reference="ref.py", backend="cuda", command="benchmark.py", verdict="measured", gpu=dict(GPU),
-            versions={"python": "3.11.7", "torch": "2.9.0", "triton": "3.5.0", "cuda": "12.8"},
-            dims={"N": 4096, "D": 4096}, work=dict(WORK), roofline={"points": points}, percent_of_ceiling=percent,
+            solution=TimedSolution.from_dict({
+                "path": str(source), "backend": "cuda", "median_us": median_us, "p20_us": median_us * 0.98,
+                "p80_us": median_us * 1.03, "reps": 200,
+                "build": {"arch": "sm_90", "signature": [],
+                          "kernels": [{"name": "softmax_kernel(float const*, float*, int)", "registers": registers}]}}),
+            reference="ref.py", backend="cuda", command="benchmark.py", verdict="measured", gpu=GpuInfo.from_dict(GPU),
+            versions=RunEnvironment(python="3.11.7", torch="2.9.0", triton="3.5.0", cuda="12.8"),
+            dims={"N": 4096, "D": 4096}, work=Work.from_dict(WORK), roofline=Roofline.from_dict({"points": points}),
+            percent_of_ceiling=percent,
             target_percent=target_percent, target_reached=percent >= target_percent, comparison=comparison,
             exit_code=0,
         )
@@ -99,6 +104,20 @@ def write_version(out: Path, number: int, *, median_us=None, ncu_fixture=None, a
                                   against=against)
         (folder / "evaluation.json").write_text(json.dumps(record.to_dict()))
     return folder
+
+
+def spread_samples(median_us: float, count: int = 400, spread: float = 0.008) -> list[float]:
+    """`count` timings spread evenly over +-spread/2 around `median_us`: a deterministic stand-in for a timer."""
+    return [median_us * (1 + spread * ((i * 37 % 101) / 100 - 0.5)) for i in range(count)]
+
+
+def add_timing_samples(folder: Path) -> None:
+    """Give a version's benchmark.json the timed samples a real benchmark keeps, around each recorded median."""
+    record = json.loads((folder / "benchmark.json").read_text())
+    record["solution"]["timing"] = {"samples_us": spread_samples(record["solution"]["median_us"])}
+    for baseline in record["baselines"]:
+        baseline["timing"] = {"samples_us": spread_samples(baseline["median_us"])}
+    (folder / "benchmark.json").write_text(json.dumps(record))
 
 
 VALID_HYPOTHESIS = (

@@ -102,9 +102,9 @@ def benchmark_json(case: str, out_dir: Path, run: int, *extra: str):
                "--output-dir", str(target), *extra, *(f"--{k}={v}" for k, v in dims.items())]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
     report = read_benchmark(target)
-    if report.verdict != "measured" or not (report.kernel_time or {}).get("median_us"):
+    if report.verdict != "measured" or not (report.kernel_time and report.kernel_time.median_us):
         print(completed.stdout[-3000:], completed.stderr[-3000:], file=sys.stderr)
-        print(json.dumps(report.kernel_time), file=sys.stderr)
+        print(json.dumps(report.kernel_time.to_dict() if report.kernel_time is not None else None), file=sys.stderr)
     return report
 
 
@@ -134,7 +134,7 @@ def main() -> int:
     for case in CASES:
         reports = [benchmark_json(case, scratch, run, "--baseline", "none") for run in range(RUNS)]
         medians = [r.median_us for r in reports]
-        kernel = [r.kernel_time["median_us"] for r in reports]
+        kernel = [r.kernel_time.median_us for r in reports]
         ncu_median, ncu_all = ncu_median_us(case, scratch)
         results[case] = {"event_medians_us": medians, "kernel_time_medians_us": kernel, "ncu_us": ncu_all,
                          "ncu_median_us": ncu_median}

@@ -176,12 +176,12 @@ def ceiling_basis(record: BenchmarkReport | None) -> str | None:
     if record is None or record.percent_of_ceiling is None:
         return None
     basis = record.ceiling_basis()
-    return basis["name"] if basis else record.primary_point()[0]
+    return basis.name if basis else record.primary_point()[0]
 
 
 def needs_measured_ceilings(record: BenchmarkReport | None) -> bool:
     """Whether the record's % of ceiling used this GPU's measured (cached) ceilings."""
-    return ceiling_basis(record) in MEASURED_BASES and bool(record.roofline.get("measured_ceilings"))
+    return ceiling_basis(record) in MEASURED_BASES and bool(record.roofline.measured_ceilings)
 
 
 def claimed_figures(record: BenchmarkReport | None) -> dict[str, float | str]:
@@ -191,9 +191,9 @@ def claimed_figures(record: BenchmarkReport | None) -> dict[str, float | str]:
         return figures
     if record.median_us:
         figures["median µs"] = record.median_us
-    kernel_time = record.kernel_time or {}
-    if kernel_time.get("median_us") and not kernel_time.get("error"):
-        figures["kernel time µs"] = kernel_time["median_us"]
+    kernel_time = record.kernel_time
+    if kernel_time and kernel_time.median_us and not kernel_time.error:
+        figures["kernel time µs"] = kernel_time.median_us
     for baseline in record.baselines:
         if baseline.median_us and not baseline.error:
             figures[f"{baseline.name} median µs"] = baseline.median_us
@@ -203,9 +203,9 @@ def claimed_figures(record: BenchmarkReport | None) -> dict[str, float | str]:
         figures["% of ceiling"] = record.percent_of_ceiling
         figures["ceiling basis"] = ceiling_basis(record) or "?"
         _, point = record.primary_point()
-        rate = ACHIEVED_RATE.get((point or {}).get("bound"))
-        if rate and (point or {}).get(rate[0]):
-            figures[rate[1]] = point[rate[0]]  # what the % divides: comparable even where the roof moved
+        rate = ACHIEVED_RATE.get(point.bound if point else None)
+        if rate and getattr(point, rate[0]):
+            figures[rate[1]] = getattr(point, rate[0])  # what the % divides: comparable even where the roof moved
     comparison = record.comparison
     if comparison is not None and comparison.speedup:
         other = Path(comparison.against_dir or comparison.against or "other").name
@@ -223,13 +223,13 @@ def roof_moved(recorded: BenchmarkReport | None, reproduced: BenchmarkReport | N
     if recorded is None or reproduced is None:
         return None
     (_, before), (_, after) = recorded.primary_point(), reproduced.primary_point()
-    if not before or not after or before.get("bound") != after.get("bound") or before.get("bound") not in ROOF_KEY:
+    if not before or not after or before.bound != after.bound or before.bound not in ROOF_KEY:
         return None
-    key, unit = ROOF_KEY[before["bound"]]
-    old, new = (before.get("ceilings") or {}).get(key), (after.get("ceilings") or {}).get(key)
+    key, unit = ROOF_KEY[before.bound]
+    old, new = (getattr(point.ceilings, key) if point.ceilings else None for point in (before, after))
     if not old or not new or abs(new / old - 1) <= tolerance:
         return None
-    return f"the {before['bound']} roof moved {old:.1f} -> {new:.1f} {unit} on this GPU; the achieved rate is compared"
+    return f"the {before.bound} roof moved {old:.1f} -> {new:.1f} {unit} on this GPU; the achieved rate is compared"
 
 
 def compare(item: str, recorded: BenchmarkReport | None, reproduced: BenchmarkReport | None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -88,13 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     out = fresh_run_folder(args.output_dir)
     point_latest_at(out)
     has_gpu = run(str(SCRIPTS / "env_check.py"), "--output-dir", str(out)) == 0
-    rows, sweeps, worst, missing = [], [], 0, set()
+    rows, sweeps, worst, missing = [], [], 0, {}
     for label, folder, kernel, gpu_dims, cpu_dims in EXAMPLES:
         target = out / folder
         code = run(str(SCRIPTS / "workspace.py"), "init", str(target), "--kernel", str(REPO / kernel), "--ref",
                    str(REPO / REFERENCE), "--iterations", "0", "--name", "softmax",
                    *(gpu_dims if has_gpu else cpu_dims))
         if code == 0:
+            copy_environment_check(out, target)  # SKILL.md's step 2 writes it into each run folder
             code = run(str(SCRIPTS / "workspace.py"), "evaluate", str(target), "v0")
             if has_gpu and code == 0:
                 sweep_code = run(str(SCRIPTS / "ncu_profile.py"), str(target / "v0" / f"v0{Path(kernel).suffix}"),
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                 code = max(code, report_code)
         evaluation = read_evaluation(target / "v0")
         if evaluation is not None:
-            missing.update(step.split(":")[0] for step in evaluation.needs_gpu)
+            missing[label] = [step.split(":")[0] for step in evaluation.needs_gpu] + ([] if has_gpu else ["size sweep"])
         rows.append((label, OUTCOMES.get(code, f"exit {code}"), target / "final_report.md"))
         if code not in (0, 4):
             worst = max(worst, code)
@@ -117,11 +119,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label:<16} {outcome:<22} {report}")
     for label, outcome, report in sweeps:
         print(f"  {label:<16} {'sweep ' + outcome:<22} {report}")
-    if not has_gpu:
-        missing.add("size sweep")
-    if missing:
-        print(f"needs a GPU (not run here): {', '.join(sorted(missing))}; see {out / 'env_check.md'}")
+    needs = [f"{label}: {', '.join(steps)}" for label, steps in missing.items() if steps]
+    if needs:
+        print(f"needs a GPU (not run here): {'; '.join(needs)}; see {out / 'env_check.md'}")
     return worst
+
+
+def copy_environment_check(out: Path, target: Path) -> None:
+    """The one environment check of this run, into a run folder: its final report reads OUT/env_check.json."""
+    for name in ("env_check.json", "env_check.md"):
+        if (out / name).is_file():
+            shutil.copyfile(out / name, target / name)
 
 
 if __name__ == "__main__":

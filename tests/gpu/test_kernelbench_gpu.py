@@ -89,6 +89,21 @@ def test_a_triton_model_new_is_timed_against_the_problem_s_own_model(tmp_path):
     assert report["post_timing_check"] and all(check["passed"] for check in report["post_timing_check"].values())
     assert report["solution"]["median_us"] > 0 and report["speedup_vs_eager"] > 0
     assert any(note.startswith("inputs from 23_Softmax.py's get_inputs()") for note in report["notes"])
+    # a fresh torch.empty_like per call: the caching allocator hands the freed block back, which is no kept buffer
+    assert not any("same output memory" in note for note in report["notes"]), report["notes"]
+
+
+def test_an_output_buffer_a_model_new_keeps_is_noted(tmp_path):
+    kept = tmp_path / "23_Softmax_kept_buffer.py"
+    kept.write_text((SOLUTIONS / "23_Softmax.py").read_text().replace(
+        "        y = torch.empty_like(x)\n",
+        "        if getattr(self, 'y', None) is None or self.y.shape != x.shape:\n"
+        "            self.y = torch.empty_like(x)\n"
+        "        y = self.y\n"))
+    code, report = bench(kept, "23_Softmax", tmp_path / "out", "--batch_size=1024")
+    assert code == 0 and report["verdict"] == "measured", report.get("error")
+    assert any("same output memory on consecutive calls while the first call's output was still held" in note
+               for note in report["notes"]), report["notes"]
 
 
 def test_two_model_news_are_compared_interleaved(tmp_path):

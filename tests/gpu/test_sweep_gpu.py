@@ -66,6 +66,9 @@ def test_a_two_size_sweep_of_the_triton_softmax_is_sane(reference_dir, tmp_path)
     assert (out / "sweep.png").read_bytes().startswith(b"\x89PNG") and (out / "sweep.csv").is_file()
     assert json.loads((out / "check" / "correctness.json").read_text())["verdict"] == "pass"
     assert "| 1024 |" in (out / "sweep.md").read_text()
+    # nsight-python's full reports are gone (tens of MB each), said in a note; --keep-reports would keep them
+    assert not list(out.rglob("*.ncu-rep"))
+    assert any(note.startswith("removed nsight-python's 2 full report(s)") for note in record["notes"])
 
 
 def test_a_size_with_wrong_results_is_reported_and_not_profiled(reference_dir, tmp_path):

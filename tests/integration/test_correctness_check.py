@@ -140,6 +140,44 @@ def test_a_runtime_loop_bound_under_the_interpreter_is_checked_or_blamed_on_nump
         assert tuple(int(part) for part in numpy.__version__.split(".")[:2]) >= (2, 4)
 
 
+def libdevice_vector_add(reference_dir) -> str:
+    """The known-good vector add with a libdevice call that changes nothing (x + tanh(y) * 0 + y)."""
+    source = (reference_dir / VECTOR_ADD / "good" / "vector_add.py").read_text()
+    source = source.replace("import triton.language as tl\n",
+                            "import triton.language as tl\nfrom triton.language.extra import libdevice\n")
+    return source.replace("x + y, mask=mask)", "x + libdevice.tanh(y) * 0.0 + y, mask=mask)")
+
+
+@pytest.mark.slow
+def test_libdevice_under_the_interpreter_is_this_machines_limit_and_names_the_kernels_line(reference_dir, tmp_path):
+    """Triton 3.6's interpreter patches tl's builtins, not libdevice's extern functions, which return None
+    there: `x + libdevice.tanh(y)` fails with TypeError ... 'NoneType'. The kernel is correct on a GPU."""
+    solution = tmp_path / "tanh_add.py"
+    solution.write_text(libdevice_vector_add(reference_dir))
+    code, report = check(reference_dir, solution, tmp_path / "out", "--n=4096", "--seeds", "1", "--device", "cpu")
+    if code == 0:  # an interpreter that runs libdevice: nothing to explain
+        assert report["verdict"] == "pass"
+        return
+    error = report["error"]
+    assert (code, error["kind"]) == (4, "interpreter_limit"), error
+    assert error["message"].startswith(
+        "the Triton interpreter (TRITON_INTERPRET=1) cannot run this kernel: libdevice functions return None there, "
+        "and tanh_add.py line 20 (`tl.store(out_ptr + offsets, x + libdevice.tanh(y) * 0.0 + y, mask=mask)`) failed "
+        "on such a None")
+    assert "tanh(x) = 2 * tl.sigmoid(2 * x) - 1" in error["hint"] and "TRITON.md" in error["hint"]
+
+
+@pytest.mark.slow
+def test_an_error_in_the_solution_points_at_its_own_line(reference_dir, tmp_path):
+    solution = tmp_path / "raises.py"
+    solution.write_text("import triton  # noqa: F401\n\n\ndef run_kernel(x, out, n, **_):\n"
+                        "    out.copy_(x[: n // 2] + x)\n")
+    code, report = check(reference_dir, solution, tmp_path / "out", "--n=4096", "--seeds", "1", "--device", "cpu")
+    assert code == 3
+    assert report["error"]["hint"].startswith(
+        "in the solution's own code: raises.py line 5, in run_kernel: out.copy_(x[: n // 2] + x)\n")
+
+
 @pytest.mark.slow
 def test_hang_is_killed_at_the_timeout(reference_dir, tmp_path):
     started = time.monotonic()

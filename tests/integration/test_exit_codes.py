@@ -1,4 +1,4 @@
-"""The exit-code contract where it used to slip (issue 18, item 5).
+"""The exit-code contract where it used to slip.
 
 0 ok, 1 check failed, 2 usage / refusal / bad input, 3 the solution is at fault, 4 environment.
 A corrupt record is bad input, never "nothing there"; a refusal is 2; nothing is written into
@@ -36,6 +36,27 @@ def test_final_report_on_a_corrupt_run_json_is_bad_input_naming_the_file(tmp_pat
     assert str(out / "run.json") in error and problem in error
     assert "no run.json" not in error
     assert not (out / "final_report.md").exists()
+
+
+@pytest.mark.parametrize("field, value, wanted", [
+    ("iterations_budget", "two", "iterations_budget is 'two', not a whole number >= 0"),
+    ("iterations_budget", True, "iterations_budget is True, not a whole number >= 0"),
+    ("dims", "oops", "dims is 'oops', not an object of sizes"),
+    ("dims", {"N": [1, 2]}, "dims is {'N': [1, 2]}, not an object of sizes"),
+    ("target_percent", None, "target_percent is None, not a number of percent above 0"),
+    ("backend", 7, "backend is 7, not text"),
+])
+@pytest.mark.parametrize("command", ["status", "next"])
+def test_a_run_json_with_a_wrong_type_is_bad_input_naming_the_field(tmp_path, capsys, command, field, value, wanted):
+    out = tmp_path / "run"
+    make_run(out)
+    record = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**record, field: value}))
+    capsys.readouterr()
+    assert workspace_command.main([command, str(out)]) == 2
+    error = capsys.readouterr().err
+    assert f"{out / 'run.json'}: {wanted}" in error
+    assert "Traceback" not in error
 
 
 def test_final_report_without_run_json_still_reports_and_says_so(tmp_path, capsys):

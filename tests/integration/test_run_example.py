@@ -32,6 +32,9 @@ def test_main_job_runs_here_twice_and_reports_each_example(tmp_path):
         assert str(run / folder / "final_report.md") in summary  # this run's reports, not the first run's
         assert (run / folder / "final_report.md").exists()
         assert (run / folder / "v0" / "evaluation.json").exists()
+        report = (run / folder / "final_report.md").read_text()
+        assert "no env_check.json in this folder" not in report  # the run's environment check is in each folder
+        assert (run / folder / "env_check.json").read_bytes() == (run / "env_check.json").read_bytes()
     import torch
 
     if torch.cuda.is_available():
@@ -39,4 +42,7 @@ def test_main_job_runs_here_twice_and_reports_each_example(tmp_path):
     else:  # Triton ran under the interpreter, CUDA was compiled; timing and profiling are listed
         assert summary.count("partial: needs a GPU") == 2
         assert json.loads((run / "softmax_triton" / "v0" / "correctness.json").read_text())["passed"]
-        assert "needs a GPU (not run here): benchmark" in summary
+        # per example: the Triton check ran under the interpreter, so only CUDA's correctness needs the GPU
+        needs = summary.split("needs a GPU (not run here): ")[1].split("; see ")[0]
+        assert needs == ("softmax, Triton: memcheck, benchmark, profile, size sweep; "
+                         "softmax, CUDA: correctness, memcheck, benchmark, profile, size sweep")

@@ -58,11 +58,11 @@ def logged(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def sweep(tmp_path, solution: Path, sizes: str, runs: int = 2) -> runner.SweepRecord:
+def sweep(tmp_path, solution: Path, sizes: str, runs: int = 2, keep_reports: bool = False) -> runner.SweepRecord:
     reference = SOFTMAX / "ref.py"
     plan = plan_sweep(sizes, {"D": 16}, reference, solution)
     request = runner.SweepRequest(solution, reference, tmp_path / "out", plan, runs=runs, device="cpu",
-                                  command="ncu_profile.py --sweep " + sizes)
+                                  command="ncu_profile.py --sweep " + sizes, keep_reports=keep_reports)
     return runner.sweep_solution(request)
 
 
@@ -84,6 +84,20 @@ def test_a_correct_solution_is_profiled_at_every_size_beside_pytorch(tmp_path, f
     assert (out / "sweep.png").read_bytes().startswith(PNG_MAGIC) and record.files["png"] == "sweep.png"
     assert "| 2   | 2.00          | 4.00         | 2.00x" in (out / "sweep.md").read_text()
     assert json.loads((out / "sweep.json").read_text())["points"][1]["solution"]["time_us"] == pytest.approx(4.0)
+    # the full reports are gone, said once; the CSVs the sweep read stay
+    assert not list(out.rglob("*.ncu-rep")) and (out / "nsight" / "N-2" / "frame.csv").is_file()
+    assert record.notes == ["removed nsight-python's 2 full report(s) (0.0 MB of .ncu-rep) from nsight/: sweep.csv "
+                            "and each size's CSVs hold what the sweep reads; --keep-reports keeps them"]
+    assert "note: removed nsight-python's 2 full report(s)" in (out / "sweep.md").read_text()
+
+
+@pytest.mark.slow
+def test_keep_reports_keeps_each_sizes_full_report(tmp_path, fake_nsight):
+    record = sweep(tmp_path, SOFTMAX / "good" / "softmax.py", "N=2,4", keep_reports=True)
+    out = tmp_path / "out"
+    assert sorted(path.relative_to(out).as_posix() for path in out.rglob("*.ncu-rep")) == [
+        "nsight/N-2/ncu-output-sweep-0.ncu-rep", "nsight/N-4/ncu-output-sweep-0.ncu-rep"]
+    assert record.notes == []
 
 
 @pytest.mark.slow

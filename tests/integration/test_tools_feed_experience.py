@@ -5,9 +5,10 @@ import json
 
 from conftest import REPO_ROOT
 
-from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.records import CorrectnessReport, DeviceInfo
 from kernel_opt.commands import experience_log, ncu_profile
-from kernel_opt.measure.records import BenchmarkReport, Comparison
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedSolution
+from kernel_opt.run.environment import GpuInfo
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 
@@ -15,13 +16,13 @@ FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
 def write_version(folder, fixture, median_us, comparison=None):
     folder.mkdir(parents=True)
     correctness = CorrectnessReport(verdict="pass", solution=f"{folder.name}.cu", reference="ref.py", backend="cuda",
-                                    device={"type": "cuda", "name": "NVIDIA H200", "compute_capability": "9.0"},
+                                    device=DeviceInfo("cuda", "NVIDIA H200", "9.0"),
                                     interpreter=False, command="correctness_check.py", dims={"M": 1024},
                                     seeds=[0, 1, 2])
     (folder / "correctness.json").write_text(json.dumps(correctness.to_dict()))
-    report = BenchmarkReport(solution={"path": f"{folder.name}.cu", "backend": "cuda", "median_us": median_us},
+    report = BenchmarkReport(solution=TimedSolution(path=f"{folder.name}.cu", backend="cuda", median_us=median_us),
                              reference="ref.py", backend="cuda", command="benchmark.py", verdict="measured",
-                             gpu={"name": "NVIDIA H200", "compute_capability": "9.0"}, comparison=comparison)
+                             gpu=GpuInfo(name="NVIDIA H200", compute_capability="9.0"), comparison=comparison)
     (folder / "benchmark.json").write_text(json.dumps(report.to_dict()))
     assert ncu_profile.main(["--from-report", str(FIXTURES / f"{fixture}.ncu-rep"), "--output-dir", str(folder)]) == 0
 

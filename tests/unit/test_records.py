@@ -7,14 +7,25 @@ must write back as the same JSON: a reader that drops or renames a field would f
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
 
-from kernel_opt.check.records import CaseResult, CorrectnessReport, Mismatch, OutputComparison, read_correctness
+from kernel_opt.check.records import (
+    CaseResult,
+    CorrectnessReport,
+    DeviceInfo,
+    Mismatch,
+    OutputComparison,
+    ToleranceEntry,
+    read_correctness,
+)
 from kernel_opt.core.errors import UsageError
+from kernel_opt.core.records import UNSET, Section, list_of
 from kernel_opt.loop.records import (
     EvaluationRecord,
     RunRecord,
@@ -24,9 +35,11 @@ from kernel_opt.loop.records import (
     read_run_record,
     read_version_record,
 )
-from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry, read_benchmark
+from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry, TimedSolution, read_benchmark
+from kernel_opt.measure.roofline_records import Roofline, RoofPoint
 from kernel_opt.profile.profiler import ProfileRequest, profile_solution
 from kernel_opt.profile.records import NcuSummary, read_profile
+from kernel_opt.run.environment import GpuInfo, RunEnvironment
 from kernel_opt.run.events import (
     EVENT_TYPES,
     CaseResultEvent,
@@ -39,11 +52,13 @@ from kernel_opt.run.events import (
     WorkEvent,
     parse_event,
 )
+from kernel_opt.solution.build_record import BuildRecord, BuiltKernel
 
 RUN_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "runs" / "softmax_cuda_h100"
 DEMO_SOFTMAX = REPO_ROOT / "demo" / "cuda" / "softmax"
 NCU_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "ncu"
-RECORD_TYPES = {"correctness.json": CorrectnessReport, "benchmark.json": BenchmarkReport,
+RECORD_TYPES = {"correctness.json": CorrectnessReport, "correctness_memcheck.json": CorrectnessReport,
+                "correctness_racecheck.json": CorrectnessReport, "benchmark.json": BenchmarkReport,
                 "ncu_summary.json": NcuSummary, "run.json": RunRecord, "version.json": VersionRecord,
                 "evaluation.json": EvaluationRecord}
 
@@ -53,24 +68,25 @@ def correctness_report() -> CorrectnessReport:
                                [Mismatch([0, 128], "nan", 0.25), Mismatch([3, 7], 1.5, 1.0)])
     return CorrectnessReport(
         verdict="fail", solution="v1/v1.cu", reference="ref.py", backend="cuda",
-        device={"type": "cuda", "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}, interpreter=False,
+        device=DeviceInfo("cuda", "NVIDIA H100 80GB HBM3", "9.0"), interpreter=False,
         command="correctness_check.py v1/v1.cu --ref ref.py --output-dir v1", dims={"N": 8, "D": 129}, seeds=[0, 1],
         cases=[CaseResult({"N": 8, "D": 129}, 0, False, [failing], ["x"])], planned_cases=2,
         warnings=["ref.py has no SHAPES"], notes=["inputs from ref.py setup()"],
-        tolerances=[{"output": "out", "dtype": "float32", "atol": 1e-5, "rtol": 1e-5, "source": "dtype default"}],
-        build={"arch": "sm_90", "kernels": [{"name": "softmax_kernel", "registers": 32}]},
-        environment={"torch": "2.11.0", "python": "3.12.3"},
+        tolerances=[ToleranceEntry("out", "float32", "atol/rtol", 1e-5, 1e-5, None, None, "dtype default")],
+        build=BuildRecord(arch="sm_90", kernels=[BuiltKernel(name="softmax_kernel", registers=32)]),
+        environment=RunEnvironment(torch="2.11.0", python="3.12.3"),
     )
 
 
 def benchmark_report() -> BenchmarkReport:
     return BenchmarkReport(
-        solution={"path": "v1/v1.cu", "backend": "cuda", "median_us": 47.2, "p20_us": 46.4, "p80_us": 48.0},
+        solution=TimedSolution(path="v1/v1.cu", backend="cuda", median_us=47.2, p20_us=46.4, p80_us=48.0),
         reference="ref.py", backend="cuda", command="benchmark.py v1/v1.cu --ref ref.py --output-dir v1",
-        dims={"N": 4096}, gpu={"name": "NVIDIA H100 80GB HBM3"}, verdict="measured", exit_code=0,
+        dims={"N": 4096}, gpu=GpuInfo(name="NVIDIA H100 80GB HBM3"), verdict="measured", exit_code=0,
         baselines=[TimedEntry("eager", median_us=59.5, reps=1000), TimedEntry("torch.compile (default)", error="boom")],
         comparison=Comparison("v0/v0.cu", "v0", 1.086, 1.083, 1.087, 0.95, 1000, 47.1, 51.1, "success", True),
-        roofline={"points": {"measured": {"percent_of_ceiling": 88.0}, "datasheet": {"percent_of_ceiling": 70.0}}},
+        roofline=Roofline(points={"measured": RoofPoint(percent_of_ceiling=88.0),
+                                  "datasheet": RoofPoint(percent_of_ceiling=70.0)}),
         percent_of_ceiling=88.0,
     )
 
@@ -167,11 +183,55 @@ def test_a_record_without_its_tag_or_newer_fields_still_reads():
     )
     older = BenchmarkReport.from_dict({"roofline": {"points": {"datasheet": {"percent_of_ceiling": 50.0}}}})
     # no "primary": measured, else datasheet
-    assert older.primary_point() == ("datasheet", {"percent_of_ceiling": 50.0})
+    assert older.primary_point() == ("datasheet", RoofPoint(percent_of_ceiling=50.0))
+    # A nested part reads what it lacks as its default and writes back only what it had.
+    partial = BenchmarkReport.from_dict({"work": {"flops": 8.0, "flops_lower_bound": True},
+                                         "kernel_time": {"error": "x"}})
+    assert (partial.work.flops, partial.work.bytes, partial.work.floor_flops(), partial.kernel_time.median_us) == (
+        8.0, None, None, None)
+    written = partial.to_dict()
+    assert (written["work"], written["kernel_time"], written["gpu"], written["roofline"]) == (
+        {"flops": 8.0, "flops_lower_bound": True}, {"error": "x"}, {}, {})
+
+
+def test_a_correctness_record_of_another_schema_is_refused():
+    with pytest.raises(UsageError, match="kernel_opt.correctness/2"):
+        CorrectnessReport.from_dict(correctness_report().to_dict() | {"schema": "kernel_opt.correctness/2"})
+
+
+@dataclass
+class _Item(Section):
+    name: str
+    count: int | None = None
+
+
+@dataclass
+class _Part(Section):
+    name: str
+    count: int | None = None
+    note: str | None = UNSET
+    items: list[_Item] | None = UNSET
+
+    readers = {"items": list_of(_Item)}
+
+
+def test_a_section_writes_back_what_it_read_and_what_code_set():
+    """core.records.Section: the rule every nested part of the correctness and benchmark records follows."""
+    built = _Part("a")
+    assert built.to_dict() == {"name": "a", "count": None} and built.has("count") and not built.has("note")
+    built.note = None  # set, even to None: written
+    assert list(built.to_dict()) == ["name", "count", "note"]
+    raw = {"note": "n", "later": [1], "name": "b", "items": [{"count": 2, "zzz": True}]}
+    read = _Part.from_dict(raw)
+    assert (read.name, read.count, read.items[0].count, read.items[0].name) == ("b", None, 2, None)
+    assert json.dumps(read.to_dict()) == json.dumps(raw)  # the keys it had, unknown ones included, in their order
+    read.count = 5
+    assert list(read.to_dict()) == ["note", "later", "name", "items", "count"]
+    assert not _Part.from_dict({}) and _Part.from_dict({"name": None})  # falsy as {} is
 
 
 # Fields added to the profile's record after the demo runs were recorded, with the value an old record reads as.
-NCU_SUMMARY_ADDED = {"busiest_pipe": None, "unverified": []}
+NCU_SUMMARY_ADDED = {"busiest_pipe": None, "unverified": [], "traits": None}  # traits: the problem the advice fitted
 KERNEL_SUMMARY_ADDED = {"pipes": {}, "shared_memory": {}, "design": {}, "unverified": []}
 
 
@@ -186,11 +246,15 @@ def test_every_recorded_record_reads_and_writes_back_the_same(path):
     record_type = RECORD_TYPES[path.name]
     record = record_type.from_dict(raw)
     written = record.to_dict()
-    expected = {**raw, "schema": raw.get("schema", written["schema"])}  # tags are added to untagged records
-    if record_type is VersionRecord and raw.get("parent") is not None:
-        expected.setdefault("continued_past_target", False)  # recorded before `next --ignore-target` existed
+    expected = dict(raw)
     if record_type is CorrectnessReport:  # recorded before a verdict named its subject (check/reuse.py)
         expected.setdefault("subject", {})
+    expected.setdefault("schema", written["schema"])  # tags are added to untagged records
+    if record_type in (CorrectnessReport, BenchmarkReport):
+        # The same JSON to the letter: every key, value and null, in the same order at every depth.
+        assert json.dumps(written) == json.dumps(expected)
+    if record_type is VersionRecord and raw.get("parent") is not None:
+        expected.setdefault("continued_past_target", False)  # recorded before `next --ignore-target` existed
     if record_type is NcuSummary:  # recorded before the classifier kept its pipe, shared-memory and design reading
         for key, default in NCU_SUMMARY_ADDED.items():
             expected.setdefault(key, default)
@@ -198,6 +262,50 @@ def test_every_recorded_record_reads_and_writes_back_the_same(path):
                                for kernel in raw.get("kernels", [])]
     assert written == expected
     assert record_type.from_dict(written) == record
+
+
+# The parts of the correctness and benchmark records kept as JSON on purpose (docs/ARCHITECTURE.md, "Records"):
+# name-to-value maps, the integrity checks' results (each read by its own check), the case's findings of those
+# checks, and the ceilings cache file the roofline copies.
+JSON_ON_PURPOSE = frozenset({"dims", "dtypes", "phases_s", "integrity", "findings", "launches", "measured_ceilings"})
+SECTIONS_BY_NAME = frozenset({"points", "post_timing_check"})  # dicts whose values are sections
+
+
+def untyped_objects(value, where: str) -> list[str]:
+    """Where a record read from JSON still holds a JSON object as a dict, outside the parts kept as JSON."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        found = []
+        for item in dataclasses.fields(value):
+            nested = getattr(value, item.name)
+            if item.name in SECTIONS_BY_NAME and isinstance(nested, dict):
+                found += [path for key, entry in nested.items()
+                          for path in untyped_objects(entry, f"{where}.{item.name}[{key}]")]
+            elif item.name not in JSON_ON_PURPOSE:
+                found += untyped_objects(nested, f"{where}.{item.name}")
+        return found
+    if isinstance(value, list):
+        return [path for index, entry in enumerate(value) for path in untyped_objects(entry, f"{where}[{index}]")]
+    return [where] if isinstance(value, dict) else []
+
+
+REPORT_FILES = [path for path in recorded_files() if RECORD_TYPES[path.name] in (CorrectnessReport, BenchmarkReport)]
+
+
+@pytest.mark.parametrize("path", REPORT_FILES, ids=lambda path: str(path.relative_to(REPO_ROOT)))
+def test_every_recorded_report_reads_into_typed_sections(path):
+    """Every nested object of a recorded correctness or benchmark record is read into its dataclass."""
+    record = RECORD_TYPES[path.name].from_dict(json.loads(path.read_text()))
+    assert untyped_objects(record, path.name) == []
+
+
+def test_untyped_objects_finds_a_nested_dict():
+    """The check above can fail: a section holding a plain dict where a section belongs is reported."""
+    report = benchmark_report()
+    report.roofline.physical_floor = {"floor_us": 1.0}
+    report.post_timing_check["solution"] = {"passed": True}
+    assert untyped_objects(report, "benchmark.json") == [
+        "benchmark.json.post_timing_check[solution]", "benchmark.json.roofline.physical_floor"]
+    assert untyped_objects(benchmark_report(), "benchmark.json") == []
 
 
 def test_the_h100_run_fixture_reads_into_records():
@@ -208,8 +316,8 @@ def test_the_h100_run_fixture_reads_into_records():
     final = read_benchmark(RUN_FIXTURE)
     assert final.measured and final.gpu_name == "NVIDIA H100 80GB HBM3" and final.comparison.against_folder() == "v0"
     v1 = read_benchmark(RUN_FIXTURE / "v1")
-    assert v1.verdict == "measured" and v1.median_us == pytest.approx(v1.solution["median_us"])
-    assert v1.primary_point()[0] == v1.roofline["primary"]
+    assert v1.verdict == "measured" and v1.median_us == pytest.approx(v1.solution.median_us)
+    assert v1.primary_point()[0] == v1.roofline.primary
     assert [entry.name for entry in v1.baselines] == [
         baseline["name"]
         for baseline in json.loads((RUN_FIXTURE / "v1" / "benchmark.json").read_text())["baselines"]

@@ -11,8 +11,8 @@ the same figures, so "met" is computed, never typed. A run whose v0 was copied f
 another run beside it (run.json's source_kernel, e.g. demo/cuda/attention/v8/v8.cu) says so after
 its name: "attention (cuda) from attention/v8", so two runs of one kernel read apart.
 
-The table sits between the markers below in demo/DEMO.md, README.md and README_zh.md;
---update rewrites it there, --check fails when a file holds a different table.
+The table sits between the markers below in demo/DEMO.md, README.md and README_zh.md, its links
+relative to each file's folder; --update rewrites it there, --check fails when a file holds a different table.
 
 Usage:
   python3 tools/demo_upkeep/demo_table.py                       # print the table
@@ -26,6 +26,7 @@ file, or a file without the markers.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ sys.path.insert(0, str(REPO / "skills" / "kernel-opt-skill" / "scripts"))
 from kernel_opt.core.render import markdown_table  # noqa: E402
 from kernel_opt.loop.final_report import build_report  # noqa: E402
 from kernel_opt.loop.records import read_run_record  # noqa: E402
-from kernel_opt.measure.records import BenchmarkReport, read_benchmark  # noqa: E402
+from kernel_opt.measure.records import BenchmarkReport, TimedSolution, read_benchmark  # noqa: E402
 
 START, END = "<!-- demo-table:start -->", "<!-- demo-table:end -->"
 HEADERS = ["case", "shape", "dtype", "GPU", "v0 µs", "best µs", "vs v0", "vs eager (cuBLAS/SDPA)",
@@ -101,7 +102,8 @@ def read_case(out: Path) -> CaseFigures:
     v0 = report.versions[0]
     best = next(row for row in report.versions if row.is_best)
     best_us = report.final_median_us or best.median_us
-    v0_record = read_benchmark(out / "v0") or BenchmarkReport(solution={}, reference="", backend="", command="")
+    v0_record = read_benchmark(out / "v0") or BenchmarkReport(solution=TimedSolution(), reference="", backend="",
+                                                               command="")
     timed = {entry.name: entry.median_us for entry in v0_record.baselines if entry.median_us}
     timed.update({row.name: row.median_us for row in report.final_baselines if row.median_us})
     compiled = [us for name, us in timed.items() if name.startswith("torch.compile")]
@@ -157,7 +159,9 @@ def goal_status(figures: CaseFigures, goal: dict | None) -> str:
     return "not met: " + "; ".join(missed for holds, _, missed in checks if not holds)
 
 
-def render(demo: Path) -> str:
+def render(demo: Path, link_from: Path | None = None) -> str:
+    """The table; each case links to its run folder relative to `link_from` (the folder of the file the table goes
+    in: demo/DEMO.md links to cuda/softmax/, README.md to demo/cuda/softmax/), else relative to the repository."""
     runs = sorted(path.parent for path in demo.glob("*/*/run.json"))
     if not runs:
         raise TableError(f"no runs under {demo} (expected demo/<backend>/<case>/run.json)")
@@ -165,7 +169,8 @@ def render(demo: Path) -> str:
     rows = []
     for out in runs:
         figures = read_case(out)
-        link = out.relative_to(REPO) if out.is_relative_to(REPO) else out
+        link = (Path(os.path.relpath(out, link_from)) if link_from is not None
+                else out.relative_to(REPO) if out.is_relative_to(REPO) else out)
         ratio = lambda value: f"{value:.2f}x" if value else "—"  # noqa: E731
         origin = f" from {figures.started_from}" if figures.started_from else ""
         rows.append([f"[{figures.name}]({link}/){origin}", figures.shape, figures.dtype, figures.gpu,
@@ -193,10 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", nargs="+", type=Path, metavar="FILE", help="fail if these files hold another table")
     args = parser.parse_args(argv)
     try:
-        table = render(args.demo.resolve())
+        demo = args.demo.resolve()
         files = args.update or args.check or []
+        table = render(demo) if not files else ""
         texts = {path: path.read_text() for path in files}
-        updated = {path: replace_table(text, table, path) for path, text in texts.items()}
+        updated = {path: replace_table(text, render(demo, path.resolve().parent), path) for path, text in texts.items()}
     except (TableError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -87,7 +87,7 @@ def final_benchmark(run: Path) -> BenchmarkReport | None:
 
 def timed_version(benchmark: BenchmarkReport) -> str:
     """The version folder whose solution a benchmark timed ("v2"); "" where the record names none."""
-    return Path(str(benchmark.solution.get("path") or "")).parent.name
+    return Path(str(benchmark.solution.path or "")).parent.name
 
 
 def final_row(run: Path) -> LoopRow:

@@ -168,7 +168,7 @@ def best_planned_version(case_dir: Path, planned: set[str]) -> str | None:
     and v4, from v2) keeps the best version the re-profile knew first in its order.
     """
     final = read_benchmark(case_dir)
-    name = Path(final.solution.get("path", "")).parent.name if final is not None else ""
+    name = Path(final.solution.path if final.solution.has("path") else "").parent.name if final is not None else ""
     seen: set[str] = set()
     while name and name not in seen:
         if name in planned:

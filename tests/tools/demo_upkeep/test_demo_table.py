@@ -74,6 +74,16 @@ def test_a_second_run_says_where_it_started_and_has_its_own_goal(demo: Path):
     assert demo_table.started_from(second, "demo/triton/softmax/v0/v0.py") == "triton/softmax/v0"
 
 
+def test_links_are_relative_to_the_file_the_table_goes_in(demo: Path, tmp_path: Path):
+    """DEMO.md sits inside demo/: its links are cuda/softmax/, a README's beside demo/ are demo/cuda/softmax/."""
+    assert cells(demo_table.render(demo, demo))[0] == "[softmax (cuda)](cuda/softmax/)"
+    assert cells(demo_table.render(demo, tmp_path))[0] == "[softmax (cuda)](demo/cuda/softmax/)"
+    page = demo / "DEMO.md"
+    page.write_text(f"{demo_table.START}\n{demo_table.END}\n")
+    assert demo_table.main(["--demo", str(demo), "--update", str(page)]) == 0
+    assert "[softmax (cuda)](cuda/softmax/)" in page.read_text()
+
+
 def test_a_malformed_goal_is_refused(demo: Path):
     (demo / "targets.yaml").write_text("cuda/softmax: {fast: true}\n")
     with pytest.raises(demo_table.TableError, match="a goal is a mapping of"):

@@ -32,7 +32,7 @@ from kernel_opt.check.integrity.launch_rules import (
 )
 from kernel_opt.check.integrity.launches import launch_check_of
 from kernel_opt.check.integrity.verdict import correctness_failures
-from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.records import CorrectnessReport, DeviceInfo
 from kernel_opt.check.report import correctness_summary, write_correctness_reports
 from kernel_opt.run.events import CaseResultEvent, IntegrityEvent, PlanEvent
 from kernel_opt.run.request import ChildRequest, CorrectnessPart, SolutionSpec
@@ -280,8 +280,8 @@ def outcome_with(check: LaunchCheck) -> ChildOutcome:
 
 
 def empty_report() -> CorrectnessReport:
-    return CorrectnessReport("fail", "s.cu", "ref.py", "cuda", {"type": "cuda", "name": "H100", "compute_capability":
-                                                                   "9.0"}, False, "cmd", {"n": 1024}, [0])
+    return CorrectnessReport("fail", "s.cu", "ref.py", "cuda", DeviceInfo("cuda", "H100", "9.0"), False, "cmd",
+                             {"n": 1024}, [0])
 
 
 def test_a_failed_launch_check_fails_correctness_with_its_reasons(tmp_path):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.records import CheckSubject, CorrectnessReport, DeviceInfo
 from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.solution.backend import BuildOptions
 
@@ -19,7 +19,7 @@ def files(tmp_path):
 
 def write_record(path, subject, verdict="pass", device="cuda", interpreter=False, dims=None):
     report = CorrectnessReport(verdict=verdict, solution="v1.py", reference="ref.py", backend="triton",
-                               device={"type": device, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"},
+                               device=DeviceInfo(device, "NVIDIA H100 80GB HBM3", "9.0"),
                                interpreter=interpreter, command="correctness_check.py v1.py", dims=dims or {"N": 64},
                                seeds=[0, 1, 2], subject=subject)
     path.write_text(json.dumps(report.to_dict()))
@@ -29,9 +29,10 @@ def write_record(path, subject, verdict="pass", device="cuda", interpreter=False
 def test_the_subject_is_the_bytes_of_both_files_and_the_build(files):
     solution, reference = files
     subject = check_subject(solution, reference, BuildOptions("sm_90a", "-lineinfo"))
-    assert subject["solution_sha256"] != subject["reference_sha256"]
-    assert (subject["arch"], subject["nvcc_flags"]) == ("sm_90a", "-lineinfo")
-    assert len(subject["solution_sha256"]) == 64
+    assert subject.solution_sha256 != subject.reference_sha256
+    assert (subject.arch, subject.nvcc_flags) == ("sm_90a", "-lineinfo")
+    assert len(subject.solution_sha256) == 64
+    assert list(subject.to_dict()) == ["solution_sha256", "reference_sha256", "arch", "nvcc_flags"]
 
 
 def test_a_pass_on_the_gpu_for_the_same_subject_and_sizes_is_relied_on(files, tmp_path):
@@ -46,7 +47,7 @@ def test_a_pass_on_the_gpu_for_the_same_subject_and_sizes_is_relied_on(files, tm
     (dict(verdict="fail"), "is not a pass"),
     (dict(device="cpu", interpreter=True), "without a GPU"),
     (dict(dims={"N": 128}), "at other sizes"),
-    (dict(subject={}), "older version"),
+    (dict(subject=CheckSubject()), "older version"),
 ])
 def test_anything_else_runs_the_check_again(files, tmp_path, change, fragment):
     subject = check_subject(*files, BuildOptions())

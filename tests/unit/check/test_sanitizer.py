@@ -347,8 +347,8 @@ def test_without_compute_sanitizer_the_check_exits_4_and_keeps_the_full_record(t
     request = CorrectnessRequest(VECTOR_ADD / "good/vector_add.py", VECTOR_ADD / "ref.py", tmp_path,
                                  check=CheckOptions(sanitize="initcheck"))
     report = check_solution(request)
-    assert exit_code_of(report) == 4 and report.error["kind"] == "no_compute_sanitizer"
-    assert "not on PATH" in report.error["message"] and "CUDA_HOME is not set" in report.error["message"]
+    assert exit_code_of(report) == 4 and report.error.kind == "no_compute_sanitizer"
+    assert "not on PATH" in report.error.message and "CUDA_HOME is not set" in report.error.message
     assert (tmp_path / "correctness.json").read_text() == "{}"
     markdown = (tmp_path / "correctness_initcheck.md").read_text()
     assert "compute-sanitizer did not run" in markdown and report.cases == []

@@ -171,10 +171,10 @@ def _entries(*records):
 def test_recommend_labels_each_suggestion_and_ranks_exact_matches_first():
     log = _entries(
         record(strategy="exact_one", speedup=1.1),
-        # three other ops agreeing, each with a big speedup: a higher score than the exact match
-        record(kernel="gemm", strategy="popular", speedup=3.0),
-        record(kernel="attention", strategy="popular", speedup=3.0, optimization="other"),
-        record(kernel="conv2d", strategy="popular", speedup=3.0, optimization="third"),
+        # three other ops of its family agreeing, each with a big speedup: a higher score than the exact match
+        record(kernel="layernorm", strategy="popular", speedup=3.0),
+        record(kernel="rmsnorm", strategy="popular", speedup=3.0, optimization="other"),
+        record(kernel="logsumexp", strategy="popular", speedup=3.0, optimization="third"),
     )
     query = Query(kernel="softmax", backend="cuda", chip=Chip("sm_90", "H100"), bottleneck="memory_bound")
     result = recommend(log, query)
@@ -199,3 +199,23 @@ def test_recommend_says_when_no_record_comes_from_the_chip_asked_about(tmp_path,
     payload = json.loads(out)
     assert payload["chip_note"] is None and payload["chip_matches"] == 1
     assert payload["recommendations"][0]["matched"].startswith("exact match: same op softmax · same chip")
+
+
+def test_recommend_for_an_a100_from_the_curated_records_offers_no_hopper_hardware(tmp_path, capsys):
+    """The shipped records all come from an H100: asked about an A100, wgmma and TMA are left out, and said why."""
+    def recommend(*arguments):
+        code = experience_log.main(["--log", str(tmp_path / "empty.jsonl"), "recommend", "--chip", "A100",
+                                    *arguments])
+        assert code == 0
+        return capsys.readouterr().out
+
+    out = recommend("--backend", "cuda", "--bottleneck", "compute_bound")
+    assert "NOTE: no record comes from A100 (sm_80), and none from another chip matches this question either." in out
+    assert "was none" not in out
+    out = recommend("--backend", "cuda")
+    listed = [line.split(":")[0][3:] for line in out.splitlines() if line[:1].isdigit() and line[1:3] == ". "]
+    assert listed and not {"wgmma", "tma_pipeline", "softmax_mma_overlap", "pingpong_warpgroups"} & set(listed)
+    assert "- wgmma: needs wgmma (sm_9x only); this chip is sm_80" in out
+    out = recommend("--backend", "triton")
+    assert "- tensor_descriptors: needs TMA (sm_90 or newer); this chip is sm_80" in out
+    assert "tensor_descriptors:" not in [line[3:] for line in out.splitlines() if line[:1].isdigit()]

@@ -301,6 +301,29 @@ def test_size_sweep_capability_names_the_install_line_when_nsight_python_is_miss
     assert assessment.check_environment(make_probes(gpu=True, nsight_python=missing)).verdict == "ok"
 
 
+def test_nsight_python_that_lacks_only_ncu_report_is_pointed_at_ncu_s_own_copy_never_told_to_reinstall():
+    """nsight-python 0.9.6 installed, `import nsight` failing for ncu_report: ncu's extras/python is the fix, and
+    the sweep puts it on its child's PYTHONPATH itself."""
+    lacks_reader = PackageProbe("nsight-python", "nsight", installed=False, version="0.9.6",
+                                error="ModuleNotFoundError: No module named 'ncu_report'")
+    folder = "/opt/nvidia/nsight-compute/2025.3.1/extras/python"
+    beside_ncu = NcuReportProbe(available=True, source="ncu extras/python", path=f"{folder}/ncu_report.py",
+                                sys_path_entry=folder)
+    row = by_step(assessment.assess_capabilities(
+        make_probes(gpu=True, nsight_python=lacks_reader, ncu_report=beside_ncu)))["size_sweep"]
+    assert row.can_run
+    assert row.reason == (
+        "nsight-python 0.9.6 (the pinned version) with ncu 2025.3.1.0; it imports ncu_report, which is not on this "
+        f"Python's path but ships with ncu in {folder}: the sweep puts that folder on its PYTHONPATH (to import "
+        f"nsight yourself: export PYTHONPATH={folder}:$PYTHONPATH)")
+    nowhere = NcuReportProbe(available=False, error="ncu_report is neither importable nor beside an Nsight Compute")
+    row = by_step(assessment.assess_capabilities(
+        make_probes(gpu=True, nsight_python=lacks_reader, ncu_report=nowhere)))["size_sweep"]
+    assert not row.can_run and "cannot import ncu_report" in row.reason
+    assert row.how_to_fix.startswith("add the extras/python folder of your Nsight Compute install")
+    assert "pip install ncu-report" in row.how_to_fix and "pip install nsight-python" not in row.how_to_fix
+
+
 def test_ncu_profile_needs_counter_permission_when_the_driver_restricts_it():
     probes = make_probes(gpu=True, profiling_admin_only=True, is_root=False)
     capability = by_step(assessment.assess_capabilities(probes))["ncu_profile"]

@@ -119,3 +119,70 @@ def test_unset_query_fields_do_not_filter():
     result = recommend(log, Query(kernel="softmax"))
     assert [r.strategy for r in result.recommendations] == ["x"]
     assert result.recommendations[0].support[0].relevance == pytest.approx(1.0)
+
+
+# --- the problem's family and the chip's hardware ------------------------------------------------------
+
+A100 = Chip("sm_80", "A100")
+
+
+def test_records_of_another_known_family_are_left_out_and_the_same_family_kept():
+    """The agent trial's GELU (elementwise) was offered a GEMM's tile_shape and a softmax's single_pass."""
+    log = number(entries(
+        record(kernel="gemm", backend="triton", strategy="tile_shape", speedup=2.16),
+        record(kernel="softmax", backend="triton", strategy="single_pass", speedup=1.55),
+        record(kernel="relu", backend="triton", strategy="block_size", speedup=1.14),
+    ))
+    query = Query(kernel="88_mingptnewgelu", backend="triton", chip=Chip("sm_90", "H100"),
+                  bottleneck="memory_bound", problem_family="elementwise")
+    result = recommend(log, query)
+    assert [r.strategy for r in result.recommendations] == ["block_size"]
+    assert result.recommendations[0].score == pytest.approx(0.6 * speedup_gain(1.14))
+    gemm = judge(log[0], query)
+    assert gemm.relevance == pytest.approx(0.1) and gemm.relevance < MIN_RELEVANCE
+    assert gemm.reasons[0] == "other family matmul_like (gemm), asked about elementwise"
+    # a name that says no family ("v0") and no family asked: every family weighs as before, 0.25
+    by_name = recommend(log, Query(kernel="v0", backend="triton", chip=Chip("sm_90", "H100"),
+                                   bottleneck="memory_bound"))
+    assert [r.strategy for r in by_name.recommendations] == ["tile_shape", "single_pass", "block_size"]
+
+
+def test_a_family_asked_without_a_kernel_labels_each_match_by_family():
+    log = number(entries(record(kernel="layernorm", strategy="vector_loads", speedup=1.3, **H100)))
+    query = Query(backend="cuda", chip=Chip("sm_90", "H100"), bottleneck="memory_bound", problem_family="row_reduction")
+    (found,) = recommend(log, query).recommendations
+    assert found.matched == ("exact match: same family row_reduction (layernorm) · same bottleneck memory_bound · "
+                             "same chip H100 (sm_90) · same backend cuda")
+
+
+def test_hopper_only_strategies_are_never_recommended_for_an_ampere_chip():
+    log = number(entries(
+        record(kernel="gemm", bottleneck="compute_bound", strategy="wgmma", speedup=1.19, **H100),
+        record(kernel="gemm", bottleneck="compute_bound", strategy="tensor_cores", speedup=1.51, **H100),
+        record(kernel="gemm", bottleneck="compute_bound", strategy="fp8_inputs", speedup=1.8, **H100),
+        record(kernel="gemm", backend="triton", bottleneck="compute_bound", strategy="tensor_descriptors",
+               speedup=1.1, **H100),
+        record(kernel="gemm", bottleneck="compute_bound", strategy="tma_pipeline", outcome="failure", speedup=0.9,
+               **H100),
+    ))
+    result = recommend(log, Query(kernel="gemm", chip=A100, bottleneck="compute_bound"))
+    assert [r.strategy for r in result.recommendations] == ["tensor_cores"]
+    assert result.unavailable == [
+        ("wgmma", "needs wgmma (sm_9x only); this chip is sm_80"),
+        ("fp8_inputs", "needs FP8 tensor cores (sm_89 or newer); this chip is sm_80"),
+        ("tensor_descriptors", "needs TMA (sm_90 or newer); this chip is sm_80"),
+    ]
+    assert result.avoid == []  # a failure of TMA on Hopper is nothing to avoid on a chip without TMA
+    assert result.to_dict()["unavailable"][0] == {"strategy": "wgmma",
+                                                  "why": "needs wgmma (sm_9x only); this chip is sm_80"}
+    ada = recommend(log, Query(kernel="gemm", chip=Chip("sm_89", "L40S"), bottleneck="compute_bound"))
+    assert [r.strategy for r in ada.recommendations] == ["fp8_inputs", "tensor_cores"]
+    assert recommend(log, Query(kernel="gemm", bottleneck="compute_bound")).unavailable == []  # no chip: no gate
+
+
+def test_when_nothing_matches_on_any_chip_the_note_says_so_instead_of_none():
+    log = number(entries(record(kernel="gemm", bottleneck="compute_bound", strategy="wgmma", speedup=1.19, **H100)))
+    result = recommend(log, Query(backend="cuda", chip=A100, bottleneck="compute_bound"))
+    assert result.recommendations == []
+    assert result.chip_note == ("no record comes from A100 (sm_80), and none from another chip matches this question "
+                                "either")

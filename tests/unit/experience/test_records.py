@@ -7,7 +7,6 @@ import pytest
 from experience_fixtures import record
 
 from kernel_opt.core.errors import UsageError
-from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import (
     BOTTLENECK_ALIASES,
     Chip,
@@ -25,6 +24,7 @@ from kernel_opt.experience.records import (
     strategy_slug,
     validate,
 )
+from kernel_opt.solution.families import kernel_family, normalize_kernel
 
 
 @pytest.mark.parametrize(

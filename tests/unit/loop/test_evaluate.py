@@ -14,19 +14,21 @@ from conftest import REPO_ROOT
 from run_fixtures import GPU, NCU_FIXTURES, SOFTMAX, VALID_HYPOTHESIS, WORK, make_run, synthetic_run, write_version
 
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
-from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
+from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, SanitizerRun
 from kernel_opt.commands import benchmark as benchmark_command
 from kernel_opt.commands import correctness_check, ncu_profile
 from kernel_opt.commands import workspace as workspace_command
 from kernel_opt.core.errors import EnvironmentFault, SolutionError
+from kernel_opt.core.records import ErrorRecord
 from kernel_opt.experience.ranking import Match, Query, Recommendation, RecommendationResult
 from kernel_opt.experience.records import ExperienceRecord
 from kernel_opt.experience.store import Entry
 from kernel_opt.loop import check_steps, evaluate, final_report, measure_steps, recommend_step
 from kernel_opt.loop.workspace import read_run, run_status
 from kernel_opt.measure.ceilings import CeilingsResult, MeasuredCeilings
-from kernel_opt.measure.records import BenchmarkReport, TimedEntry
+from kernel_opt.measure.records import BenchmarkReport, TimedEntry, TimedSolution
 from kernel_opt.profile import profiler
+from kernel_opt.profile.problem_traits import problem_traits
 from kernel_opt.profile.profiler import ProfileRequest
 from kernel_opt.sass.instruction_mix import InstructionMix
 from kernel_opt.sass.report import KernelStaticAnalysis, StaticReport
@@ -99,14 +101,15 @@ class FakeTools:
         errors = self.sanitizer_errors.get(tool, 0)
         report = CorrectnessReport(
             verdict="pass", solution=str(request.solution), reference=str(request.reference), backend="cuda",
-            device={"type": "cuda", **GPU}, interpreter=False, command="correctness_check.py", dims=request.dims,
+            device=DeviceInfo.from_dict({"type": "cuda", **GPU}), interpreter=False, command="correctness_check.py",
+            dims=request.dims,
             seeds=[0], cases=[CaseResult({"N": 1, "D": 1}, 0, True, [], [])], planned_cases=1,
             sanitizer=SanitizerRun(tool=tool, command="compute-sanitizer", completed=True, errors=errors),
         )
         if errors:
             report.verdict = "solution_error"
-            report.error = {"kind": "sanitizer_finding", "exit_code": 3, "hint": None,
-                            "message": f"{tool} found {errors} error(s); the first: Invalid __global__ write"}
+            report.error = ErrorRecord("sanitizer_finding", f"{tool} found {errors} error(s); the first: Invalid "
+                                       "__global__ write", None, 3)
         return report
 
     def analyze_solution(self, request):
@@ -142,8 +145,12 @@ class FakeTools:
     def profile_solution(self, request):
         self.calls.append(("ncu_profile", request))
         print("COMPUTE_BOUND <- stdout, never read")
-        return profiler.profile_solution(ProfileRequest(request.output_dir, baseline=request.baseline,
-                                                        from_report=NCU_FIXTURES / "memory_streaming.ncu-rep"))
+        summary = profiler.profile_solution(ProfileRequest(request.output_dir, baseline=request.baseline,
+                                                           from_report=NCU_FIXTURES / "memory_streaming.ncu-rep"))
+        # a profile on a GPU reads the problem's family from the run's ref.py, which a kept report cannot
+        summary.traits = problem_traits(request.reference, None, None, None, None)
+        (request.output_dir / "ncu_summary.json").write_text(json.dumps(summary.to_dict()))
+        return summary
 
     def recommend_from_log(self, request):
         self.calls.append(("experience_log", request))
@@ -184,6 +191,7 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     assert tools.requests("ncu_profile")[0].baseline == out / "v1"
     [recommend] = tools.requests("experience_log")
     assert (recommend.bottleneck, recommend.chip, recommend.limit) == ("memory_bound", "NVIDIA H200", 5)
+    assert recommend.family == "row_reduction"  # v3's profile read it from ref.py's torch.softmax
     record = json.loads((out / "v3" / "evaluation.json").read_text())
     assert (record["state"], record["exit_code"], record["against"]) == ("measured", 0, "v1")
     assert [(s["name"], s["status"]) for s in record["steps"]] == [
@@ -206,6 +214,7 @@ def test_evaluate_compares_and_profiles_against_the_best_so_far(tmp_path, monkey
     log = (out / "v3" / "evaluate.log").read_text()
     assert f"$ benchmark.py {out / 'v3' / 'v3.cu'} --ref {out / 'ref.py'}" in log
     assert "--against " + str(out / "v1" / "v1.cu") in log and "MEASURED on NVIDIA H200" in log
+    assert "$ experience_log.py recommend --kernel softmax --family row_reduction --backend cuda -n 5" in log
     assert "never read" not in log
     summary = capsys.readouterr().out
     assert "v3: MEASURED" in summary and "| benchmark" in summary and "70.00 us; vs v1 1.200x" in summary
@@ -623,7 +632,7 @@ class InvalidBenchmarkTools(FakeTools):
             {"event": "interleaved", "this": {"samples_us": [2.0] * 40}, "other": {"samples_us": [80.0] * 40}},
             {"event": "done"},
         ]
-        report = BenchmarkReport(solution={"path": str(folder / f"v{number}.cu"), "backend": "cuda"},
+        report = BenchmarkReport(solution=TimedSolution(path=str(folder / f"v{number}.cu"), backend="cuda"),
                                  reference="ref.py", backend="cuda", command="benchmark.py", target_percent=90.0)
         assemble_report(report, ChildOutcome(events=[parse_event(e) for e in sequence], returncode=0),
                         str(request.against), str(request.against.parent))
@@ -737,3 +746,28 @@ def test_a_model_new_kernel_that_only_the_interpreter_accepts_fails_without_a_gp
     assert steps["correctness"][0] == "ok"
     assert steps["static_analysis"][0] == "solution_error"
     assert steps["static_analysis"][1].startswith("the Triton kernel failed to compile")
+
+
+def test_an_edit_to_the_kernel_given_to_init_is_named_since_the_run_evaluates_its_own_copy(tmp_path):
+    """v0 is OUT/v0/v0.<ext>, copied by init; a fix made in the original file never reaches the run."""
+    import os
+    import shutil
+    import time as clock
+
+    from kernel_opt.loop.workspace import create_run
+
+    kernel = tmp_path / "kernel.py"
+    shutil.copyfile(REPO_ROOT / "reference" / "vector_add" / "good" / "vector_add.py", kernel)
+    out = tmp_path / "run"
+    run = create_run(out, kernel, REPO_ROOT / "reference" / "vector_add" / "ref.py", 1, "vector_add", "triton",
+                     {}, 90.0)
+    v0 = out / "v0" / "v0.py"
+    assert evaluate.edited_source_warning(run, v0) is None  # untouched since init
+    v0.write_text(v0.read_text() + "\n# fixed in place\n")
+    assert evaluate.edited_source_warning(run, v0) is None  # the fix went where the run reads it
+    kernel.write_text(kernel.read_text() + "\n# fixed in the original\n")
+    later = clock.time() + 5
+    os.utime(kernel, (later, later))
+    assert evaluate.edited_source_warning(run, v0) == (
+        f"{kernel} was edited after `workspace.py init` and now differs from v0/v0.py: the run evaluates {v0} "
+        f"(the copy init made), never kernel.py; put the fix in {v0}")

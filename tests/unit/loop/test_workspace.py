@@ -7,7 +7,7 @@ files, so the workspace reads exactly what the tools write."""
 import json
 
 import pytest
-from run_fixtures import SOFTMAX, make_run, synthetic_run, write_version
+from run_fixtures import SOFTMAX, add_timing_samples, make_run, synthetic_run, write_version
 
 from kernel_opt.commands import hypothesis_check
 from kernel_opt.commands import workspace as workspace_command
@@ -18,12 +18,14 @@ from kernel_opt.loop.workspace import conclude_evaluation, read_run, run_status
 # --- init ----------------------------------------------------------------------------------------
 
 
-def test_init_creates_the_layout_and_the_run_record(tmp_path):
+def test_init_creates_the_layout_and_the_run_record(tmp_path, capsys):
     out = tmp_path / "run"
     code = workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.py"),
                                    "--ref", str(SOFTMAX / "ref.py"), "--iterations", "3", "--name", "softmax",
                                    "--target-percent", "85", "--N=64", "--D=1000", "--scale=2.5"])
     assert code == 0
+    assert (f"v0 is {out / 'v0' / 'v0.py'}, a copy of {SOFTMAX / 'good' / 'softmax.py'}: from now on the run reads "
+            "only the copy, so make any fix to v0 there") in capsys.readouterr().out
     assert (out / "ref.py").read_text() == (SOFTMAX / "ref.py").read_text()
     assert (out / "v0" / "v0.py").read_text() == (SOFTMAX / "good" / "softmax.py").read_text()
     assert sorted(p.name for p in out.iterdir()) == ["ref.py", "run.json", "v0"]
@@ -163,11 +165,28 @@ def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     status = run_status(out)
     assert status.target_reached is True and status.stop_reason == "target_reached"
     assert workspace_command.main(["next", str(out)]) == 2
-    assert "target reached: v0 runs at 83.9%" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ("target reached: v0 runs at 83.9% of the roofline ceiling (target 50%), with 3 of 3 iteration(s) "
+            "unused; finish with the final report, and tell the user the run stopped at the roof with 3 iteration(s) "
+            "left") in err
+    assert f"the user's call, not yours: with their say-so, `workspace.py next {out} --ignore-target`" in err
     assert workspace_command.main(["next", str(out), "--ignore-target"]) == 0
     assert (out / "v1" / "v1.cu").exists()
     assert json.loads((out / "v1" / "version.json").read_text())["continued_past_target"] is True
     assert run_status(out).versions[1].continued_past_target is True
+
+
+def test_a_version_at_its_target_level_with_pytorch_inside_the_noise_ends_the_run(tmp_path):
+    """A baseline median lower by less than the noise is a tie: the target ends the run, as the final report says."""
+    for name, compile_us, behind in (("level", 39.8, None), ("behind", 38.0, "torch.compile (default)")):
+        out = tmp_path / name
+        make_run(out, iterations=3, target_percent=50.0)
+        write_version(out, 0, median_us=40.0, ncu_fixture="memory_streaming", target_percent=50.0,
+                      baselines={"eager": 130.0, "torch.compile (default)": compile_us})
+        add_timing_samples(out / "v0")  # 0.5% apart, 400 samples each spread 0.8%: inside the 2% margin
+        status = run_status(out)
+        assert status.behind_baseline == behind
+        assert status.stop_reason == (None if behind else "target_reached")
 
 
 def test_a_version_at_its_target_that_pytorch_still_beats_does_not_end_the_run(tmp_path, capsys):

@@ -15,12 +15,14 @@ import pytest
 
 from kernel_opt.backends.cuda.backend import source_synchronizes
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
+from kernel_opt.check.records import DeviceInfo
 from kernel_opt.commands.benchmark import main
+from kernel_opt.loop.step_summaries import benchmark_line
 from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for, phase_durations
 from kernel_opt.measure.benchmark_report import benchmark_markdown, benchmark_summary
 from kernel_opt.measure.ceilings import CopyCeiling
-from kernel_opt.measure.placement import PHYSICAL_FLOOR_MARGIN
-from kernel_opt.measure.records import BenchmarkReport, TimedEntry
+from kernel_opt.measure.placement import CEILING_BASIS_RULE, PHYSICAL_FLOOR_MARGIN
+from kernel_opt.measure.records import BenchmarkReport, CorrectnessGate, TimedEntry, TimedSolution
 from kernel_opt.run.events import DoneEvent, EnvironmentEvent, PhaseEvent, TimedEvent, parse_event
 from kernel_opt.run.release import WAITING_PHASE
 from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
@@ -80,7 +82,7 @@ def events(solution_us=1200.0, post_timing_passed=True, interleaved=None, bandwi
 
 
 def assemble(event_list, **kwargs):
-    report = BenchmarkReport(solution={"path": "v1.cu", "backend": "cuda"}, reference="ref.py", backend="cuda",
+    report = BenchmarkReport(solution=TimedSolution(path="v1.cu", backend="cuda"), reference="ref.py", backend="cuda",
                              command="benchmark.py v1.cu")
     outcome = ChildOutcome(events=[parse_event(event) for event in event_list], returncode=0)
     return assemble_report(report, outcome, kwargs.get("label"), kwargs.get("against_dir"))
@@ -89,16 +91,16 @@ def assemble(event_list, **kwargs):
 def test_measured_report_derives_speedups_and_roofline():
     report = assemble(events())
     assert report.verdict == "measured"
-    assert report.solution["median_us"] == 1200.0 and report.solution["reps"] == 5
+    assert report.solution.median_us == 1200.0 and report.solution.reps == 5
     assert report.best_baseline == "eager" and report.speedup_vs_eager == pytest.approx(1502.0 / 1200.0)
     assert report.baselines[1].error.startswith("BackendCompilerFailed")  # reported, the others still count
-    measured = report.roofline["points"]["measured"]
-    assert measured["achieved_bandwidth_gbps"] == pytest.approx(BYTES / 1200e-6 / 1e9)
-    assert measured["floor_time_us"] == pytest.approx(BYTES / 3000e9 * 1e6)
-    assert report.percent_of_ceiling == pytest.approx(100 * measured["floor_time_us"] / 1200.0)
+    measured = report.roofline.points["measured"]
+    assert measured.achieved_bandwidth_gbps == pytest.approx(BYTES / 1200e-6 / 1e9)
+    assert measured.floor_time_us == pytest.approx(BYTES / 3000e9 * 1e6)
+    assert report.percent_of_ceiling == pytest.approx(100 * measured.floor_time_us / 1200.0)
     assert report.target_reached is (report.percent_of_ceiling >= 90)
-    assert "datasheet" in report.roofline["points"]  # H100 SXM peaks shown beside the measured ones
-    assert not report.roofline["physical_floor"]["beaten"]
+    assert "datasheet" in report.roofline.points  # H100 SXM peaks shown beside the measured ones
+    assert not report.roofline.physical_floor.beaten
     json.dumps(report.to_dict())  # the whole record is JSON
 
 
@@ -118,18 +120,23 @@ def test_a_faster_same_size_copy_sets_the_ceiling():
     # The 2 GiB copy reads 3000 GB/s (floor 1073.7 us); a copy of these very bytes took 1000 us,
     # 3221 GB/s: the stricter roof, so the % of ceiling comes from it.
     report = assemble(with_same_size_copy(events(solution_us=1100.0), copy_us=1000.0))
-    points = report.roofline["points"]
+    points = report.roofline.points
     assert list(points) == ["measured", "same-size copy", "datasheet"]
-    assert points["same-size copy"]["ceilings"]["memory_bandwidth_gbps"] == pytest.approx(BYTES / 1000e-6 / 1e9)
-    assert points["same-size copy"]["floor_time_us"] == pytest.approx(1000.0)
-    assert report.roofline["primary"] == "same-size copy"
+    assert points["same-size copy"].ceilings.memory_bandwidth_gbps == pytest.approx(BYTES / 1000e-6 / 1e9)
+    assert points["same-size copy"].floor_time_us == pytest.approx(1000.0)
+    assert report.roofline.primary == "same-size copy"
     assert report.percent_of_ceiling == pytest.approx(100 * 1000.0 / 1100.0)
-    assert points["measured"]["percent_of_ceiling"] == pytest.approx(100 * BYTES / 3000e9 * 1e6 / 1100.0)
+    assert points["measured"].percent_of_ceiling == pytest.approx(100 * BYTES / 3000e9 * 1e6 / 1100.0)
+    # every place that shows the % says which basis it used, and why bases differ
+    assert "Ceiling basis: **same-size copy**" in render_markdown(report)
+    assert CEILING_BASIS_RULE in render_markdown(report)
+    assert CEILING_BASIS_RULE.startswith("Each % of ceiling names its basis: the stricter of the roofs measured")
+    assert benchmark_line(report).endswith(f"{report.percent_of_ceiling:.1f}% of ceiling (same-size copy basis)")
 
 
 def test_a_slower_same_size_copy_leaves_the_cached_ceiling_in_charge():
     report = assemble(with_same_size_copy(events(solution_us=1200.0), copy_us=1150.0))
-    assert report.roofline["primary"] == "measured"
+    assert report.roofline.primary == "measured"
     assert report.percent_of_ceiling == pytest.approx(100 * BYTES / 3000e9 * 1e6 / 1200.0)
 
 
@@ -154,10 +161,10 @@ def test_a_time_under_the_physical_floor_is_invalid_and_says_why():
     report = assemble(events(solution_us=DATASHEET_FLOOR_US * 0.5, interleaved=([100.0] * 40, [130.0] * 40)),
                       label="v1/v1.cu")
     assert report.verdict == "invalid" and exit_code_for(report) == 1
-    floor = report.roofline["physical_floor"]
-    assert floor["beaten"] and floor["bound"] == "memory" and floor["margin"] == PHYSICAL_FLOOR_MARGIN
-    assert floor["floor_us"] == pytest.approx(DATASHEET_FLOOR_US)
-    assert floor["bandwidth_basis"] == "3350 GB/s (NVIDIA H100 SXM5 80GB datasheet)"
+    floor = report.roofline.physical_floor
+    assert floor.beaten and floor.bound == "memory" and floor.margin == PHYSICAL_FLOOR_MARGIN
+    assert floor.floor_us == pytest.approx(DATASHEET_FLOOR_US)
+    assert floor.bandwidth_basis == "3350 GB/s (NVIDIA H100 SXM5 80GB datasheet)"
     message = report.failure_reason()
     assert message.startswith(f"INVALID: {DATASHEET_FLOOR_US * 0.5:.2f} us is faster than the memory floor of "
                               f"{DATASHEET_FLOOR_US:.2f} us")
@@ -175,7 +182,7 @@ def test_a_time_under_the_physical_floor_is_invalid_and_says_why():
 def test_within_the_noise_margin_of_the_floor_is_still_measured():
     report = assemble(events(solution_us=DATASHEET_FLOOR_US * (1 - PHYSICAL_FLOOR_MARGIN) * 1.001))
     assert report.verdict == "measured" and exit_code_for(report) == 0
-    assert not report.roofline["physical_floor"]["beaten"]
+    assert not report.roofline.physical_floor.beaten
 
 
 def test_the_floor_uses_the_best_measured_bandwidth_where_it_beats_the_datasheet():
@@ -183,9 +190,9 @@ def test_the_floor_uses_the_best_measured_bandwidth_where_it_beats_the_datasheet
     # would allow (0.97 of it) is under the floor the copy proves possible.
     copy_us = BYTES / 3500e9 * 1e6
     report = assemble(with_same_size_copy(events(solution_us=DATASHEET_FLOOR_US * 0.9), copy_us=copy_us))
-    floor = report.roofline["physical_floor"]
-    assert floor["bandwidth_gbps"] == pytest.approx(3500.0)
-    assert floor["bandwidth_basis"] == "3500 GB/s (same-size copy, above the datasheet's)"
+    floor = report.roofline.physical_floor
+    assert floor.bandwidth_gbps == pytest.approx(3500.0)
+    assert floor.bandwidth_basis == "3500 GB/s (same-size copy, above the datasheet's)"
     assert report.verdict == "invalid"
 
 
@@ -203,8 +210,8 @@ def test_the_compute_floor_is_the_datasheet_peak_of_the_dtype(dtype, peak_tflops
     flops = 2.0 * 4096**3
     floor_us = flops / (peak_tflops * 1e12) * 1e6
     fast = assemble(gemm_events(dtype, flops, floor_us * 0.9))
-    assert fast.verdict == "invalid" and fast.roofline["physical_floor"]["bound"] == "compute"
-    assert fast.roofline["physical_floor"]["compute_tflops"] == peak_tflops
+    assert fast.verdict == "invalid" and fast.roofline.physical_floor.bound == "compute"
+    assert fast.roofline.physical_floor.compute_tflops == peak_tflops
     assert "the compute floor of" in fast.failure_reason() and "flops() only the arithmetic" in fast.failure_reason()
     honest = assemble(gemm_events(dtype, flops, floor_us * 1.3))
     assert honest.verdict == "measured"
@@ -212,14 +219,14 @@ def test_the_compute_floor_is_the_datasheet_peak_of_the_dtype(dtype, peak_tflops
 
 def test_a_partial_flop_count_places_the_kernel_but_never_makes_it_invalid():
     """FlopCounterMode's matmul count of a matmul + epilogue is a lower bound of the reference's work; a causal
-    kernel needs half of a masked full product, so no INVALID verdict may rest on it (placement.floor_flops)."""
+    kernel needs half of a masked full product, so no INVALID verdict may rest on it (Work.floor_flops)."""
     flops = 2.0 * 4096**3
     sequence = gemm_events("bfloat16", flops, flops / 989.5e12 * 1e6 * 0.9)
     sequence[3] = {**sequence[3], "flops_source": "at least: counted by torch FlopCounterMode",
                    "flops_lower_bound": True}
     report = assemble(sequence)
-    assert report.verdict == "measured" and report.roofline["physical_floor"]["bound"] == "memory"
-    assert report.roofline["points"]["datasheet"]["bound"] == "compute"  # the count still places it
+    assert report.verdict == "measured" and report.roofline.physical_floor.bound == "memory"
+    assert report.roofline.points["datasheet"].bound == "compute"  # the count still places it
     assert "at least: counted by torch FlopCounterMode" in render_markdown(report)
 
 
@@ -228,16 +235,16 @@ def test_a_gpu_without_a_datasheet_entry_gets_no_floor_check():
     sequence[0]["info"]["gpu"]["name"] = "NVIDIA Imaginary 1"
     sequence[4]["measured"]["device"]["name"] = "NVIDIA Imaginary 1"
     report = assemble(sequence)
-    assert report.verdict == "measured" and "physical_floor" not in report.roofline
+    assert report.verdict == "measured" and "physical_floor" not in report.to_dict()["roofline"]
     assert any("whether this time is physically possible was not checked" in note for note in report.notes)
 
 
 def test_the_ceiling_basis_is_recorded_with_its_values():
     report = assemble(events(solution_us=1200.0))
     basis = report.ceiling_basis()
-    assert basis["name"] == "measured" and basis["reason"] == "the best roofs measured on this GPU"
-    assert (basis["memory_bandwidth_gbps"], basis["compute_tflops"], basis["dtype"]) == (3000.0, 50.0, "float32")
-    assert basis["measured_at"] == "2026-11-22T03:00:00+00:00"
+    assert basis.name == "measured" and basis.reason == "the best roofs measured on this GPU"
+    assert (basis.memory_bandwidth_gbps, basis.compute_tflops, basis.dtype) == (3000.0, 50.0, "float32")
+    assert basis.measured_at == "2026-11-22T03:00:00+00:00"
     assert "Ceiling basis: **measured**" in render_markdown(report)
 
 
@@ -246,13 +253,13 @@ def test_a_solution_beating_every_measured_roof_is_placed_against_the_datasheet(
     solution_us = DATASHEET_FLOOR_US * 1.04  # 3221 GB/s: over the measured 3000, under the datasheet's 3350
     report = assemble(events(solution_us=solution_us))
     assert report.verdict == "measured"
-    assert report.roofline["points"]["measured"]["percent_of_ceiling"] > 100.0
-    assert report.roofline["primary"] == "datasheet"
+    assert report.roofline.points["measured"].percent_of_ceiling > 100.0
+    assert report.roofline.primary == "datasheet"
     assert report.percent_of_ceiling == pytest.approx(100 / 1.04)
     basis = report.ceiling_basis()
-    assert basis["name"] == "datasheet" and basis["measured_at"] is None
+    assert basis.name == "datasheet" and basis.measured_at is None
     over = 100 * 3350 / 3000 / 1.04
-    assert basis["reason"].startswith(f"the solution ran at {over:.1f}% of the best measured roof (measured)")
+    assert basis.reason.startswith(f"the solution ran at {over:.1f}% of the best measured roof (measured)")
 
 
 def test_wrong_outputs_after_timing_invalidate_the_timing():
@@ -264,12 +271,11 @@ def test_wrong_outputs_after_timing_invalidate_the_timing():
 
 def test_the_correctness_gate_s_listing_reaches_benchmark_md_and_a_library_only_call_says_so(tmp_path):
     report = assemble(events())
-    report.correctness = {"passed": True, "verdict": "pass", "cases": 18, "failures": [], "error": None,
-                          "launches": LaunchCheck(profiled=True, dims={"n": N}, seed=3, caller="a fresh stream",
-                                                  fence_us=1516.0, call_host_us=30.0, own_kernels=0,
-                                                  library_kernels=1, values_passed=True,
-                                                  work=[LaunchedWork(TORCH_ADD, "kernel", 17, True, 1, 300.0,
-                                                                     "torch")]).to_dict()}
+    report.correctness = CorrectnessGate(
+        passed=True, verdict="pass", cases=18, failures=[], error=None,
+        launches=LaunchCheck(profiled=True, dims={"n": N}, seed=3, caller="a fresh stream", fence_us=1516.0,
+                             call_host_us=30.0, own_kernels=0, library_kernels=1, values_passed=True,
+                             work=[LaunchedWork(TORCH_ADD, "kernel", 17, True, 1, 300.0, "torch")]).to_dict())
     markdown = benchmark_markdown(report, 0)
     assert "## What ran on the GPU (the correctness check's profiled call)" in markdown
     assert "| library (torch)" in markdown and "No kernel of the solution's own ran" in markdown
@@ -302,8 +308,8 @@ def test_worker_error_becomes_the_report_verdict():
                               {"event": "error", "kind": "illegal_memory_access", "message": "boom", "hint": None,
                                "exit_code": 3}]
     report = assemble(failing)
-    assert report.verdict == "solution_error" and report.error["kind"] == "illegal_memory_access"
-    assert "in the solution's call" in report.error["message"]
+    assert report.verdict == "solution_error" and report.error.kind == "illegal_memory_access"
+    assert "in the solution's call" in report.error.message
 
 
 def test_source_synchronizes_ignores_comments():
@@ -388,7 +394,7 @@ def gpu_run(tmp_path, monkeypatch):
     def check_correctness(solution, reference, backend, device, dims, options, build, build_dir, command):
         checks.append(options.seeds)
         return correctness.CorrectnessReport(verdict="pass", solution=str(solution), reference=str(reference),
-                                             backend=backend, device={"type": "cuda"}, interpreter=False,
+                                             backend=backend, device=DeviceInfo("cuda"), interpreter=False,
                                              command=command, dims=dims, seeds=[0], planned_cases=0)
 
     monkeypatch.setattr(benchmark, "check_correctness", check_correctness)
@@ -419,7 +425,7 @@ def test_a_later_version_reuses_the_baselines_the_first_one_timed(gpu_run):
     reused_work = gpu_run.worker.requests[1].benchmark.work  # ... v1 was given it
     assert (reused_work["flops"], reused_work["bytes"]) == (float(N), float(BYTES))
     assert reused_work["cached_from"].startswith("counted by v0 (benchmark.py) at ")
-    assert second.work["cached_from"] == reused_work["cached_from"]
+    assert second.work.cached_from == reused_work["cached_from"]
     assert "Reused: counted by v0 (benchmark.py)" in (gpu_run.dir / "v1" / "benchmark.md").read_text()
     assert second.speedup_vs_eager == pytest.approx(92.0 / 1200.0)
     written = (gpu_run.dir / "v1" / "benchmark.md").read_text()
@@ -440,7 +446,7 @@ def test_the_gate_relies_on_this_versions_passing_record_and_reruns_on_anything_
     subject = check_subject(gpu_run.solution, gpu_run.reference, BuildOptions())
     record.write_text(json.dumps(CorrectnessReport(
         verdict="pass", solution="v1.py", reference="ref.py", backend="triton",
-        device={"type": "cuda", "name": "NVIDIA H100 80GB HBM3"}, interpreter=False, command="c", dims={"n": N},
+        device=DeviceInfo("cuda", "NVIDIA H100 80GB HBM3"), interpreter=False, command="c", dims={"n": N},
         seeds=[0, 1, 2], subject=subject).to_dict()))
     report = benchmark_solution(_request(gpu_run, "v1", checked_by=record))
     assert gpu_run.checks == [] and report.verdict == "measured"
@@ -560,7 +566,7 @@ def test_a_failing_gate_stops_the_held_worker_before_it_times_anything(held_run,
 
     def failing_check(solution, reference, backend, device, dims, options, build, build_dir, command):
         return CorrectnessReport(verdict="fail", solution=str(solution), reference=str(reference), backend=backend,
-                                 device={"type": "cuda"}, interpreter=False, command=command, dims=dims, seeds=[0])
+                                 device=DeviceInfo("cuda"), interpreter=False, command=command, dims=dims, seeds=[0])
 
     monkeypatch.setattr(benchmark, "check_correctness", failing_check)
     request = _request(held_run, "v1")

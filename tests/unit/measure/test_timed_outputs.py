@@ -3,9 +3,10 @@
 import pytest
 
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
+from kernel_opt.measure.records import TimedOutputCheck
 from kernel_opt.measure.timed_outputs import wrong_timed_outputs_text
 
-PASS, FAIL = {"passed": True, "outputs": []}, {"passed": False, "outputs": []}
+PASS, FAIL = TimedOutputCheck(True), TimedOutputCheck(False)
 
 
 @pytest.mark.parametrize("checks, cause", [
@@ -21,7 +22,7 @@ PASS, FAIL = {"passed": True, "outputs": []}, {"passed": False, "outputs": []}
 ])
 def test_each_pattern_of_failed_checks_names_its_cause(checks, cause):
     text = wrong_timed_outputs_text(checks, None)
-    failed = ", ".join(name for name, check in checks.items() if not check["passed"])
+    failed = ", ".join(name for name, check in checks.items() if not check.passed)
     assert text.startswith(f"the outputs of the timed calls are wrong ({failed}): ")
     assert cause in text and text.endswith("; its timing is not valid")
 

@@ -5,6 +5,7 @@ from dataclasses import replace
 from kernel_opt.profile.assessments import LABELS
 from kernel_opt.profile.classify import classify as classify_kernel
 from kernel_opt.profile.guides import guide_anchors
+from kernel_opt.profile.problem_traits import ProblemTraits
 from kernel_opt.profile.suggestions import suggest
 
 from .test_classify import kernel, keys
@@ -258,3 +259,40 @@ def test_a_latency_bound_mma_kernel_reads_its_barrier_as_tile_staging_not_a_redu
     # the same stalls without tensor instructions: a reduction's barrier
     plain = replace(metrics, executed_opcodes={"FFMA": 1000.0})
     assert cuda_strategies(classify_kernel(plain), plain)[0] == "warp_shuffle_reduce"
+
+
+# --- advice that fits the chip and the problem -----------------------------------------------------
+
+ELEMENTWISE = ProblemTraits(family="elementwise", family_source="the reference calls tanh, pow")
+
+
+def test_an_ampere_chip_is_never_sent_to_hopper_only_hardware():
+    idle = kernel(sm_throughput_pct=90.0, tensor_pipe_pct=0.0)
+    assert cuda_strategies(classify_kernel(idle), idle, capability="8.0")[:2] == ["tensor_cores", "fewer_instructions"]
+    mma_sync = kernel(**OVERLAP, executed_opcodes={"HMMA": 128.0, "LDGSTS": 8.0})
+    # on Hopper: wgmma, tma_pipeline, softmax_mma_overlap, pingpong_warpgroups; on an A100 only deeper cp.async stages
+    assert cuda_strategies(classify_kernel(mma_sync), mma_sync, capability="8.0") == ["pipeline_depth"]
+    loads = kernel(**{**OVERLAP, "stalls": {"long_scoreboard": 4.0, "wait": 1.0}},
+                   executed_opcodes={"HGMMA": 128.0, "LDGSTS": 8.0})
+    triton = [s.strategy for s in suggest(classify_kernel(loads), loads, ("triton",), "8.6")]
+    assert triton == ["pipeline_stages"]  # no tensor_descriptors (TMA) nor warp_specialize (setmaxnreg) on sm_86
+    # Blackwell has TMA but no wgmma
+    assert "wgmma" not in cuda_strategies(classify_kernel(idle), idle, capability="10.0")
+
+
+def test_an_elementwise_kernel_gets_no_matmul_or_reduction_advice():
+    busy = kernel(sm_throughput_pct=90.0, tensor_pipe_pct=0.0)  # e.g. a GELU's tanh keeping the SM busy
+    result = classify_kernel(busy)
+    assert [s.strategy for s in suggest(result, busy, ("cuda",), "9.0", ELEMENTWISE)] == ["fewer_instructions",
+                                                                                       "fast_math"]
+    assert [s.strategy for s in suggest(result, busy, ("triton",), "9.0", ELEMENTWISE)] == ["autotune", "fast_math"]
+    barrier = kernel(stalls={"barrier": 5.0, "long_scoreboard": 1.0})
+    assert "warp_shuffle_reduce" not in [s.strategy for s in suggest(classify_kernel(barrier), barrier, ("cuda",),
+                                                                      "9.0", ELEMENTWISE)]
+
+
+def test_a_family_nothing_decided_filters_nothing():
+    busy = kernel(sm_throughput_pct=90.0, tensor_pipe_pct=0.0)
+    result = classify_kernel(busy)
+    unknown = ProblemTraits(family="other")
+    assert suggest(result, busy, ("cuda",), "9.0", unknown) == suggest(result, busy, ("cuda",), "9.0")

@@ -17,7 +17,7 @@ from conftest import REFERENCE_DIR, TESTS_DIR
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.errors import EnvironmentFault, SolutionError, UsageError
 from kernel_opt.measure.input_pool import InputRotation
-from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.records import BenchmarkReport, TimedSolution
 from kernel_opt.run.entry import child_main, error_event
 from kernel_opt.run.events import ErrorEvent, MemoryEvent, PhaseEvent, read_event_log
 from kernel_opt.run.memory import (
@@ -59,6 +59,7 @@ class FakeLauncher:
 def loaded(call) -> LoadedSolution:
     solution = object.__new__(LoadedSolution)  # loading is not what is tested here
     solution.launcher, solution._last_call, solution.last_call_host_s = FakeLauncher(call), None, 0.0
+    solution.path = __file__  # the solution's own code is in this file
     return solution
 
 
@@ -79,7 +80,8 @@ def test_an_allocation_that_fails_inside_the_solution_s_call_is_the_solution_s_w
     error = raised.value
     assert (error.exit_code, error.kind) == (3, "out_of_memory")
     assert error.message == "the solution's call ran out of memory: it asked for 2.00 GiB"  # no GPU: no free figure
-    assert error.hint.startswith("OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+    assert error.hint.startswith("test_memory.py line ")  # where in its own code it asked
+    assert ", in raise_: raise error; OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB." in error.hint
     event = error_event(error)  # as run/entry.py reports it: still the solution's
     assert (event.exit_code, event.kind) == (3, "out_of_memory")
 
@@ -179,9 +181,11 @@ def test_each_step_keeps_its_highest_peak_and_the_plans_are_listed_once():
 
 
 def test_the_records_carry_the_memory_section_only_where_there_is_one():
-    memory = MemoryUse([{"step": "truth", "peak_bytes": 7, "dims": {}, "seed": 0}], ["kept on the host"])
-    correctness = CorrectnessReport("pass", "s", "r", "toy", {"type": "cuda"}, False, "c", {}, [0])
-    benchmark = BenchmarkReport(solution={}, reference="r", backend="toy", command="c")
+    memory = MemoryUse()
+    memory.add(MemoryEvent("truth", 7, case=0, dims={}, seed=0))
+    memory.add(MemoryEvent("truth", plan="kept on the host"))
+    correctness = CorrectnessReport("pass", "s", "r", "toy", None, False, "c", {}, [0])
+    benchmark = BenchmarkReport(solution=TimedSolution(), reference="r", backend="toy", command="c")
     for record, read in ((correctness, CorrectnessReport.from_dict), (benchmark, BenchmarkReport.from_dict)):
         assert "memory" not in record.to_dict()  # records of runs without it read and write as before
         record.memory = memory

@@ -1,4 +1,4 @@
-"""--NAME=VALUE problem sizes are checked against ref.py in the parent, before any child runs (issue 18, item 2)."""
+"""--NAME=VALUE problem sizes are checked against ref.py in the parent, before any child runs."""
 
 from __future__ import annotations
 
@@ -53,7 +53,64 @@ def test_values_come_back_typed_and_text_sizes_stay_text():
     checked = check_dims(VECTOR_ADD / "ref.py", {"n": 1e3, "dtype": "float16"})
     assert checked == {"n": 1000, "dtype": "float16"} and isinstance(checked["n"], int)
     assert check_dims(SOFTMAX / "ref.py", {"N": 4, "D": 129, "scale": 100}) == {"N": 4, "D": 129, "scale": 100}
-    assert check_dims(SOFTMAX / "ref.py", {"N": 2.5}) == {"N": 2.5}  # a number; setup() decides what it means
+    assert check_dims(SOFTMAX / "ref.py", {"scale": 2.5}) == {"scale": 2.5}
+
+
+@pytest.mark.parametrize("value", [1.5, -5, 0])
+def test_a_tensor_size_that_is_not_a_positive_integer_is_a_usage_error(value):
+    """torch.randn(1.5) or randn(-5) would fail inside setup(), and the run would blame the solution."""
+    with pytest.raises(UsageError) as caught:
+        check_dims(VECTOR_ADD / "ref.py", {"n": value}, VECTOR_ADD / "good" / "vector_add.py")
+    assert caught.value.message == f"--n={value}: n is a tensor size in ref.py's setup() and takes a positive integer"
+    assert caught.value.hint == "write it as --n=N with N >= 1, e.g. --n=1048576"
+    with pytest.raises(UsageError, match=r"--D=2\.5: D is a tensor size"):
+        check_dims(SOFTMAX / "ref.py", {"D": 2.5})
+    # scale multiplies the inputs and shapes nothing: any number, negative too
+    assert check_dims(SOFTMAX / "ref.py", {"scale": -5}) == {"scale": -5}
+
+
+def test_a_text_size_takes_only_the_values_of_the_named_set_its_default_belongs_to():
+    with pytest.raises(UsageError) as caught:
+        check_dims(VECTOR_ADD / "ref.py", {"dtype": "float64"})
+    assert caught.value.message == ("--dtype=float64: ref.py's setup() takes dtype as one of bfloat16, float16, "
+                                    "float32 (the values of DTYPES in ref.py)")
+    assert caught.value.hint == "pass one of them, e.g. --dtype=float32"
+    assert check_dims(VECTOR_ADD / "ref.py", {"dtype": "bfloat16"}) == {"dtype": "bfloat16"}
+
+
+def test_tensor_sizes_are_followed_through_locals_and_kernelbench_input_constants(tmp_path):
+    ref = write(tmp_path / "ref.py", """
+        import torch
+        MODES = ("fast", "exact")
+        def setup(seed=0, device="cuda", rows=8, cols=16, dim=1, mode="exact"):
+            shape = (rows, cols * 2)
+            return {"inputs": {"x": torch.randn(shape, device=device), "dim": dim}, "outputs": ["x"]}
+        def reference(x, **_):
+            return x
+    """)
+    outline = outline_module(ref)
+    assert outline.functions["setup"].tensor_sizes == frozenset({"rows", "cols"})
+    assert outline.string_sets["MODES"] == frozenset({"fast", "exact"})
+    assert check_dims(ref, {"dim": -1, "mode": "fast"}) == {"dim": -1, "mode": "fast"}  # dim shapes nothing
+    with pytest.raises(UsageError, match="--cols=-3: cols is a tensor size"):
+        check_dims(ref, {"cols": -3})
+    with pytest.raises(UsageError, match="takes mode as one of exact, fast"):
+        check_dims(ref, {"mode": "slow"})
+    problem = write(tmp_path / "kb.py", """
+        import torch
+        batch_size = 16
+        dim = 1
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x.sum(dim)
+        def get_inputs():
+            return [torch.randn(batch_size, 32)]
+        def get_init_inputs():
+            return []
+    """)
+    assert check_dims(problem, {"dim": -1}) == {"dim": -1}
+    with pytest.raises(UsageError, match=r"--batch_size=1\.5: batch_size is a tensor size in the KernelBench problem"):
+        check_dims(problem, {"batch_size": 1.5})
 
 
 def test_bool_sizes_read_true_and_false_and_refuse_anything_else(tmp_path):
@@ -167,6 +224,10 @@ def test_each_command_refuses_a_bad_size_before_running(module, extra, tmp_path,
     assert "did you mean --n?" in refused(capsys)
     assert module.main([*arguments, "--n=notanumber"]) == 2
     assert "--n=notanumber: n takes an integer" in refused(capsys)
+    assert module.main([*arguments, "--n=1.5"]) == 2
+    assert "--n=1.5: n is a tensor size" in refused(capsys)
+    assert module.main([*arguments, "--dtype=float64"]) == 2
+    assert "takes dtype as one of bfloat16, float16, float32" in refused(capsys)
     assert not out.exists()
 
 

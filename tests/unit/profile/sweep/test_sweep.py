@@ -13,9 +13,10 @@ import json
 import pytest
 from conftest import REPO_ROOT
 
-from kernel_opt.check.records import CaseResult, CorrectnessReport, OutputComparison
+from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, OutputComparison
 from kernel_opt.commands.ncu_profile import main as ncu_profile
 from kernel_opt.core.errors import EnvironmentFault, UsageError
+from kernel_opt.core.records import ErrorRecord
 from kernel_opt.env.probe_records import ToolProbe
 from kernel_opt.measure.ceilings import CopyCeiling, DeviceIdentity, MatmulCeiling, MeasuredCeilings
 from kernel_opt.profile import profiler
@@ -71,7 +72,7 @@ def passing_check(values=SIZES, failing=(), error=None) -> CorrectnessReport:
         cases.append(CaseResult({"N": value, "D": 4096, "scale": 1.0}, 0, value not in failing,
                                 [wrong] if value in failing else [], []))
     return CorrectnessReport(verdict="fail" if failing or error else "pass", solution="softmax.py", reference="ref.py",
-                             backend="triton", device={"type": "cuda"}, interpreter=False, command="sweep",
+                             backend="triton", device=DeviceInfo("cuda"), interpreter=False, command="sweep",
                              dims={"N": values[0], "D": 4096}, seeds=[0], cases=cases, planned_cases=4, error=error)
 
 
@@ -278,8 +279,7 @@ def test_a_size_that_fails_correctness_is_never_profiled_even_if_the_frame_has_i
 
 
 def test_a_check_that_stopped_blames_the_first_unchecked_size_and_skips_the_rest():
-    error = {"kind": "illegal_memory_access", "message": "the solution raised CUDA error", "hint": None,
-             "exit_code": 3}
+    error = ErrorRecord("illegal_memory_access", "the solution raised CUDA error", None, 3)
     check = passing_check(values=(1024, 2048), error=error)
     points = points_for(check=check)
     assert [(p.status, p.exit_code) for p in points] == [("profiled", 0), ("profiled", 0), ("solution_error", 3),
@@ -425,6 +425,8 @@ def test_the_table_repeats_the_record(tmp_path):
     assert "`clock_control=none`" in markdown and "`cache_control=all`" in markdown
     assert "solution: 1 kernel(s) per call: `softmax_kernel`" in markdown
     assert "- datasheet roofs: 3350 GB/s, 67.0 TFLOP/s (float32; datasheet: NVIDIA H100 SXM5 80GB)" in markdown
+    assert "the copy kernel profiled beside each size: Each % of ceiling names its basis" in " ".join(
+        markdown.split())
     lines = report.summary_lines(record, "OUT/sweep")
     assert lines[0] == f"sweep N=1024,2048,4096,8192 on {H100}: partial (exit 1)"
     assert lines[1].startswith("  N=1024: solution 14.20 us, PyTorch 16.90 us (1.19x), ")
@@ -494,6 +496,29 @@ def test_missing_or_unsuitable_nsight_python_is_exit_4_with_the_install_line(tmp
     assert not (tmp_path / "sweep" / "check").exists()  # refused before the correctness check
 
 
+def test_keep_reports_is_for_sweeps_only(tmp_path, capsys):
+    arguments = [str(REPO_ROOT / "reference" / "softmax" / "good" / "softmax.py"), "--ref",
+                 str(REPO_ROOT / "reference" / "softmax" / "ref.py"), "--output-dir", str(tmp_path / "one"),
+                 "--keep-reports"]
+    assert ncu_profile(arguments) == 2
+    assert "--keep-reports is for --sweep" in capsys.readouterr().err
+
+
+def test_the_full_reports_are_removed_with_a_note_saying_how_many_and_how_large(tmp_path):
+    from kernel_opt.profile.sweep.runner import drop_full_reports
+
+    nsight = tmp_path / "nsight"
+    for size, megabytes in (("N-1024", 1), ("N-2048", 2)):
+        (nsight / size).mkdir(parents=True)
+        (nsight / size / "ncu-output-sweep-0.ncu-rep").write_bytes(b"\0" * (megabytes * 1_000_000))
+        (nsight / size / "frame.csv").write_text("kept")
+    assert drop_full_reports(nsight) == [
+        "removed nsight-python's 2 full report(s) (3.0 MB of .ncu-rep) from nsight/: sweep.csv and each size's CSVs "
+        "hold what the sweep reads; --keep-reports keeps them"]
+    assert not list(nsight.rglob("*.ncu-rep")) and len(list(nsight.rglob("frame.csv"))) == 2
+    assert drop_full_reports(nsight) == [] and drop_full_reports(tmp_path / "absent") == []
+
+
 def test_the_sweep_is_in_ncu_profiles_help(capsys):
     with pytest.raises(SystemExit) as finished:
         ncu_profile(["--help"])
@@ -501,6 +526,7 @@ def test_the_sweep_is_in_ncu_profiles_help(capsys):
     assert finished.value.code == 0
     assert "--sweep NAME=V1,V2,..." in text and "--sweep-runs" in text
     assert "--sweep N=1024,2048,4096,8192 --D=4096" in text and "final_report.py embeds it" in text
+    assert "--keep-reports" in text and "only with --keep-reports" in text
 
 
 def test_a_percent_above_100_says_from_ncus_dram_bytes_why_it_is_not_faster_than_physics(tmp_path):

@@ -15,7 +15,7 @@ from typing import Any
 
 from kernel_opt.check.integrity import registry as integrity
 from kernel_opt.check.integrity.verdict import integrity_passed
-from kernel_opt.check.records import CaseResult, CorrectnessReport, SanitizerRun
+from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, SanitizerRun, ToleranceEntry
 from kernel_opt.check.report import write_correctness_reports
 from kernel_opt.check.reuse import check_subject
 from kernel_opt.check.sanitizer import (
@@ -28,7 +28,9 @@ from kernel_opt.check.sanitizer import (
 )
 from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError, failure_verdict
+from kernel_opt.core.records import ErrorRecord
 from kernel_opt.env.device import resolve_device
+from kernel_opt.run.environment import RunEnvironment
 from kernel_opt.run.events import (
     CaseResultEvent,
     EnvironmentEvent,
@@ -45,6 +47,7 @@ from kernel_opt.run.memory import add_memory_event
 from kernel_opt.run.request import ChildRequest, CorrectnessPart, Tolerances
 from kernel_opt.solution import registry
 from kernel_opt.solution.backend import BuildOptions
+from kernel_opt.solution.build_record import BuildRecord
 from kernel_opt.solution.spec import solution_spec
 
 PROG = "correctness_check.py"
@@ -166,7 +169,7 @@ def check_correctness(
         solution=str(solution),
         reference=str(reference),
         backend=backend,
-        device={"type": device, "name": None, "compute_capability": None},
+        device=DeviceInfo(type=device),
         interpreter=interpreter is not None,
         command=command,
         dims=dims,
@@ -181,7 +184,7 @@ def check_correctness(
     try:
         _build_and_run(report, solution, reference, options, build, build_dir, output_dir or build_dir.parent)
     except KernelOptError as error:
-        report.error = error.to_dict()
+        report.error = ErrorRecord.from_error(error)
         report.verdict = failure_verdict(error.exit_code)
     return report
 
@@ -191,7 +194,7 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
     """Build (where the backend has a build step), then run the cases in the worker unless only the build was
     asked for."""
     definition = registry.get(report.backend)
-    device = report.device["type"]
+    device = report.device.type
     if options.sanitize is not None:
         locate_sanitizer()  # exit 4 before building, naming every place it looked
         check_sanitizer_device(device)
@@ -199,13 +202,14 @@ def _build_and_run(report: CorrectnessReport, solution: Path, reference: Path, o
         builders = " and ".join(b.title for b in registry.backends() if b.builds_ahead)
         raise UsageError(f"--compile-only applies to {builders} solutions; {definition.title} kernels compile "
                          "when they first run")
-    spec, report.build = solution_spec(solution.resolve(), report.backend, device, build_dir, build, report.notes)
+    spec, build_record = solution_spec(solution.resolve(), report.backend, device, build_dir, build, report.notes)
+    report.build = None if build_record is None else BuildRecord.from_dict(build_record)
     if options.compile_only:
         report.verdict = "pass"
         report.notes.append("--compile-only: the solution compiled; nothing was run, so correctness is not established")
         return
     if device != "cuda" and not definition.runs_on_cpu:
-        raise definition.cannot_run_without_gpu(solution, report.build)
+        raise definition.cannot_run_without_gpu(solution, build_record)
     from kernel_opt.run.runner import run_worker
 
     tolerances = Tolerances(options.atol, options.rtol, options.kernelbench_tolerances)
@@ -229,19 +233,19 @@ def _sanitizer_verdict(report: CorrectnessReport, outcome) -> None:
         return
     child_said = outcome.error_event is not None or outcome.timed_out  # not the tool's exit code read as a crash
     if report.error is not None and child_said and error["kind"] == "sanitizer_finding":
-        report.notes.append(f"the child then reported {report.error['kind']}: {report.error['message']} (memcheck "
+        report.notes.append(f"the child then reported {report.error.kind}: {report.error.message} (memcheck "
                             "stops a kernel at its first bad access, so an error after a finding follows from it)")
-    report.error, report.verdict = error, failure_verdict(error["exit_code"])
+    report.error, report.verdict = ErrorRecord.from_dict(error), failure_verdict(error["exit_code"])
 
 
 # --- the worker's events -> the record -------------------------------------------------------------
 
 
 def _environment(report: CorrectnessReport, event: EnvironmentEvent) -> None:
-    report.environment = event.info
-    gpu = event.info.get("gpu")
+    report.environment = RunEnvironment.from_dict(event.info)
+    gpu = report.environment.gpu
     if gpu:
-        report.device = {**report.device, "name": gpu["name"], "compute_capability": gpu["compute_capability"]}
+        report.device.name, report.device.compute_capability = gpu.name, gpu.compute_capability
 
 
 def _plan(report: CorrectnessReport, event: PlanEvent) -> None:
@@ -267,7 +271,7 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
     PlanEvent: _plan,
     WarningEvent: lambda report, event: report.warnings.append(event.text),
     NoteEvent: lambda report, event: report.notes.append(event.text),
-    ToleranceEvent: lambda report, event: report.tolerances.append(event.tolerance()),
+    ToleranceEvent: lambda report, event: report.tolerances.append(ToleranceEntry(**event.tolerance())),
     CaseResultEvent: _case_result,
     IntegrityEvent: _integrity,
     MemoryEvent: add_memory_event,
@@ -277,9 +281,10 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
 def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     """Fill a report from the worker's events (see check/child.py) and how the child ended."""
     dispatch(outcome.events, _HANDLERS, report)
-    report.error = outcome.failure()
+    failure = outcome.failure()
+    report.error = None if failure is None else ErrorRecord.from_dict(failure)
     if report.error is not None:
-        report.verdict = failure_verdict(report.error["exit_code"])
+        report.verdict = failure_verdict(report.error.exit_code)
     elif (report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases
           and integrity_passed(report)):
         report.verdict = "pass"
@@ -290,5 +295,5 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
 
 def exit_code_of(report: CorrectnessReport) -> int:
     if report.error is not None:
-        return int(report.error.get("exit_code", ExitCode.SOLUTION_FAULT))
+        return report.error.code()
     return int(ExitCode.OK if report.passed else ExitCode.CHECK_FAILED)

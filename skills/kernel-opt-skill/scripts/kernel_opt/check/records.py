@@ -10,8 +10,20 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from kernel_opt.core.records import check_schema, field_values, read_record
+from kernel_opt.core.records import (
+    UNSET,
+    ErrorRecord,
+    Section,
+    check_schema,
+    field_values,
+    list_of,
+    read_record,
+    section_of,
+    to_json,
+)
+from kernel_opt.run.environment import RunEnvironment
 from kernel_opt.run.memory import MemoryUse
+from kernel_opt.solution.build_record import BuildRecord, BuiltKernel
 
 CORRECTNESS_FILE = "correctness.json"
 CORRECTNESS_SCHEMA = "kernel_opt.correctness/1"
@@ -154,6 +166,42 @@ class SanitizerRun:
 
 
 @dataclass
+class DeviceInfo(Section):
+    """Where the check ran: "cuda" with the GPU's name and compute capability, or "cpu" (the Triton interpreter)."""
+
+    type: str
+    name: str | None = None
+    compute_capability: str | None = None  # "9.0"
+
+
+@dataclass
+class ToleranceEntry(Section):
+    """The rule one output was judged by (check/tolerance.py), as run.events.ToleranceEvent reported it."""
+
+    output: str
+    dtype: str
+    rule: str | None  # "atol/rtol" or "reference error"; absent in records written before the rule existed
+    atol: float | None
+    rtol: float | None
+    multiple: float | None  # the reference-error rule: allowed = max(multiple x reference error, floor)
+    floor: float | None
+    source: str  # where the tolerance comes from: "dtype default", "ref.py", the command line, ...
+
+
+@dataclass
+class CheckSubject(Section):
+    """What a verdict is about (check/reuse.py): the files' contents and the build options; {} in older records."""
+
+    solution_sha256: str | None = UNSET
+    reference_sha256: str | None = UNSET
+    arch: str | None = UNSET
+    nvcc_flags: str | None = UNSET
+
+
+SUBJECT_FIELDS = ("solution_sha256", "reference_sha256", "arch", "nvcc_flags")
+
+
+@dataclass
 class CorrectnessReport:
     """vN/correctness.json: the verdict, every case with its evidence, and how the check ran."""
 
@@ -161,7 +209,7 @@ class CorrectnessReport:
     solution: str
     reference: str
     backend: str
-    device: dict[str, Any]  # {"type": "cuda"|"cpu", "name": GPU name or None, "compute_capability": "9.0" or None}
+    device: DeviceInfo | None
     interpreter: bool
     command: str
     dims: dict[str, Any]
@@ -170,16 +218,17 @@ class CorrectnessReport:
     planned_cases: int = 0
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    tolerances: list[dict[str, Any]] = field(default_factory=list)  # output, dtype, atol, rtol, source
-    build: dict[str, Any] | None = None  # CUDA: arch, command, kernels (registers, spills...), signature
+    tolerances: list[ToleranceEntry] = field(default_factory=list)
+    build: BuildRecord | None = None  # a backend with a build step (CUDA: arch, command, kernels, signature)
     # The integrity checks' results (check/integrity), each under the key its check names ("launches": the
     # profiled call's kernels and streams; "rounding_probe": whether the outputs follow the float32 inputs'
     # low bits), in the order they ran; written at the record's top level, after "build".
+    # Each stays the JSON its check wrote: the check reads it back itself (IntegrityCheck.read), so a check
+    # registered from outside the package needs no type here.
     integrity: dict[str, dict[str, Any]] = field(default_factory=dict)
-    error: dict[str, Any] | None = None  # kind, message, hint, exit_code
-    environment: dict[str, Any] = field(default_factory=dict)
-    # What this verdict is about (check/reuse.py): solution_sha256, reference_sha256, arch, nvcc_flags.
-    subject: dict[str, Any] = field(default_factory=dict)
+    error: ErrorRecord | None = None
+    environment: RunEnvironment = field(default_factory=RunEnvironment)
+    subject: CheckSubject = field(default_factory=CheckSubject)
     sanitizer: SanitizerRun | None = None  # --sanitize: the tool, its command and its findings
     kernelbench_tolerances: bool = False  # judged at KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)
     memory: MemoryUse | None = None  # each step's peak GPU memory and what the memory plan chose (run/memory.py)
@@ -204,22 +253,19 @@ class CorrectnessReport:
     def to_dict(self) -> dict[str, Any]:
         """The record; sections that did not apply (no --sanitize, an integrity check that did not run, the project's
         own tolerance rule) are left out, so records read as they did before those existed."""
-        fields_ = {"passed": self.passed, **asdict(self)}
+        fields_ = {"passed": self.passed, **{item.name: to_json(getattr(self, item.name)) for item in fields(self)}}
         integrity = fields_.pop("integrity")
         payload: dict[str, Any] = {}
         for key, value in fields_.items():
             payload[key] = value
             if key == "build":  # where the launch check and the rounding probe have always been written
                 payload.update(integrity)
-        payload["cases"] = [case.to_dict() for case in self.cases]
         if self.sanitizer is None:
             del payload["sanitizer"]
         if not self.kernelbench_tolerances:
             del payload["kernelbench_tolerances"]
         if self.memory is None:
             del payload["memory"]
-        else:
-            payload["memory"] = self.memory.to_dict()
         return payload
 
     @classmethod
@@ -234,23 +280,27 @@ class CorrectnessReport:
         if verdict is None and "passed" in payload:  # a record that says only whether it passed
             verdict = "pass" if payload["passed"] is True else "fail"
         sanitizer = SanitizerRun.from_dict(payload["sanitizer"]) if payload.get("sanitizer") else None
-        memory = MemoryUse.from_dict(payload["memory"]) if isinstance(payload.get("memory"), dict) else None
         integrity = {key: value for key, value in payload.items()
                      if key not in _REPORT_FIELDS and isinstance(value, dict)}
+        sections = {name: reader(payload[name]) for name, reader in _SECTION_READERS.items() if name in payload}
         return cls(**field_values(cls, payload, cases=cases, verdict=verdict, sanitizer=sanitizer,
-                                  integrity=integrity, memory=memory, schema=CORRECTNESS_SCHEMA))
+                                  integrity=integrity, schema=CORRECTNESS_SCHEMA, **sections))
 
     @property
     def file_stem(self) -> str:
         """correctness, or correctness_<tool> for a --sanitize run: one case must never replace the full check."""
         return "correctness" if self.sanitizer is None else f"correctness_{self.sanitizer.tool}"
 
-    def build_kernels(self) -> list[dict[str, Any]]:
+    def build_kernels(self) -> list[BuiltKernel]:
         """The kernels the CUDA build reported (name, registers, spills...); [] without a build record."""
-        return list((self.build or {}).get("kernels") or [])
+        return list((self.build.kernels if self.build else None) or [])
 
 
 _REPORT_FIELDS = frozenset(item.name for item in fields(CorrectnessReport)) | {"passed"}
+_SECTION_READERS = {"device": section_of(DeviceInfo), "tolerances": list_of(ToleranceEntry),
+                    "build": section_of(BuildRecord), "error": section_of(ErrorRecord),
+                    "environment": section_of(RunEnvironment), "subject": section_of(CheckSubject),
+                    "memory": section_of(MemoryUse)}
 
 
 def output_failure_text(output: OutputComparison) -> str:

@@ -23,10 +23,7 @@ def write_correctness_reports(report: CorrectnessReport, output_dir: Path, exit_
         exit_code=exit_code,
         tables=_tables(report),
         integrity=report_sections(report),
-        versions=", ".join(
-            f"{key} {report.environment[key]}" for key in ("python", "torch", "triton", "cuda")
-            if report.environment.get(key)
-        ),
+        versions=", ".join(f"{name} {version}" for name, version in report.environment.described_versions()),
     )
     write_json_atomic(output_dir / f"{report.file_stem}.json", payload)
     write_text_atomic(output_dir / f"{report.file_stem}.md", markdown)
@@ -39,8 +36,8 @@ def _shape_text(dims: dict) -> str:
 def _tables(report: CorrectnessReport) -> dict:
     """The report's tables as Markdown (formatting only: every value is already in the record)."""
     tolerances = markdown_table(
-        [[t["output"], t["dtype"], t.get("rule") or "atol/rtol", format_number(t["atol"]), format_number(t["rtol"]),
-          format_number(t.get("multiple")), format_number(t.get("floor")), t["source"]]
+        [[t.output, t.dtype, t.rule or "atol/rtol", format_number(t.atol), format_number(t.rtol),
+          format_number(t.multiple), format_number(t.floor), t.source]
          for t in report.tolerances],
         ["output", "dtype", "rule", "atol", "rtol", "x reference error", "relative floor", "from"],
     )
@@ -82,9 +79,9 @@ def _tables(report: CorrectnessReport) -> dict:
     if report.build:
         kernels = markdown_table(
             [
-                [k["name"], k["arch"], k["registers"], k["shared_memory_bytes"], k["stack_frame_bytes"],
-                 k["spill_stores_bytes"], k["spill_loads_bytes"]]
-                for k in report.build["kernels"]
+                [k.name, k.arch, k.registers, k.shared_memory_bytes, k.stack_frame_bytes, k.spill_stores_bytes,
+                 k.spill_loads_bytes]
+                for k in report.build_kernels()
             ],
             ["kernel", "arch", "registers/thread", "static shared B/block", "stack B/thread", "spill stores B",
              "spill loads B"],
@@ -113,13 +110,13 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
         mode = f" under compute-sanitizer {report.sanitizer.tool}"
     if report.error is not None:
         error = report.error
-        lines = [f"{report.verdict.upper().replace('_', ' ')} ({error['kind']}): {error['message']}"]
-        if error.get("hint") and error["kind"] not in ("crash", "internal_error"):
-            lines.append(f"hint: {error['hint'].splitlines()[0] if error['hint'] else ''}")
+        lines = [f"{report.verdict.upper().replace('_', ' ')} ({error.kind}): {error.message}"]
+        if error.hint and error.kind not in ("crash", "internal_error"):
+            lines.append(f"hint: {error.hint.splitlines()[0]}")
         lines.append(f"report: {where}")
         return "\n".join(lines)
     if report.passed and report.build and not report.cases:
-        return f"COMPILED for {report.build['arch']}: correctness not run (--compile-only). report: {where}"
+        return f"COMPILED for {report.build.arch}: correctness not run (--compile-only). report: {where}"
     total = len(report.cases)
     if report.passed and report.sanitizer is not None:
         sanitizer = report.sanitizer

@@ -14,19 +14,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.records import CorrectnessReport
+from kernel_opt.check.records import SUBJECT_FIELDS, CheckSubject, CorrectnessReport
 from kernel_opt.core.errors import KernelOptError
 from kernel_opt.core.files import file_sha256, read_json
 from kernel_opt.solution.backend import BuildOptions
 
 
-def check_subject(solution: Path, reference: Path, build: BuildOptions) -> dict[str, Any]:
+def check_subject(solution: Path, reference: Path, build: BuildOptions) -> CheckSubject:
     """What a correctness verdict is about: the two files' contents and the build options."""
-    return {"solution_sha256": file_sha256(solution), "reference_sha256": file_sha256(reference),
-            "arch": build.arch, "nvcc_flags": build.compiler_flags}
+    return CheckSubject(solution_sha256=file_sha256(solution), reference_sha256=file_sha256(reference),
+                        arch=build.arch, nvcc_flags=build.compiler_flags)
 
 
-def reusable_check(record_path: Path, subject: dict[str, Any], dims: dict[str, Any],
+def reusable_check(record_path: Path, subject: CheckSubject, dims: dict[str, Any],
                    kernelbench_tolerances: bool = False) -> tuple[CorrectnessReport | None, str]:
     """The record at `record_path` when it passed for this subject and these sizes on a GPU; else None and why not."""
     try:
@@ -41,11 +41,11 @@ def reusable_check(record_path: Path, subject: dict[str, Any], dims: dict[str, A
         return None, f"{record_path} is not a correctness record ({error})"
     if not report.passed:
         return None, f"{record_path} is not a pass (verdict {report.verdict})"
-    if report.device.get("type") != "cuda" or report.interpreter:
+    if report.device.type != "cuda" or report.interpreter:
         return None, f"{record_path} was checked without a GPU"
     if not report.subject:
         return None, f"{record_path} does not say which files it checked (written by an older version)"
-    changed = [key for key in subject if report.subject.get(key) != subject[key]]
+    changed = [name for name in SUBJECT_FIELDS if getattr(report.subject, name) != getattr(subject, name)]
     if changed:
         return None, f"{record_path} is about another subject ({', '.join(changed)} differ)"
     if report.kernelbench_tolerances != kernelbench_tolerances:
@@ -53,5 +53,5 @@ def reusable_check(record_path: Path, subject: dict[str, Any], dims: dict[str, A
                      f"{'given' if report.kernelbench_tolerances else 'not given'} there)"
     if dict(report.dims) != dict(dims):
         return None, f"{record_path} was checked at other sizes ({report.dims} here {dims})"
-    return report, f"relied on {record_path}: a pass on {report.device.get('name') or 'the GPU'} for the same " \
+    return report, f"relied on {record_path}: a pass on {report.device.name or 'the GPU'} for the same " \
                    f"solution and ref.py bytes and build ({len(report.cases)} cases)"

@@ -64,8 +64,8 @@ from kernel_opt.commands.experience_subcommands.output import PROG
 from kernel_opt.core.cli import make_parser, run_command
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience import labels
-from kernel_opt.experience.families import FAMILIES, OTHER_FAMILY
 from kernel_opt.experience.store import CURATED_PATH, SUMMARY_NAME, default_log_path
+from kernel_opt.solution.families import FAMILIES, OTHER_FAMILY
 
 
 def _labels_help() -> str:
@@ -132,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rec = command("recommend", "strategies that worked in similar situations, and failures to avoid")
     rec.add_argument("--kernel", help="operation name")
+    rec.add_argument("--family", choices=[*FAMILIES, OTHER_FAMILY],
+                     help="the problem's kernel family, when its name does not say it (the profile's traits.family)")
     rec.add_argument("--backend", help="cuda or triton")
     rec.add_argument("--chip", help="sm_90, H100, ...")
     rec.add_argument("--bottleneck", help="the current version's bottleneck label")

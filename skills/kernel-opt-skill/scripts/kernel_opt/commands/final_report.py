@@ -40,6 +40,7 @@ from kernel_opt.loop.report_charts import (
     draw_roofline_chart,
     draw_time_chart,
 )
+from kernel_opt.measure.placement import CEILING_BASIS_RULE
 from kernel_opt.profile.sweep.report import size_notes, sweep_table
 
 REPORT_FILE = "final_report.md"
@@ -192,6 +193,7 @@ def render_report(report: FinalReport, charts: dict, generated_at: str) -> str:
         charts=charts,
         generated_at=generated_at,
         versions_table=version_table(report),
+        basis_rule=CEILING_BASIS_RULE,
         environment_table=markdown_table([list(item) for item in report.environment], ["what", "value"]),
         baselines_table=baseline_table(report) if best is not None else "",
         ceilings_table=markdown_table(

@@ -11,8 +11,9 @@ metrics shown beside it. `--from-report` reads an existing .ncu-rep and needs no
 size instead, through nsight-python (pinned: env_check.py says which version and whether it is
 installed), after checking every size's correctness; a wrong size is never profiled. It writes
 DIR/sweep.md (time, speedup, GB/s, TFLOP/s, % of ceiling per size), DIR/sweep.png, DIR/sweep.csv
-(nsight-python's DataFrame), DIR/sweep.json and DIR/check/ (that correctness check). Put a run's
-sweep in OUT/sweep: final_report.py embeds it.
+(nsight-python's DataFrame), DIR/sweep.json, DIR/check/ (that correctness check) and DIR/nsight/
+(ncu's log and nsight-python's CSVs per size; its full .ncu-rep per size only with --keep-reports). Put a
+run's sweep in OUT/sweep: final_report.py embeds it.
 
 Usage:
   ncu_profile.py OUT/v1/v1.cu --ref OUT/ref.py --output-dir OUT/v1 --N=4096 --D=4096
@@ -91,6 +92,9 @@ def build_parser():
                              "(e.g. N=1024,2048,4096,8192); the other dims as --NAME=VALUE")
     parser.add_argument("--sweep-runs", type=int, default=DEFAULT_SWEEP_RUNS,
                         help=f"with --sweep: nsight-python's runs per size (default {DEFAULT_SWEEP_RUNS})")
+    parser.add_argument("--keep-reports", action="store_true",
+                        help="with --sweep: keep nsight-python's full .ncu-rep per size under DIR/nsight/ (tens of MB "
+                             "each; by default they are removed once the sweep's CSVs are written)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (ncu_summary.json plus paths)")
     return parser
 
@@ -124,7 +128,7 @@ def _sweep(args, dims: dict, argv: list[str]) -> int:
     plan = plan_sweep(args.sweep, dims, args.ref, args.solution, args.backend)
     request = SweepRequest(
         solution=args.solution, reference=args.ref, output_dir=args.output_dir, plan=plan, backend=args.backend,
-        runs=args.sweep_runs, build=BuildOptions(args.arch, args.nvcc_flags),
+        runs=args.sweep_runs, build=BuildOptions(args.arch, args.nvcc_flags), keep_reports=args.keep_reports,
         command=f"{script_command('ncu_profile')} {shlex.join(argv)}",
         **({"timeout_s": args.timeout} if args.timeout is not None else {}),
     )
@@ -141,6 +145,8 @@ def _main(argv: list[str]) -> int:
     args, dims = parse_args_with_dims(build_parser(), argv)
     if args.sweep is not None:
         return _sweep(args, dims, argv)
+    if args.keep_reports:
+        raise UsageError("--keep-reports is for --sweep", hint="a single-size profile always keeps DIR/profile.ncu-rep")
     request, wants_json = parse_request(argv)
     if request.reference is not None and request.from_report is None:
         request.dims = check_dims(request.reference, request.dims, request.solution, request.backend)

@@ -153,6 +153,8 @@ def _init(args, dims) -> int:
     print(f"created {args.out}: {name} ({backend}), shape {shape}, budget {run.iterations_budget} iteration(s), "
           f"target {run.target_percent:g}% of the roofline ceiling")
     print(f"  {args.out / run.reference_file}  {run.solution_path(args.out, 0)}  {args.out / 'run.json'}")
+    print(f"v0 is {run.solution_path(args.out, 0)}, a copy of {args.kernel}: from now on the run reads only the copy, "
+          "so make any fix to v0 there")
     print(f"next: {_script('env_check.py')} --output-dir {args.out}")
     print(f"then: {_script('workspace.py')} evaluate {args.out} v0")
     return 0

@@ -353,10 +353,28 @@ def size_sweep_capability(probes: Probes, gpu: GpuAccess) -> Capability:
     if not rule.usable:
         return Capability("size_sweep", label, needs, False, rule.message, INSTALL_NSIGHT_PYTHON)
     if not nsight.installed:  # the distribution is there, `import nsight` fails (a dependency is missing)
+        if "ncu_report" in (nsight.error or ""):
+            return _sweep_reader_capability(probes, label, needs, rule.message)
         return Capability("size_sweep", label, needs, False,
                           f"nsight-python {nsight.version} is installed but does not import: {nsight.error}",
                           INSTALL_NSIGHT_PYTHON)
     return Capability("size_sweep", label, needs, True, rule.message)
+
+
+def _sweep_reader_capability(probes: Probes, label: str, needs: str, installed: str) -> Capability:
+    """nsight-python is installed and fails only for want of ncu_report: the sweep can put ncu's own copy on the
+    child's path (profile/sweep/runner.py), so reinstalling nsight-python is never the fix."""
+    reader = probes.ncu_report
+    if reader.available and reader.sys_path_entry:
+        return Capability("size_sweep", label, needs, True,
+                          f"{installed}; it imports ncu_report, which is not on this Python's path but ships with "
+                          f"ncu in {reader.sys_path_entry}: the sweep puts that folder on its PYTHONPATH (to import "
+                          f"nsight yourself: export PYTHONPATH={reader.sys_path_entry}:$PYTHONPATH)")
+    return Capability("size_sweep", label, needs, False,
+                      f"{installed}, but it cannot import ncu_report (Nsight Compute's report reader), and no copy "
+                      "was found beside ncu",
+                      "add the extras/python folder of your Nsight Compute install (the one holding ncu_report.py) "
+                      "to PYTHONPATH, or python3 -m pip install ncu-report; nsight-python itself needs no reinstall")
 
 
 @capability_step

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kernel_opt.core.records import Section
+
 
 @dataclass
 class PythonProbe:
@@ -81,8 +83,11 @@ class NcuReportProbe:
 
 
 @dataclass
-class SmiGpu:
-    """One GPU as the driver reports it through nvidia-smi (all GPUs, whatever CUDA_VISIBLE_DEVICES says)."""
+class SmiGpu(Section):
+    """One GPU as the driver reports it through nvidia-smi (all GPUs, whatever CUDA_VISIBLE_DEVICES says).
+
+    The benchmark records it before and after timing (its clocks), so it reads back as a record's section.
+    """
 
     index: int
     name: str

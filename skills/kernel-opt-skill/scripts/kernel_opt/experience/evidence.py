@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.check.records import CORRECTNESS_FILE, read_correctness
+from kernel_opt.check.records import CORRECTNESS_FILE, DeviceInfo, read_correctness
 from kernel_opt.core.errors import UsageError
 from kernel_opt.experience.hypothesis import parse_hypothesis
 from kernel_opt.experience.labels import Chip, normalize_backend, normalize_bottleneck, normalize_chip
 from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport, read_benchmark
 from kernel_opt.measure.verdicts import VERDICTS, comparison_verdict
 from kernel_opt.profile.records import NCU_SUMMARY_FILE, read_profile
+from kernel_opt.run.environment import GpuInfo
 
 _VERSION_NAME = re.compile(r"^v(\d+)$")
 
@@ -123,11 +124,12 @@ def _checked(value: Any, dotted: str, kinds: tuple[type, ...], path: Path) -> An
     return value
 
 
-def _chip(device: Any, key: str, path: Path) -> Chip | None:
-    """The chip of a record's device object ({"name": ..., "compute_capability": ...})."""
-    device = device if isinstance(device, dict) else {}
-    name = _checked(device.get("name"), f"{key}.name", (str,), path)
-    capability = _checked(device.get("compute_capability"), f"{key}.compute_capability", (str, float, int), path)
+def _chip(device: DeviceInfo | GpuInfo | None, key: str, path: Path) -> Chip | None:
+    """The chip of a record's device section (its name and compute capability); None without one."""
+    if not isinstance(device, (DeviceInfo, GpuInfo)):  # null, or not an object
+        return None
+    name = _checked(device.name, f"{key}.name", (str,), path)
+    capability = _checked(device.compute_capability, f"{key}.compute_capability", (str, float, int), path)
     if name is None and capability is None:
         return None
     if isinstance(capability, (int, float)) and not isinstance(capability, bool):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from kernel_opt.experience.families import normalize_kernel
 from kernel_opt.experience.labels import Chip
 from kernel_opt.experience.records import strategy_slug
 from kernel_opt.experience.store import Entry
+from kernel_opt.solution.families import normalize_kernel
 
 _SEARCHED_FIELDS = (
     "kernel", "kernel_family", "backend", "chip", "chip_name", "bottleneck", "bottleneck_after", "stall",

@@ -2,10 +2,15 @@
 
 Relevance of a record to the question is the product of four similarities (kernel, chip,
 bottleneck, backend), so a mismatch on any one of them costs as much as it should: a lesson
-from another chip needs the exact kernel to stay in the list, and a lesson from another
-kernel family needs the same chip and bottleneck. Strategies are then scored by the
+from another chip needs the exact kernel to stay in the list, a lesson from another kernel of
+the same family needs the same chip and bottleneck, and a lesson from a kernel of another
+known family (a GEMM's, asked about a GELU) is never shown: tiling and tensor cores are not
+an elementwise kernel's levers. The question's family is the one asked (`--family`, the
+profile's reading of the reference), else its kernel name's. Strategies are then scored by the
 relevance of the records that support them, weighted by measured speedup and by how many
-independent records agree; failures of the same strategy count against it and are shown.
+independent records agree; failures of the same strategy count against it and are shown. A
+strategy built on hardware the chip asked about lacks (wgmma, TMA on an A100:
+profile/chip_features.py) is left out, with the reason.
 
 Each suggestion says why it matched, field by field (same op, same bottleneck, same or other
 chip, same backend), and strategies backed by an exact match (every field asked about is the
@@ -22,15 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import UsageError
-from kernel_opt.experience.families import kernel_family, normalize_kernel
+from kernel_opt.experience.chip_gate import unavailable_strategies
 from kernel_opt.experience.labels import Chip, chip_similarity, normalize_backend, normalize_bottleneck, normalize_chip
 from kernel_opt.experience.records import content_key
 from kernel_opt.experience.store import CURATED_PATH, Entry, default_log_path, load_experience
+from kernel_opt.solution.families import FAMILIES, OTHER_FAMILY, kernel_family, normalize_kernel
 
 # Similarity weights; the reasoning is in the module docstring. Same chip beats same
 # architecture (H100 vs H200: same SM, different memory), which beats the same generation
 # (sm_80 vs sm_86: A100 vs A6000 differ in shared memory and bandwidth), which beats others.
-KERNEL_WEIGHTS = {"same_kernel": 1.0, "same_family": 0.6, "other": 0.25}
+# A kernel of another known family weighs below MIN_RELEVANCE even on the same chip, bottleneck and
+# backend; where either family is unknown ("other": a name such as "v0") the old 0.25 stands.
+KERNEL_WEIGHTS = {"same_kernel": 1.0, "same_family": 0.6, "other": 0.25, "other_family": 0.1}
 CHIP_WEIGHTS = {"same_chip": 1.0, "same_arch": 0.8, "same_generation": 0.5, "unknown": 0.4, "other": 0.25}
 BOTTLENECK_WEIGHTS = {"same": 1.0, "unknown": 0.5, "other": 0.3}
 BACKEND_WEIGHTS = {"same": 1.0, "other": 0.4}
@@ -52,10 +60,18 @@ class Query:
     backend: str | None = None
     chip: Chip | None = None
     bottleneck: str | None = None
+    problem_family: str | None = None  # the family asked about; None: the kernel name's
 
     @property
     def family(self) -> str | None:
+        if self.problem_family:
+            return self.problem_family
         return kernel_family(self.kernel) if self.kernel else None
+
+    @property
+    def known_family(self) -> str | None:
+        family = self.family
+        return family if family and family != OTHER_FAMILY else None
 
 
 @dataclass
@@ -151,6 +167,8 @@ class RecommendationResult:
     avoid: list[Match]
     considered: int
     chip_matches: int = 0  # records (relevant or not) from the chip asked about
+    # (strategy, why) for strategies that matched but need hardware the chip asked about lacks
+    unavailable: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def chip_note(self) -> str | None:
@@ -160,8 +178,10 @@ class RecommendationResult:
         chips = sorted({Chip(m.entry.record.chip, m.entry.record.chip_name).describe()
                         for r in self.recommendations for m in r.support} |
                        {Chip(m.entry.record.chip, m.entry.record.chip_name).describe() for m in self.avoid})
-        measured = f"measured on {', '.join(chips)}" if chips else "none"
-        return (f"no record comes from {self.query.chip.describe()}: every suggestion below was {measured}; "
+        here = self.query.chip.describe()
+        if not chips:
+            return f"no record comes from {here}, and none from another chip matches this question either"
+        return (f"no record comes from {here}: every suggestion below was measured on {', '.join(chips)}; "
                 "on another chip a lesson is a hypothesis to re-measure here, not a result")
 
     def to_dict(self) -> dict[str, Any]:
@@ -176,6 +196,7 @@ class RecommendationResult:
             "considered": self.considered,
             "chip_matches": self.chip_matches,
             "chip_note": self.chip_note,
+            "unavailable": [{"strategy": strategy, "why": why} for strategy, why in self.unavailable],
             "recommendations": [r.to_dict() for r in self.recommendations],
             "avoid": [m.to_dict() for m in self.avoid],
         }
@@ -185,16 +206,10 @@ def judge(entry: Entry, query: Query) -> Match:
     """How relevant one record is to the query, with the reasons in words."""
     record = entry.record
     relevance, reasons = 1.0, []
-    if query.kernel:
-        if record.kernel == query.kernel:
-            relevance *= KERNEL_WEIGHTS["same_kernel"]
-            reasons.append(f"same kernel {record.kernel}")
-        elif record.kernel_family == query.family and query.family != "other":
-            relevance *= KERNEL_WEIGHTS["same_family"]
-            reasons.append(f"same family {record.kernel_family} ({record.kernel})")
-        else:
-            relevance *= KERNEL_WEIGHTS["other"]
-            reasons.append(f"other kernel {record.kernel} ({record.kernel_family})")
+    if query.kernel or query.known_family:
+        weight, reason = _kernel_similarity(record, query)
+        relevance *= KERNEL_WEIGHTS[weight]
+        reasons.append(reason)
     if query.chip is not None:
         record_chip = Chip(record.chip, record.chip_name)
         similarity = chip_similarity(query.chip, record_chip)
@@ -224,6 +239,18 @@ def judge(entry: Entry, query: Query) -> Match:
     return Match(entry, relevance, reasons, matched, exact, chip_matches)
 
 
+def _kernel_similarity(record, query: Query) -> tuple[str, str]:
+    """(KERNEL_WEIGHTS key, reason): same kernel, same family, another known family, or a family not known."""
+    family = query.known_family
+    if query.kernel and record.kernel == query.kernel:
+        return "same_kernel", f"same kernel {record.kernel}"
+    if family is not None and record.kernel_family == family:
+        return "same_family", f"same family {record.kernel_family} ({record.kernel})"
+    if family is not None and record.kernel_family in FAMILIES:
+        return "other_family", f"other family {record.kernel_family} ({record.kernel}), asked about {family}"
+    return "other", f"other kernel {record.kernel} ({record.kernel_family})"
+
+
 def match_labels(entry: Entry, query: Query) -> tuple[list[str], bool, bool]:
     """(one label per field asked about, whether all are the same, whether the chip is the one asked about).
 
@@ -236,6 +263,9 @@ def match_labels(entry: Entry, query: Query) -> tuple[list[str], bool, bool]:
     if query.kernel:
         same.append(record.kernel == query.kernel)
         labels.append(f"same op {record.kernel}" if same[-1] else f"other op {record.kernel}")
+    elif query.known_family:
+        same.append(record.kernel_family == query.known_family)
+        labels.append(f"{'same' if same[-1] else 'other'} family {record.kernel_family} ({record.kernel})")
     if query.bottleneck:
         same.append(record.bottleneck == query.bottleneck)
         labels.append(f"same bottleneck {record.bottleneck}" if same[-1]
@@ -294,13 +324,16 @@ def recommend(entries: list[Entry], query: Query, limit: int = 5) -> Recommendat
     for recommendation in by_strategy.values():
         recommendation.support.sort(key=strength)
         recommendation.against.sort(key=strength)
+    unavailable = unavailable_strategies(by_strategy, query.chip.arch if query.chip else None, query.backend)
     ranked = sorted(  # exact matches first, whatever the scores of the rest
-        (r for r in by_strategy.values() if r.support and r.score > 0),
+        (r for r in by_strategy.values() if r.support and r.score > 0 and r.strategy not in unavailable),
         key=lambda r: (not r.exact, -r.score, r.strategy),
     )
-    avoid = sorted((m for m in relevant if m.entry.record.outcome == "failure"), key=strength)
+    avoid = sorted((m for m in relevant if m.entry.record.outcome == "failure"
+                    and m.entry.record.strategy not in unavailable), key=strength)
+    shown = [(name, why) for name, why in unavailable.items() if by_strategy[name].support]
     return RecommendationResult(query, ranked[:limit], avoid[:limit], considered=len(matches),
-                                chip_matches=sum(1 for m in matches if m.chip_matches))
+                                chip_matches=sum(1 for m in matches if m.chip_matches), unavailable=shown)
 
 
 @dataclass
@@ -313,12 +346,13 @@ class RecommendRequest:
     bottleneck: str | None = None
     limit: int = 5
     log_path: Path | None = None  # None: default_log_path()
+    family: str | None = None  # the problem's family (solution/families.py); None: the kernel name's
     curated_path: Path | None = CURATED_PATH
 
     def argv(self) -> list[str]:
         """The same request as experience_log.py's arguments."""
         arguments = ["recommend"]
-        for flag, value in (("--kernel", self.kernel), ("--backend", self.backend)):
+        for flag, value in (("--kernel", self.kernel), ("--family", self.family), ("--backend", self.backend)):
             arguments += [] if value is None else [flag, value]
         arguments += ["-n", str(self.limit)]
         for flag, value in (("--chip", self.chip), ("--bottleneck", self.bottleneck)):
@@ -333,12 +367,16 @@ def recommend_from_log(request: RecommendRequest) -> tuple[RecommendationResult,
     """
     if request.limit < 1:
         raise UsageError(f"-n must be at least 1, got {request.limit}")
+    if request.family is not None and request.family not in (*FAMILIES, OTHER_FAMILY):
+        raise UsageError(f"--family {request.family!r} is not a kernel family",
+                         hint=f"one of {', '.join([*FAMILIES, OTHER_FAMILY])}")
     experience = load_experience(request.log_path or default_log_path(), request.curated_path)
     query = Query(
         kernel=normalize_kernel(request.kernel) if request.kernel else None,
         backend=normalize_backend(request.backend, field="--backend"),
         chip=normalize_chip(request.chip, field="--chip") if request.chip else None,
         bottleneck=normalize_bottleneck(request.bottleneck, field="--bottleneck"),
+        problem_family=request.family,
     )
     return recommend(experience.entries(), query, limit=request.limit), [line.describe() for line in experience.skipped]
 

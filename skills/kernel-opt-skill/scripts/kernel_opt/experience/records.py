@@ -18,8 +18,8 @@ from typing import Any
 from kernel_opt.core.cli import parse_dim_value
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.records import now_iso
-from kernel_opt.experience.families import kernel_family, normalize_kernel
 from kernel_opt.experience.labels import normalize_backend, normalize_bottleneck, normalize_chip, normalize_outcome
+from kernel_opt.solution.families import kernel_family, normalize_kernel
 
 SCHEMA_VERSION = 1
 # measured: the verdict of a recorded comparison; computed: from a typed --speedup (no

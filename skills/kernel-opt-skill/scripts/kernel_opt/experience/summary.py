@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_opt.core.render import render
-from kernel_opt.experience.families import FAMILIES, OTHER_FAMILY
 from kernel_opt.experience.labels import Chip
 from kernel_opt.experience.records import content_key
 from kernel_opt.experience.store import CURATED, Entry
+from kernel_opt.solution.families import FAMILIES, OTHER_FAMILY
 
 STATS_DIMENSIONS: tuple[str, ...] = ("backend", "bottleneck", "chip", "strategy")
 

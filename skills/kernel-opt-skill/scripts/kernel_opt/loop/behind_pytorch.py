@@ -2,14 +2,18 @@
 
 The final report's "Why it stops short" section: how much faster the baseline ran, where both
 stand against the same roof, what was tried, what the best version's profile says is left and,
-where a math pipe is at its roof, how much any schedule of the same work could still gain.
+where a math pipe is at its roof, how much any schedule of the same work could still gain. Only
+where the baseline is faster beyond the noise (measure/baseline_standing.py): a baseline whose
+median is lower by less than the noise is level with the best version, and nothing stops short.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kernel_opt.measure.baseline_standing import BaselineStanding
 from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.roofline_records import CopySameBytes, RoofCeilings
 from kernel_opt.profile.records import NcuSummary
 
 TAKING_TURNS_PCT = 90.0  # two math pipes busy this much together, neither at its roof, take turns
@@ -24,18 +28,19 @@ def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str,
     the baseline ran; where both stand against the same roof (the problem's minimum bytes over a
     copy of those bytes; its FLOPs over the compute roof when the kernel is compute bound); what
     each later version's interleaved comparison said; and the first finding of the best version's
-    profile. Empty when no baseline beat it.
+    profile. Empty when no baseline beat it beyond the noise (`final["standing"]`).
     """
     record: BenchmarkReport | None = final.get("record")
     ratio, baseline, best = final.get("speedup_vs_best_baseline"), final.get("best_baseline"), final.get("best")
+    standing: BaselineStanding | None = final.get("standing")
     if record is None or ratio is None or ratio >= 1.0 or not baseline or not record.median_us:
         return []
     entry = next((b for b in record.baselines if b.name == baseline and b.median_us), None)
-    if entry is None:
+    if entry is None or standing is None or not standing.behind:
         return []
     ours, theirs = record.median_us, entry.median_us
     lines = [f"{baseline} ran {1 / ratio:.3f}x faster than {best} in the same benchmark run "
-             f"({theirs:.2f} µs against {ours:.2f} µs)."]
+             f"({theirs:.2f} µs against {ours:.2f} µs): {_beyond_noise(standing, best)}."]
     lines += _roof_sentences(record, best, baseline, ours, theirs)
     lines.append(f"Tried: {'; '.join(tried)}." if tried else "No version after v0 was tried.")
     if remaining.get("findings"):
@@ -43,6 +48,16 @@ def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str,
     lines += _pipe_bound_sentence(remaining, best, ours, ratio)
     lines += _taking_turns_sentence(remaining, best, ours)
     return lines
+
+
+def _beyond_noise(standing: BaselineStanding, best: str) -> str:
+    """Why the gap is real: the interval of the recorded samples, or the medians' 5% margin without samples."""
+    if standing.samples is None:
+        return (f"{best} runs at {standing.speedup:.3f}x its speed, beyond the 5% that medians alone must clear "
+                "(no timing samples recorded)")
+    ours, theirs = standing.samples
+    return (f"{best} runs at {standing.interval_text()} its speed (95% bootstrap interval of {ours} and {theirs} "
+            "timed calls), beyond the noise")
 
 
 def pipes_taking_turns(profile: NcuSummary) -> list[tuple[str, float]] | None:
@@ -86,30 +101,30 @@ def _pipe_bound_sentence(remaining: dict[str, Any], best: str, ours: float, rati
 
 def _roof_sentences(record: BenchmarkReport, best: str, baseline: str, ours: float, theirs: float) -> list[str]:
     """Both times against one roof: DRAM for a memory-bound problem, the compute roof for a compute-bound one."""
-    work, (primary, point) = record.work or {}, record.primary_point()
-    point = point or {}
-    roofs, flops, traffic = point.get("ceilings") or {}, work.get("flops"), work.get("bytes")
-    if point.get("bound") == "compute" and flops and roofs.get("compute_tflops"):
-        roof, at_least = roofs["compute_tflops"], "≥ " if work.get("flops_lower_bound") else ""
+    work, (primary, point) = record.work, record.primary_point()
+    roofs = (point.ceilings if point else None) or RoofCeilings()
+    flops, traffic = work.flops, work.bytes
+    if point and point.bound == "compute" and flops and roofs.compute_tflops:
+        roof, at_least = roofs.compute_tflops, "≥ " if work.flops_lower_bound else ""
         ours_rate, theirs_rate = flops / ours / 1e6, flops / theirs / 1e6
-        return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.get('flops_source')}): {best} runs "
+        return [f"It is compute bound ({at_least}{flops / 1e9:.2f} GFLOP, {work.flops_source}): {best} runs "
                 f"at {at_least}{ours_rate:.1f} TFLOP/s and {baseline} at {at_least}{theirs_rate:.1f} TFLOP/s, "
-                f"against a {roof:.1f} TFLOP/s roof ({roofs.get('source')}, {roofs.get('dtype')}).",
+                f"against a {roof:.1f} TFLOP/s roof ({roofs.source}, {roofs.dtype}).",
                 f"{best} is at {100 * ours_rate / roof:.1f}% of that roof and {baseline} at "
                 f"{100 * theirs_rate / roof:.1f}%: the FLOPs are the same, so the gap is in how fast {best} "
                 "issues them."]
     if not traffic:
         return ["The records hold no byte count for the problem, so where both stand against the memory roof "
                 "is not measured."]
-    copy = record.copy_same_bytes or {}
-    roof, roof_text = copy.get("bandwidth_gbps"), None
+    copy = record.copy_same_bytes or CopySameBytes()
+    roof, roof_text = copy.bandwidth_gbps, None
     if roof:
-        roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.get('median_us'):.2f} µs)"
-    elif roofs.get("memory_bandwidth_gbps"):
-        roof = roofs["memory_bandwidth_gbps"]
+        roof_text = f"a copy of the same bytes ran at {roof:.0f} GB/s ({copy.median_us:.2f} µs)"
+    elif roofs.memory_bandwidth_gbps:
+        roof = roofs.memory_bandwidth_gbps
         roof_text = f"the {primary} memory roof is {roof:.0f} GB/s"
     ours_rate, theirs_rate = traffic / ours / 1e3, traffic / theirs / 1e3
-    lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.get('bytes_source')}): {best} at an effective "
+    lines = [f"Both move at least {traffic / 1e6:.1f} MB ({work.bytes_source}): {best} at an effective "
              f"{ours_rate:.0f} GB/s, {baseline} at {theirs_rate:.0f} GB/s" + (f"; {roof_text}." if roof_text else ".")]
     if roof:
         ours_share, theirs_share = ours_rate / roof, theirs_rate / roof

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
@@ -40,7 +41,7 @@ from kernel_opt.loop.measure_steps import (
     profile_step,
 )
 from kernel_opt.loop.recommend_step import recommend_step
-from kernel_opt.loop.records import EvaluationRecord
+from kernel_opt.loop.records import EvaluationRecord, RunRecord
 from kernel_opt.loop.step_summaries import compile_line
 from kernel_opt.loop.versions import VersionState, best_measured, list_versions
 from kernel_opt.loop.workspace import check_can_evaluate, conclude_evaluation, read_run, write_evaluation
@@ -91,6 +92,8 @@ def evaluate_version(out: Path, number: int, options: EvaluateOptions) -> Evalua
     started_at, started = now_iso(), time.perf_counter()
     has_gpu = gpu_available()
     _warn_unchanged(evaluation, versions)
+    if number == 0 and (edited := edited_source_warning(run, evaluation.solution)):
+        evaluation.warnings.append(edited)
     if has_gpu:
         _gpu_steps(evaluation, options)
     else:
@@ -114,6 +117,21 @@ def _warn_unchanged(evaluation: Evaluation, versions: list[VersionState]) -> Non
         if Path(parent.solution).read_bytes() == evaluation.solution.read_bytes():
             evaluation.warnings.append(f"{evaluation.version.name}'s source is identical to {parent.name}'s: "
                                        "no change was made, so any difference measured is noise")
+
+
+def edited_source_warning(run: RunRecord, v0: Path) -> str | None:
+    """v0 is a copy made by `init`; the file given to --kernel is never read again. Edited after init and now
+    different from v0, it holds a fix the run will not see: say so rather than evaluate the old copy silently."""
+    source = Path(run.source_kernel) if run.source_kernel else None
+    if source is None or not source.is_file() or not v0.is_file() or not run.created_at:
+        return None
+    edited_at = datetime.fromtimestamp(source.stat().st_mtime, timezone.utc)
+    if edited_at <= datetime.fromisoformat(run.created_at) + timedelta(seconds=1):
+        return None
+    if source.read_bytes() == v0.read_bytes():
+        return None
+    return (f"{source} was edited after `workspace.py init` and now differs from {v0.parent.name}/{v0.name}: the run "
+            f"evaluates {v0} (the copy init made), never {source.name}; put the fix in {v0}")
 
 
 # --- the steps ------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from kernel_opt.loop.final_report_sections import (
 from kernel_opt.loop.final_report_versions import VersionRow, outcome, version_row
 from kernel_opt.loop.records import read_run_record
 from kernel_opt.loop.versions import best_measured, list_versions
+from kernel_opt.measure.baseline_standing import BaselineStanding
 
 
 @dataclass
@@ -59,6 +60,8 @@ class FinalReport:
     speedup_vs_eager: float | None
     best_baseline: str | None
     speedup_vs_best_baseline: float | None
+    # the best version against that baseline: faster, level (a tie inside the noise) or slower, with the interval
+    best_baseline_standing: BaselineStanding | None
     benchmark_md: str | None  # relative link to OUT/benchmark.md when it exists
     ceilings: list[RooflineCeilings]
     not_on_roofline: list[str]
@@ -115,6 +118,7 @@ def build_report(out: Path) -> FinalReport:
         speedup_vs_eager=final["speedup_vs_eager"],
         best_baseline=final["best_baseline"],
         speedup_vs_best_baseline=final["speedup_vs_best_baseline"],
+        best_baseline_standing=final["standing"],
         benchmark_md="benchmark.md" if (out / "benchmark.md").is_file() else None,
         ceilings=ceilings,
         not_on_roofline=unplaced,

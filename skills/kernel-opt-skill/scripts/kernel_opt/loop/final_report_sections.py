@@ -13,6 +13,7 @@ from kernel_opt.loop.final_report_versions import NOT_MEASURED
 from kernel_opt.loop.records import RunRecord
 from kernel_opt.loop.versions import VersionState
 from kernel_opt.loop.workspace import run_status
+from kernel_opt.measure.baseline_standing import baseline_standing
 from kernel_opt.measure.records import read_benchmark
 from kernel_opt.profile.records import NcuSummary, read_profile
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER, SweepRecord, read_sweep
@@ -109,16 +110,17 @@ def final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     """PyTorch eager and torch.compile against the best version, from one benchmark run.
 
     OUT/benchmark.json (SKILL.md's Finish step: the best version against v0) is preferred when
-    it timed the best version; otherwise the best version's own benchmark.json.
+    it timed the best version; otherwise the best version's own benchmark.json. `standing` says
+    whether the fastest baseline is ahead beyond the noise, level, or behind (measure/baseline_standing.py).
     """
     empty = {"source": None, "baselines": [], "median_us": None, "missing": None, "vs_v0": None,
              "speedup_vs_eager": None, "best_baseline": None, "speedup_vs_best_baseline": None, "record": None,
-             "best": None if best is None else best.name}
+             "standing": None, "best": None if best is None else best.name}
     if best is None:
         return {**empty, "missing": "no version was timed correct, so there is nothing to compare with PyTorch"}
     final = read_benchmark(out)
     if (final and final.verdict == "measured"
-            and Path(final.solution.get("path", "")).name == Path(best.solution).name):
+            and Path(final.solution.path if final.solution.has("path") else "").name == Path(best.solution).name):
         record, source = final, "benchmark.json"
     else:
         record, source = read_benchmark(out / best.name), f"{best.name}/benchmark.json"
@@ -129,7 +131,8 @@ def final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
     comparison = asdict(record.comparison) if source == "benchmark.json" and record.comparison else None
     result = {**empty, "source": source, "baselines": baselines, "median_us": median,
               "speedup_vs_eager": record.speedup_vs_eager, "best_baseline": record.best_baseline,
-              "speedup_vs_best_baseline": record.speedup_vs_best_baseline, "vs_v0": comparison, "record": record}
+              "speedup_vs_best_baseline": record.speedup_vs_best_baseline, "vs_v0": comparison, "record": record,
+              "standing": baseline_standing(record)}
     if not baselines:
         result["missing"] = f"{source} timed no PyTorch baseline (the benchmark ran with --baseline none)"
     return result
@@ -170,19 +173,19 @@ def environment_rows(out: Path, best: VersionState | None) -> list[tuple[str, st
         rows.append(("GPU of the timings", f"{NOT_MEASURED}: no version was timed"))
     else:
         gpu = benchmark.gpu
-        name = gpu.get("name") or "unknown"
-        if gpu.get("compute_capability"):
-            name += f" (compute capability {gpu['compute_capability']})"
+        name = gpu.name or "unknown"
+        if gpu.compute_capability:
+            name += f" (compute capability {gpu.compute_capability})"
         rows.append(("GPU of the timings", f"{name}, from {best.name}/benchmark.json"))
-        described = ", ".join(f"{k} {v}" for k, v in benchmark.versions.items() if v)
+        described = ", ".join(f"{k} {v}" for k, v in benchmark.versions.described_versions())
         if described:
             rows.append(("versions of the timings", described))
         # nvidia-smi's readings around the benchmark: before it, an idle GPU reads its idle clock.
-        readings = [(when, (clocks or [{}])[0].get("sm_clock_mhz"), (clocks or [{}])[0])
+        readings = [(when, clocks[0].sm_clock_mhz if clocks else None, clocks[0] if clocks else None)
                     for when, clocks in (("before", benchmark.clocks_start), ("after", benchmark.clocks_end))]
         shown = [f"{mhz} MHz {when}" for when, mhz, _ in readings if mhz is not None]
         if shown:
-            maximum = next((gpu.get("max_sm_clock_mhz") for _, mhz, gpu in readings if mhz is not None), None)
+            maximum = next((gpu.max_sm_clock_mhz for _, mhz, gpu in readings if mhz is not None), None)
             rows.append(("SM clock around the timing (nvidia-smi, not locked)",
                          ", ".join(shown) + (f" (max {maximum} MHz)" if maximum else "")))
     return rows
@@ -198,10 +201,10 @@ def roofline_ceilings(out: Path, states: list[VersionState],
         benchmark = read_benchmark(out / state.name)
         points = benchmark.roofline_points() if benchmark else {}
         for source, point in points.items():
-            roof = point.get("ceilings") or {}
-            if source not in ceilings and roof.get("memory_bandwidth_gbps") and roof.get("compute_tflops"):
-                ceilings[source] = RooflineCeilings(source, roof["memory_bandwidth_gbps"], roof["compute_tflops"],
-                                                    roof.get("dtype"), roof.get("source") or source)
+            roof = point.ceilings
+            if source not in ceilings and roof and roof.memory_bandwidth_gbps and roof.compute_tflops:
+                ceilings[source] = RooflineCeilings(source, roof.memory_bandwidth_gbps, roof.compute_tflops,
+                                                    roof.dtype, roof.source or source)
     for state in states:
         benchmark = read_benchmark(out / state.name)
         _, point = benchmark.primary_point() if benchmark else (None, None)
@@ -210,7 +213,7 @@ def roofline_ceilings(out: Path, states: list[VersionState],
             unplaced.append(f"{state.name}: {'invalid (faster than the physical floor)' if invalid else 'not timed'}")
         elif point is None:
             unplaced.append(f"{state.name}: no roofline point in its benchmark.json")
-        elif point.get("arithmetic_intensity_flop_per_byte") is None or point.get("achieved_tflops") is None:
+        elif point.arithmetic_intensity_flop_per_byte is None or point.achieved_tflops is None:
             unplaced.append(f"{state.name}: its FLOP count is unknown (ref.py has no flops() and torch could not "
                             "count it)")
     return [ceilings[s] for s in ROOF_SOURCES if s in ceilings], unplaced

@@ -96,9 +96,9 @@ def version_row(out: Path, state: VersionState, v0: VersionState | None, best: V
         source, point = benchmark.primary_point()
         if point is not None:
             row.ceiling_source = source
-            row.arithmetic_intensity_flop_per_byte = point.get("arithmetic_intensity_flop_per_byte")
-            row.achieved_tflops = point.get("achieved_tflops")
-            row.achieved_bandwidth_gbps = point.get("achieved_bandwidth_gbps")
+            row.arithmetic_intensity_flop_per_byte = point.arithmetic_intensity_flop_per_byte
+            row.achieved_tflops = point.achieved_tflops
+            row.achieved_bandwidth_gbps = point.achieved_bandwidth_gbps
         if row.percent_of_ceiling is None:
             missing["percent_of_ceiling"] = "no roofline point (no byte count, or no ceilings for this GPU)"
     else:
@@ -177,17 +177,18 @@ def _base_name(name: str | None) -> str:
     return (name or "").split("(")[0].strip()
 
 
-def _pick_kernel(kernels: list[dict[str, Any]], wanted: str | None, register_key: str) -> tuple[dict | None, str]:
-    """The kernel the profile names dominant, else the only one, else the one with most registers."""
-    kernels = [k for k in kernels if isinstance(k.get(register_key), (int, float))]
+def _pick_kernel(kernels: list[tuple[str | None, Any]], wanted: str | None) -> tuple[Any, str]:
+    """Of (name, registers) per kernel, the registers of the kernel the profile names dominant, else of the only
+    one, else the most; and how it was chosen. None where no kernel has a register count."""
+    kernels = [(name, registers) for name, registers in kernels if isinstance(registers, (int, float))]
     if not kernels:
         return None, ""
-    for kernel in kernels:
-        if wanted and _base_name(kernel.get("name")) == _base_name(wanted):
-            return kernel, ""
+    for name, registers in kernels:
+        if wanted and _base_name(name) == _base_name(wanted):
+            return registers, ""
     if len(kernels) == 1:
-        return kernels[0], ""
-    return max(kernels, key=lambda k: k[register_key]), f", the most of {len(kernels)} kernels"
+        return kernels[0][1], ""
+    return max(registers for _, registers in kernels), f", the most of {len(kernels)} kernels"
 
 
 def _register_fields(row: VersionRow, folder: Path, profile: NcuSummary | None, benchmark: BenchmarkReport | None,
@@ -195,18 +196,20 @@ def _register_fields(row: VersionRow, folder: Path, profile: NcuSummary | None, 
     """Registers per thread: the build record, else static_analysis.json, else the profile."""
     dominant = profile.dominant() if profile else None
     wanted = dominant.name if dominant else None
-    benchmark_build = (benchmark.solution.get("build") or {}) if benchmark else {}
+    benchmark_build = benchmark.solution.build if benchmark else None
+    static = (read_json(folder / "static_analysis.json") or {}).get("kernels") or []
     candidates = [
-        (benchmark_build.get("kernels") or [], "registers", "nvcc build record (benchmark.json)"),
-        (correctness.build_kernels() if correctness else [], "registers", "nvcc build record (correctness.json)"),
+        ([(k.name, k.registers) for k in (benchmark_build.kernels if benchmark_build else None) or []],
+         "nvcc build record (benchmark.json)"),
+        ([(k.name, k.registers) for k in correctness.build_kernels()] if correctness else [],
+         "nvcc build record (correctness.json)"),
         # static_analysis.json is not one of the loop's typed records: its kernels are read as written.
-        ((read_json(folder / "static_analysis.json") or {}).get("kernels") or [], "registers_per_thread",
-         "static_analysis.json"),
+        ([(k.get("name"), k.get("registers_per_thread")) for k in static], "static_analysis.json"),
     ]
-    for kernels, register_key, source in candidates:
-        kernel, qualifier = _pick_kernel(kernels, wanted, register_key)
-        if kernel is not None:
-            row.registers_per_thread, row.registers_source = int(kernel[register_key]), source + qualifier
+    for kernels, source in candidates:
+        registers, qualifier = _pick_kernel(kernels, wanted)
+        if registers is not None:
+            row.registers_per_thread, row.registers_source = int(registers), source + qualifier
             return
     registers = dominant.metrics.get("registers_per_thread") if dominant else None
     if registers is not None:

@@ -61,9 +61,14 @@ def check_can_create_next(status: RunStatus, ignore_target: bool = False) -> Ver
                          f"(fixed at init); finish with the final report",
                          hint=f"run `final_report.py {status.out}`")
     if status.stop_reason == "target_reached" and not ignore_target:
+        left = status.budget.iterations_left
         raise RunRefusal(f"target reached: {status.best.name} runs at {status.best.percent_of_ceiling:.1f}% of the "
-                         f"roofline ceiling (target {status.run.target_percent:g}%); finish with the final report",
-                         hint="pass --ignore-target to keep optimizing within the budget anyway")
+                         f"roofline ceiling (target {status.run.target_percent:g}%), with {left} of "
+                         f"{status.budget.iterations_total} iteration(s) unused; finish with the final report, and "
+                         f"tell the user the run stopped at the roof with {left} iteration(s) left",
+                         hint=f"going on is the user's call, not yours: with their say-so, `workspace.py next "
+                              f"{status.out} --ignore-target` spends the rest of the budget (the final report marks "
+                              "those versions)")
     return status.best
 
 

@@ -25,8 +25,12 @@ def recommend_step(evaluation: Evaluation) -> None:
     chip = best.gpu_name or evaluation.version.gpu_name
     # the guide the best version's kernels follow: a Triton ModelNew's records are Triton's
     backend = guide_backend(evaluation.run.backend, Path(best.solution))
+    profile = read_profile(Path(best.directory)) or NcuSummary()
+    # the family the profile read from the reference's operations: a run named "v0" or "88_MinGPTNewGelu" is still
+    # an elementwise problem, and a GEMM's lessons are not its lessons
+    family = profile.traits.known_family if profile.traits is not None else None
     request = RecommendRequest(kernel=evaluation.run.kernel_name, backend=backend, chip=chip,
-                               bottleneck=best.bottleneck, limit=RECOMMENDATIONS_SHOWN)
+                               bottleneck=best.bottleneck, limit=RECOMMENDATIONS_SHOWN, family=family)
 
     def recommend() -> StepOutcome:
         result, skipped = recommend_from_log(request)
@@ -41,7 +45,6 @@ def recommend_step(evaluation: Evaluation) -> None:
 
     step, result = evaluation.step("recommend", [EXPERIENCE_PROG, *request.argv()], recommend, summarize, [])
     answer = result.to_dict() if result is not None else {}
-    profile = read_profile(Path(best.directory)) or NcuSummary()
     evaluation.recommendations = {
         "for_version": best.name,
         "bottleneck": best.bottleneck,

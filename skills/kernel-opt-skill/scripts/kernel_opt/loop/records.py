@@ -75,7 +75,35 @@ class RunRecord:
                              hint="it is written by `workspace.py init`; start a new run rather than editing it")
         defaults = {"reference_file": REFERENCE_FILE, "dims": {}, "target_percent": DEFAULT_TARGET_PERCENT,
                     "created_at": "", "source_kernel": "", "source_reference": ""}
-        return cls(**field_values(cls, {**defaults, **payload}, schema=RUN_SCHEMA))
+        values = {**defaults, **payload}
+        _check_run_types(values, what)
+        return cls(**field_values(cls, values, schema=RUN_SCHEMA))
+
+
+_RUN_TEXT_FIELDS = ("kernel_name", "backend", "solution_pattern", "reference_file", "created_at", "source_kernel",
+                    "source_reference", "nvcc_flags", "arch")
+
+
+def _check_run_types(values: dict[str, Any], what: str) -> None:
+    """Refuse a run.json whose fields have the wrong types (valid JSON edited by hand): a usage error naming the
+    field, never a traceback later in status or next."""
+    def wrong(name: str, wanted: str) -> UsageError:
+        return UsageError(f"{what}: {name} is {values[name]!r}, not {wanted}",
+                          hint="run.json is written by `workspace.py init`; restore it, or start a new run")
+
+    budget = values["iterations_budget"]
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+        raise wrong("iterations_budget", "a whole number >= 0")
+    target = values["target_percent"]
+    if not isinstance(target, (int, float)) or isinstance(target, bool) or not 0 < target < float("inf"):
+        raise wrong("target_percent", "a number of percent above 0, e.g. 90")
+    dims = values["dims"]
+    if not isinstance(dims, dict) or not all(
+            isinstance(value, (int, float, str, bool)) for value in dims.values()):
+        raise wrong("dims", "an object of sizes such as {\"N\": 4096}")
+    for name in _RUN_TEXT_FIELDS:
+        if name in values and not isinstance(values[name], str):
+            raise wrong(name, "text")
 
 
 @dataclass

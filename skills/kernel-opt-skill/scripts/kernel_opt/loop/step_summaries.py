@@ -15,7 +15,7 @@ SUMMARY_CHARS = 300  # a step's one-line summary in evaluation.json and the tabl
 
 def correctness_line(report: CorrectnessReport) -> str:
     if report.error:
-        return f"{report.verdict}: {report.error.get('message', '')}"[:SUMMARY_CHARS]
+        return f"{report.verdict}: {_message(report)}"[:SUMMARY_CHARS]
     failed = sum(1 for case in report.cases if not case.passed)
     mode = " (Triton interpreter)" if report.interpreter else ""
     return (f"pass{mode}: {len(report.cases)} cases" if report.passed
@@ -24,7 +24,7 @@ def correctness_line(report: CorrectnessReport) -> str:
 
 def sanitizer_line(report: CorrectnessReport) -> str:
     if report.error:
-        return f"{report.verdict}: {report.error.get('message', '')}"
+        return f"{report.verdict}: {_message(report)}"
     case = report.cases[0] if report.cases else None
     shape = ", ".join(f"{key}={value}" for key, value in case.dims.items()) if case else "no case"
     warnings = f", {report.sanitizer.warnings} warnings" if report.sanitizer and report.sanitizer.warnings else ""
@@ -36,16 +36,21 @@ def sanitizer_line(report: CorrectnessReport) -> str:
 def compile_line(report: CorrectnessReport) -> str:
     if not report.build or report.error:
         return correctness_line(report)
-    registers = ", ".join(f"{kernel.get('name', '?').split('(')[0]}: {kernel.get('registers')} registers"
+    registers = ", ".join(f"{(kernel.name if kernel.has('name') else '?').split('(')[0]}: {kernel.registers} registers"
                           for kernel in report.build_kernels())
-    return f"compiled for {report.build.get('arch')}; {registers}"
+    return f"compiled for {report.build.arch}; {registers}"
+
+
+def _message(report: CorrectnessReport) -> str:
+    """The error's message ("" where the error names none)."""
+    return report.error.message if report.error.has("message") else ""
 
 
 def benchmark_line(report: BenchmarkReport) -> str:
-    floor = report.roofline.get("physical_floor") or {}
+    floor = report.roofline.physical_floor
     if report.verdict == "invalid" and floor:
-        return (f"invalid: {floor['time_us']:.2f} us is faster than the physical {floor['bound']} floor of "
-                f"{floor['floor_us']:.2f} us: work skipped, or ref.py's flops()/bytes() overstate it")
+        return (f"invalid: {floor.time_us:.2f} us is faster than the physical {floor.bound} floor of "
+                f"{floor.floor_us:.2f} us: work skipped, or ref.py's flops()/bytes() overstate it")
     if report.verdict != "measured":
         return f"{report.verdict}: {report.failure_reason()}"[:SUMMARY_CHARS]
     parts = [f"{report.median_us:.2f} us"]
@@ -56,7 +61,8 @@ def benchmark_line(report: BenchmarkReport) -> str:
     if report.speedup_vs_best_baseline is not None:
         parts.append(f"{report.speedup_vs_best_baseline:.2f}x vs {report.best_baseline}")
     if report.percent_of_ceiling is not None:
-        parts.append(f"{report.percent_of_ceiling:.1f}% of ceiling")
+        basis = report.ceiling_basis()
+        parts.append(f"{report.percent_of_ceiling:.1f}% of ceiling" + (f" ({basis.name} basis)" if basis else ""))
     return "; ".join(parts)
 
 

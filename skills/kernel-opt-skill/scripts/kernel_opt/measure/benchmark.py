@@ -27,19 +27,19 @@ from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from kernel_opt.check.correctness import CheckOptions, check_correctness, exit_code_of
 from kernel_opt.check.integrity.verdict import correctness_failures
 from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, failure_verdict
+from kernel_opt.core.records import ErrorRecord
 from kernel_opt.env.device import resolve_device
 from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for, phase_durations
 from kernel_opt.measure.benchmark_report import write_benchmark_reports
 from kernel_opt.measure.benchmark_request import CHECK_TIMEOUT_CAP_S, PROG, BenchmarkRequest, validated_paths
 from kernel_opt.measure.held_worker import HeldBenchmarkWorker
-from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.records import BenchmarkReport, CorrectnessGate, TimedSolution
 from kernel_opt.measure.reference_cache import baseline_names
 from kernel_opt.measure.worker_plan import plan_worker, release_fields
 from kernel_opt.solution import registry
@@ -71,14 +71,14 @@ def _check_then_time(request: BenchmarkRequest, command: str | None,
             "here you can run correctness_check.py (Triton interpreter, or --compile-only for CUDA)"
         )
     command = command or f"{PROG} {shlex.join(request.argv())}"
-    report = BenchmarkReport(solution={"path": str(request.solution), "backend": backend},
+    report = BenchmarkReport(solution=TimedSolution(path=str(request.solution), backend=backend),
                              reference=str(request.reference), backend=backend, command=command,
                              target_percent=request.target_percent)
     if _check_first(report, request, solution, reference):
         try:
             _time_in_worker(report, request, solution, reference, held)
         except KernelOptError as error:
-            report.error = error.to_dict()
+            report.error = ErrorRecord.from_error(error)
             report.verdict = failure_verdict(error.exit_code)
         report.exit_code = exit_code_for(report)
     write_benchmark_reports(report, request.output_dir)
@@ -101,17 +101,17 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
                                                      min(request.timeout_s, CHECK_TIMEOUT_CAP_S),
                                                      kernelbench_tolerances=request.kernelbench_tolerances),
                                         request.build, request.output_dir / "build", report.command)
-    report.correctness = {
-        "passed": correctness.passed,
-        "verdict": correctness.verdict,
-        "cases": len(correctness.cases),
-        "failures": correctness_failures(correctness)[:5],
-        "error": correctness.error,
-        "launches": correctness.integrity.get("launches"),  # what the checked call ran on the GPU: in benchmark.md
-    }
+    report.correctness = CorrectnessGate(
+        passed=correctness.passed,
+        verdict=correctness.verdict,
+        cases=len(correctness.cases),
+        failures=correctness_failures(correctness)[:5],
+        error=correctness.error,
+        launches=correctness.integrity.get("launches"),  # what the checked call ran on the GPU: in benchmark.md
+    )
     if correctness.kernelbench_tolerances or correctness.precision_downgrades:
-        report.correctness.update(kernelbench_tolerances=correctness.kernelbench_tolerances,
-                                  precision_downgrades=correctness.precision_downgrades)
+        report.correctness.kernelbench_tolerances = correctness.kernelbench_tolerances
+        report.correctness.precision_downgrades = correctness.precision_downgrades
     report.warnings += correctness.warnings
     report.phases_s["correctness check"] = round(time.time() - started, 2)
     if correctness.passed:
@@ -137,8 +137,9 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
         plan = held.plan
         report.notes += held.planned.notes
         report.warnings += held.planned.warnings
-        report.solution.update(held.planned.solution)
-        report.clocks_start = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]  # now, just before timing
+        if held.planned.solution.has("build"):
+            report.solution.build = held.planned.solution.build
+        report.clocks_start = list(probe_nvidia_smi().gpus)  # now, just before timing
     release = release_fields(report, request, plan)
     if held is None:
         spawned = time.time()
@@ -148,11 +149,11 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
         held.worker.release(release)
         outcome = held.worker.watch(request.timeout_s)
     report.phases_s.update(phase_durations(outcome.events, spawned, time.time()))
-    report.clocks_end = [asdict(gpu) for gpu in probe_nvidia_smi().gpus]
+    report.clocks_end = list(probe_nvidia_smi().gpus)
     against_dir = str(request.against.parent) if request.against is not None else None
     assemble_report(report, outcome, str(request.against) if request.against else None, against_dir)
     if plan.cache is not None:
-        counted = {k: v for k, v in report.work.items() if k != "cached_from"} if plan.work is None else None
+        counted = {k: v for k, v in report.work.to_dict().items() if k != "cached_from"} if plan.work is None else None
         plan.cache.remember(plan.key, report.baselines, counted, by=f"{request.output_dir.name} ({PROG})")
         order = baseline_names(request.baselines, request.compile_modes)
         report.baselines.sort(key=lambda entry: order.index(entry.name) if entry.name in order else len(order))

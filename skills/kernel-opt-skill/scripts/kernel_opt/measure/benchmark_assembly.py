@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kernel_opt.check.records import OutputComparison
 from kernel_opt.core.errors import ExitCode, failure_verdict
-from kernel_opt.measure.records import BenchmarkReport, Comparison, TimedEntry
+from kernel_opt.core.records import ErrorRecord
+from kernel_opt.measure.records import BenchmarkReport, Comparison, Precision, TimedEntry, TimedOutputCheck
+from kernel_opt.measure.roofline_records import CopySameBytes, RoofPoint, Work
+from kernel_opt.measure.timed_outputs import AGAINST, INTERLEAVED, wrong_timed_outputs_text
+from kernel_opt.run.environment import GpuInfo, RunEnvironment
 from kernel_opt.run.events import (
     CeilingsEvent,
     CopySameBytesEvent,
@@ -47,8 +52,8 @@ def phase_durations(events: list[Event], spawned: float, ended: float) -> dict[s
 
 
 def _environment(report: BenchmarkReport, event: EnvironmentEvent) -> None:
-    report.gpu = {**report.gpu, **(event.info.get("gpu") or {})}
-    report.versions = {k: event.info.get(k) for k in ("python", "torch", "triton", "cuda")}
+    report.gpu = GpuInfo.from_dict({**report.gpu.to_dict(), **(event.info.get("gpu") or {})})
+    report.versions = RunEnvironment.versions_of(event.info)
 
 
 def _problem(report: BenchmarkReport, event: ProblemEvent) -> None:
@@ -56,7 +61,7 @@ def _problem(report: BenchmarkReport, event: ProblemEvent) -> None:
 
 
 def _ceilings(report: BenchmarkReport, event: CeilingsEvent) -> None:
-    report.roofline["measured_ceilings"] = event.measured
+    report.roofline.measured_ceilings = event.measured
     if event.error:
         report.warnings.append(f"the cached ceilings could not be read: {event.error}")
 
@@ -64,33 +69,34 @@ def _ceilings(report: BenchmarkReport, event: CeilingsEvent) -> None:
 def _timed(report: BenchmarkReport, event: TimedEvent) -> None:
     entry = TimedEntry.from_dict(event.entry)
     if entry.name == "solution":
-        report.solution.update({k: v for k, v in entry.to_dict().items() if k not in ("name", "compile_s", "error")})
+        report.solution.take_timing(entry)
     else:
         report.baselines.append(entry)
 
 
 def _post_timing_check(report: BenchmarkReport, event: PostTimingCheckEvent) -> None:
-    report.post_timing_check[event.name] = {"passed": event.passed, "outputs": event.outputs}
+    report.post_timing_check[event.name] = TimedOutputCheck(
+        event.passed, [OutputComparison.from_dict(output) for output in event.outputs])
 
 
 def _precision(report: BenchmarkReport, event: PrecisionEvent) -> None:
-    report.precision = {"allow_tf32": event.allow_tf32, "note": event.note}
+    report.precision = Precision(allow_tf32=event.allow_tf32, note=event.note)
 
 
 def _work(report: BenchmarkReport, event: WorkEvent) -> None:
-    report.work = dict(event.work)
+    report.work = Work.from_dict(event.work)
 
 
 def _cuda_graph(report: BenchmarkReport, event: CudaGraphEvent) -> None:
-    report.cuda_graph = event.entry or {"error": event.error}
+    report.cuda_graph = TimedEntry.from_dict(event.entry or {"error": event.error})
 
 
 def _kernel_time(report: BenchmarkReport, event: KernelTimeEvent) -> None:
-    report.kernel_time = event.entry or {"error": event.error}
+    report.kernel_time = TimedEntry.from_dict(event.entry or {"error": event.error})
 
 
 def _copy_same_bytes(report: BenchmarkReport, event: CopySameBytesEvent) -> None:
-    report.copy_same_bytes = event.copy
+    report.copy_same_bytes = CopySameBytes.from_dict(event.copy)
 
 
 # Which events fill which part of the record (the interleaved comparison also needs the other
@@ -119,13 +125,12 @@ def assemble_report(report: BenchmarkReport, outcome, against_label: str | None,
         record.comparison = _comparison(event, record, against_label, against_dir)
 
     dispatch(outcome.events, {**_HANDLERS, InterleavedEvent: interleaved}, report)
-    report.error = outcome.failure()
+    failure = outcome.failure()
+    report.error = None if failure is None else ErrorRecord.from_dict(failure)
     if report.error is not None:
-        report.verdict = failure_verdict(report.error["exit_code"])
+        report.verdict = failure_verdict(report.error.exit_code)
         return report
-    if not all(check["passed"] for check in report.post_timing_check.values()):
-        from kernel_opt.measure.timed_outputs import wrong_timed_outputs_text
-
+    if not all(check.passed for check in report.post_timing_check.values()):
         report.verdict = "incorrect"
         report.warnings.append(wrong_timed_outputs_text(report.post_timing_check, report.launch_check()))
         return report
@@ -142,8 +147,8 @@ def _comparison(event: InterleavedEvent, report: BenchmarkReport, against_label,
 
     this, other = event.this["samples_us"], event.other["samples_us"]
     interval = speedup_interval(other, this)  # baseline = the other version; > 1: this one is faster
-    this_ok = report.post_timing_check.get("solution (interleaved)", {}).get("passed", False)
-    other_ok = report.post_timing_check.get("against", {}).get("passed", False)
+    this_ok = _passed_after_timing(report, INTERLEAVED)
+    other_ok = _passed_after_timing(report, AGAINST)
     return Comparison(
         against=against_label or "",
         against_dir=against_dir,
@@ -159,9 +164,15 @@ def _comparison(event: InterleavedEvent, report: BenchmarkReport, against_label,
     )
 
 
+def _passed_after_timing(report: BenchmarkReport, kind: str) -> bool:
+    """Whether that kind of timed call's outputs were checked and right (False where they were not checked)."""
+    check = report.post_timing_check.get(kind)
+    return check.passed if check is not None else False
+
+
 def _summarize_baselines(report: BenchmarkReport) -> None:
     timed = [b for b in report.baselines if b.median_us]
-    median = report.solution.get("median_us")
+    median = report.solution.median_us
     if not timed or not median:
         return
     best = min(timed, key=lambda b: b.median_us)
@@ -176,18 +187,18 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
 
     measure/placement.py says which roofs answer which question: true limits for the floor
     (datasheet and best measured), the best measured roofs for the % of ceiling (the datasheet
-    where the solution beat them all); roofline["basis"] records the one used.
+    where the solution beat them all); roofline.basis records the one used.
     """
     from kernel_opt.measure import placement
     from kernel_opt.measure.ceilings import MeasuredCeilings
     from kernel_opt.measure.datasheet import lookup_gpu
 
-    time_us = report.solution.get("median_us")
-    traffic, flops, dtype = report.work.get("bytes"), report.work.get("flops"), report.work.get("dtype", "float32")
+    time_us, work = report.solution.median_us, report.work
+    traffic, flops, dtype = work.bytes, work.flops, work.dtype if work.has("dtype") else "float32"
     if not time_us or not traffic:
         return
-    allow_tf32 = bool(report.precision.get("allow_tf32"))
-    payload = report.roofline.get("measured_ceilings")
+    allow_tf32 = bool(report.precision.allow_tf32)
+    payload = report.roofline.measured_ceilings
     measured = MeasuredCeilings.from_dict(payload) if payload else None
     measured_roofs = measured.roofline_ceilings(dtype, allow_tf32) if measured else None
     if measured is None:
@@ -195,46 +206,46 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
             "no measured ceilings are cached for this GPU: run measure_ceilings.py once to compare against "
             "what this GPU really achieves (the datasheet's peaks are higher than any kernel reaches)"
         )
-    sheet = lookup_gpu(report.gpu.get("name"))
+    sheet = lookup_gpu(report.gpu.name)
     sheet_roofs = placement.datasheet_roofs(sheet, dtype, allow_tf32)
-    copy_bandwidth = (report.copy_same_bytes or {}).get("bandwidth_gbps")
+    copy_bandwidth = report.copy_same_bytes.bandwidth_gbps if report.copy_same_bytes else None
     points = placement.roofline_points(flops, traffic, time_us, measured_roofs, sheet_roofs, copy_bandwidth)
-    report.roofline["points"] = points
+    report.roofline.points = {name: RoofPoint.from_dict(point) for name, point in points.items()}
     bandwidths = {"measured copy": measured.memory_bandwidth_gbps if measured else None,
                   "same-size copy": copy_bandwidth}
-    floor = placement.physical_floor(time_us, placement.floor_flops(report.work), traffic, dtype, sheet,
+    floor = placement.physical_floor(time_us, work.floor_flops(), traffic, dtype, sheet,
                                      {name: value for name, value in bandwidths.items() if value},
                                      measured.peak_tflops(dtype, allow_tf32) if measured else None)
     if floor is None:
-        report.notes.append(f"no datasheet entry for {report.gpu.get('name')!r}: whether this time is physically "
+        report.notes.append(f"no datasheet entry for {report.gpu.name!r}: whether this time is physically "
                             "possible was not checked (measured roofs are not limits)")
     else:
-        report.roofline["physical_floor"] = {**floor.to_dict(), "message": floor.message() if floor.beaten else None}
+        floor.message = floor.invalid_message() if floor.beaten else None
+        report.roofline.physical_floor = floor
     primary, reason = placement.choose_basis(points)
     if primary is None:
         return
-    report.roofline["primary"] = primary
-    report.roofline["basis"] = placement.basis_record(primary, points[primary], reason,
-                                                      measured.measured_at if measured else None)
-    report.percent_of_ceiling = points[primary]["percent_of_ceiling"]
+    report.roofline.primary, point = primary, report.roofline.points[primary]
+    report.roofline.basis = placement.basis_record(primary, point, reason, measured.measured_at if measured else None)
+    report.percent_of_ceiling = point.percent_of_ceiling
     report.target_reached = report.percent_of_ceiling >= report.target_percent
 
 
 def _mark_invalid(report: BenchmarkReport) -> bool:
     """A time under the physical floor counts for nothing: verdict invalid, no %, no target, no win."""
-    floor = report.roofline.get("physical_floor") or {}
-    if not floor.get("beaten"):
+    floor = report.roofline.physical_floor
+    if not (floor and floor.beaten):
         return False
     report.verdict = "invalid"
     report.percent_of_ceiling = report.target_reached = None
     report.best_baseline = report.speedup_vs_eager = report.speedup_vs_best_baseline = None
     if report.comparison is not None:
         report.comparison.verdict = "failure"
-    report.warnings.append(floor["message"])
+    report.warnings.append(floor.message)
     return True
 
 
 def exit_code_for(report: BenchmarkReport) -> int:
     """benchmark.py's exit code: 0 measured, 1 incorrect or invalid, else the error's (3 when it has none)."""
-    fallback = (report.error or {}).get("exit_code", ExitCode.SOLUTION_FAULT)
+    fallback = report.error.code() if report.error else ExitCode.SOLUTION_FAULT
     return int({"measured": 0, "incorrect": 1, "invalid": 1}.get(report.verdict, fallback))

@@ -7,6 +7,7 @@ from pathlib import Path
 from kernel_opt.check.integrity.launches import launch_summary_line, launch_table
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_table, render
+from kernel_opt.measure.placement import CEILING_BASIS_RULE
 from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport
 
 
@@ -20,7 +21,8 @@ def benchmark_markdown(report: BenchmarkReport, exit_code: int | None) -> str:
     """benchmark.md's text."""
     launches = report.launch_check()
     return render("benchmark.md.j2", report=report, tables=_tables(report), exit_code=exit_code,
-                  launches=launches, launch_table=launch_table(launches) if launches else "")
+                  launches=launches, launch_table=launch_table(launches) if launches else "",
+                  basis_rule=CEILING_BASIS_RULE)
 
 
 def _us(value) -> str:
@@ -29,14 +31,13 @@ def _us(value) -> str:
 
 def _tables(report: BenchmarkReport) -> dict:
     rows = []
-    if report.solution.get("median_us"):
-        s = report.solution
-        rows.append(["solution", _us(s["median_us"]), _us(s["p20_us"]), _us(s["p80_us"]), s["reps"], "—", "1.00x"])
+    s = report.solution
+    if s.median_us:
+        rows.append(["solution", _us(s.median_us), _us(s.p20_us), _us(s.p80_us), s.reps, "—", "1.00x"])
     for extra in (report.kernel_time, report.cuda_graph):
-        if extra and extra.get("median_us"):
-            rows.append([extra["name"], _us(extra["median_us"]), _us(extra["p20_us"]), _us(extra["p80_us"]),
-                         extra["reps"], "—", "—"])
-    median = report.solution.get("median_us")
+        if extra and extra.median_us:
+            rows.append([extra.name, _us(extra.median_us), _us(extra.p20_us), _us(extra.p80_us), extra.reps, "—", "—"])
+    median = s.median_us
     for b in report.baselines:
         relative = f"{b.median_us / median:.2f}x" if b.median_us and median else "—"
         compile_s = f"{b.compile_s:.1f}" if b.compile_s is not None else "—"
@@ -48,23 +49,23 @@ def _tables(report: BenchmarkReport) -> dict:
     timings = markdown_table(rows, ["what", "median µs", "p20 µs", "p80 µs", "reps", "compile s",
                                     "its time / solution's"])
     roofline_rows = []
-    for source, point in (report.roofline.get("points") or {}).items():
-        c = point["ceilings"]
+    for source, point in report.roofline_points().items():
+        c = point.ceilings
         roofline_rows.append([
-            source, f"{c['memory_bandwidth_gbps']:.0f}", f"{c['compute_tflops']:.1f} ({c.get('dtype')})",
-            f"{point['achieved_bandwidth_gbps']:.0f}", format_number(point["achieved_tflops"]),
-            format_number(point["arithmetic_intensity_flop_per_byte"]), point["bound"], _us(point["floor_time_us"]),
-            f"{point['percent_of_ceiling']:.1f}%",
+            source, f"{c.memory_bandwidth_gbps:.0f}", f"{c.compute_tflops:.1f} ({c.dtype})",
+            f"{point.achieved_bandwidth_gbps:.0f}", format_number(point.achieved_tflops),
+            format_number(point.arithmetic_intensity_flop_per_byte), point.bound, _us(point.floor_time_us),
+            f"{point.percent_of_ceiling:.1f}%",
         ])
     roofline = markdown_table(roofline_rows, ["ceilings", "GB/s", "TFLOP/s", "achieved GB/s", "achieved TFLOP/s",
                                               "FLOP/byte", "bound", "floor µs", "% of ceiling"])
     clocks = markdown_table(
-        [[when, g.get("name"), g.get("sm_clock_mhz"), g.get("max_sm_clock_mhz"), g.get("memory_clock_mhz")]
+        [[when, g.name, g.sm_clock_mhz, g.max_sm_clock_mhz, g.memory_clock_mhz]
          for when, gpus in (("start", report.clocks_start), ("end", report.clocks_end)) for g in gpus],
         ["when", "GPU", "SM MHz", "max SM MHz", "memory MHz"],
     )
     checks = markdown_table(
-        [[name, "pass" if c["passed"] else "FAIL", max((o["mismatches"] for o in c["outputs"]), default=0)]
+        [[name, "pass" if c.passed else "FAIL", max((o.mismatches for o in c.outputs), default=0)]
          for name, c in report.post_timing_check.items()],
         ["outputs of the timed calls", "result", "mismatches"],
     )
@@ -83,10 +84,10 @@ def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
         return (f"NOT TIMED ({report.verdict}): {reason}\nreport: {where}\n"
                 "next: fix the solution, then re-run correctness_check.py")
     s = report.solution
-    lines = [f"MEASURED on {report.gpu.get('name')}: solution median {s['median_us']:.2f} us "
-             f"(p20 {s['p20_us']:.2f}, p80 {s['p80_us']:.2f}; {s['reps']} reps, L2 flushed before each)"]
-    if report.kernel_time and report.kernel_time.get("median_us"):
-        lines.append(f"  kernel time without launch overhead: {report.kernel_time['median_us']:.2f} us "
+    lines = [f"MEASURED on {report.gpu.name}: solution median {s.median_us:.2f} us "
+             f"(p20 {s.p20_us:.2f}, p80 {s.p80_us:.2f}; {s.reps} reps, L2 flushed before each)"]
+    if report.kernel_time and report.kernel_time.median_us:
+        lines.append(f"  kernel time without launch overhead: {report.kernel_time.median_us:.2f} us "
                      "(CUDA graph, L2 flushed)")
     for b in report.baselines:
         lines.append(f"  {b.name}: " + (f"failed: {b.error}" if b.error else f"{b.median_us:.2f} us")
@@ -96,7 +97,7 @@ def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
                      f"{report.speedup_vs_best_baseline:.2f}x")
     if report.percent_of_ceiling is not None:
         reached = "reached" if report.target_reached else "not reached"
-        basis = (report.ceiling_basis() or {}).get("name") or report.roofline.get("primary")
+        basis = (report.ceiling_basis().name if report.ceiling_basis() else None) or report.roofline.primary
         lines.append(f"  {report.percent_of_ceiling:.1f}% of the ceiling ({basis} ceilings; "
                      f"target {report.target_percent:g}%: {reached})")
     if report.comparison:

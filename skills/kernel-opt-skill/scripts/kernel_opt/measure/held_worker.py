@@ -16,7 +16,7 @@ from kernel_opt.core.errors import KernelOptError
 from kernel_opt.core.files import file_sha256
 from kernel_opt.env.device import resolve_device
 from kernel_opt.measure.benchmark_request import BenchmarkRequest, validated_paths
-from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.records import BenchmarkReport, TimedSolution
 from kernel_opt.measure.worker_plan import WorkerPlan, plan_worker
 from kernel_opt.run.release import WAITING_PHASE
 from kernel_opt.solution import registry
@@ -77,7 +77,8 @@ def hold_benchmark_worker(request: BenchmarkRequest) -> HeldBenchmarkWorker | No
         if resolve_device("auto") != "cuda":
             return None
         subject = files_sha256(request, solution, reference)
-        planned = BenchmarkReport(solution={}, reference=str(request.reference), backend=backend, command="")
+        planned = BenchmarkReport(solution=TimedSolution(), reference=str(request.reference), backend=backend,
+                                  command="")
         plan = plan_worker(planned, request, solution, reference)
         worker = WorkerProcess(plan.request.with_part(wait_for_release=True), held=True)
     except (KernelOptError, OSError):

@@ -22,12 +22,11 @@ Pure arithmetic on the benchmark's record: no torch, no GPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from kernel_opt.core.records import Record
 from kernel_opt.measure import roofline
 from kernel_opt.measure.datasheet import GpuDatasheet
+from kernel_opt.measure.roofline_records import CeilingBasis, PhysicalFloor, RoofPoint
 
 # A timed median may undercut the physical floor by this fraction before it is invalid. The
 # floor's own numbers are exact to better than 1% (datasheet figures printed to three
@@ -40,41 +39,14 @@ PHYSICAL_FLOOR_MARGIN = 0.05
 MEASURED_SOURCES = ("measured", "same-size copy")  # roofline points measured on this GPU
 SAME_SIZE_SOURCE = "copy of the same bytes"
 # Without cached measured ceilings the same-size point's compute roof is the datasheet's peak, not a measurement.
+# The rule choose_basis applies, in the one sentence every report that shows a % of ceiling carries (benchmark.md,
+# evaluate's summary, final_report.md, sweep.md): the same run can show different bases, and this says why.
+CEILING_BASIS_RULE = (
+    "Each % of ceiling names its basis: the stricter of the roofs measured on this GPU (\"measured\": the cached 2 GiB "
+    "copy and large matmuls of measure_ceilings.py; \"same-size copy\": a copy of this problem's own bytes, timed the "
+    "same way), or the datasheet's peaks where the kernel beat both (part of a large output still in L2 when the "
+    "clock stopped), so versions, sizes and tools of one run can show different bases.")
 SHEET_COMPUTE_NOTE = "; compute roof: the datasheet's peak (no measured matmul ceiling is cached)"
-
-
-@dataclass
-class PhysicalFloor(Record):
-    """The time no honest call can beat, from true limits, and whether this time beat it."""
-
-    time_us: float
-    floor_us: float
-    bound: str  # "memory" or "compute": the larger of the two floors
-    traffic_bytes: float
-    flops: float | None
-    bandwidth_gbps: float | None
-    bandwidth_basis: str | None
-    compute_tflops: float | None
-    compute_basis: str | None
-    memory_floor_us: float | None
-    compute_floor_us: float | None
-    margin: float = PHYSICAL_FLOOR_MARGIN
-    beaten: bool = False
-
-    def message(self) -> str:
-        """Why the result is invalid, and what to do: the verdict's text."""
-        if self.bound == "memory":
-            what = (f"the memory floor of {self.floor_us:.2f} us ({self.traffic_bytes:.4g} bytes from ref.py's bytes() "
-                    f"or the inputs' sizes, at {self.bandwidth_basis})")
-        else:
-            what = (f"the compute floor of {self.floor_us:.2f} us ({self.flops:.4g} FLOP from ref.py's flops() or the "
-                    f"counted ones, at {self.compute_basis})")
-        return (f"INVALID: {self.time_us:.2f} us is faster than {what}, by more than the {self.margin:.0%} noise "
-                "margin. No kernel can do that; one of two things happened: (1) the work was skipped: outputs "
-                "cached or reused across calls, work done outside the timed call or on a stream the timer does not "
-                "see; or (2) ref.py overstates the work: bytes() must count each input read once and each output "
-                "written once (no re-reads, no intermediates), flops() only the arithmetic the problem needs "
-                "(2*M*N*K for a GEMM): fix them in ref.py and run the benchmark again. This time counts for nothing.")
 
 
 def datasheet_compute_limit(sheet: GpuDatasheet, dtype: str) -> tuple[float | None, str | None]:
@@ -93,17 +65,6 @@ def datasheet_compute_limit(sheet: GpuDatasheet, dtype: str) -> tuple[float | No
         return None, None
     value, label = max(known)
     return value, f"{value:g} TFLOP/s ({sheet.display_name} datasheet, {label}, at its max boost clock)"
-
-
-def floor_flops(work: dict[str, Any]) -> float | None:
-    """The FLOPs a physical floor may rest on: a complete count only.
-
-    A partial count (measure/roofline.count_flops: the matmul of a matmul + GELU) is a lower bound
-    of the reference's arithmetic, not of every honest solution's: a causal mask applied after a
-    full QK^T counts twice the products a kernel that skips the masked blocks needs. It places a
-    kernel under the compute roof, but an INVALID verdict must never rest on it.
-    """
-    return None if work.get("flops_lower_bound") else work.get("flops")
 
 
 def physical_floor(time_us: float, flops: float | None, traffic_bytes: float, dtype: str,
@@ -138,7 +99,7 @@ def physical_floor(time_us: float, flops: float | None, traffic_bytes: float, dt
     return PhysicalFloor(
         time_us=time_us, floor_us=floor, bound=bound, traffic_bytes=traffic_bytes, flops=flops,
         bandwidth_gbps=bandwidth, bandwidth_basis=bandwidth_basis, compute_tflops=compute, compute_basis=compute_basis,
-        memory_floor_us=memory_floor, compute_floor_us=compute_floor,
+        memory_floor_us=memory_floor, compute_floor_us=compute_floor, margin=PHYSICAL_FLOOR_MARGIN,
         beaten=time_us < floor * (1.0 - PHYSICAL_FLOOR_MARGIN),
     )
 
@@ -176,13 +137,12 @@ def compute_roof(points: dict[str, dict[str, Any]], name: str) -> str:
         else "datasheet peak"
 
 
-def basis_record(name: str, point: dict[str, Any], reason: str, measured_at: str | None) -> dict[str, Any]:
+def basis_record(name: str, point: RoofPoint, reason: str, measured_at: str | None) -> CeilingBasis:
     """What benchmark.json records about the ceiling its % of ceiling used (read by reproduce_case.py)."""
-    ceilings = point["ceilings"]
-    return {"name": name, "memory_bandwidth_gbps": ceilings["memory_bandwidth_gbps"],
-            "compute_tflops": ceilings["compute_tflops"], "dtype": ceilings.get("dtype"),
-            "source": ceilings.get("source"), "measured_at": measured_at if name in MEASURED_SOURCES else None,
-            "reason": reason}
+    ceilings = point.ceilings
+    return CeilingBasis(name=name, memory_bandwidth_gbps=ceilings.memory_bandwidth_gbps,
+                        compute_tflops=ceilings.compute_tflops, dtype=ceilings.dtype, source=ceilings.source,
+                        measured_at=measured_at if name in MEASURED_SOURCES else None, reason=reason)
 
 
 def datasheet_roofs(sheet: GpuDatasheet | None, dtype: str, allow_tf32: bool) -> roofline.Ceilings | None:

@@ -1,20 +1,37 @@
 """The benchmark's record: what DIR/benchmark.json holds, and how it is read back.
 
 Plain data, no torch: the final report, the workspace, the experience log and the demo
-tools read these records on machines where nothing runs. Nested parts that the Markdown
-template reads as mappings (solution, gpu, work, roofline, ...) stay JSON objects; the
-accessors below are how readers get at the numbers in them.
+tools read these records on machines where nothing runs. Each nested part is a typed section
+(core.records.Section) that writes back exactly the JSON it was read from; where the solution
+stands on the roofline is in measure/roofline_records.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from kernel_opt.check.integrity.launch_rules import LaunchCheck
-from kernel_opt.core.records import Record, check_schema, field_values, read_record
+from kernel_opt.check.records import OutputComparison
+from kernel_opt.core.records import (
+    UNSET,
+    ErrorRecord,
+    Record,
+    Section,
+    check_schema,
+    dict_of,
+    field_values,
+    list_of,
+    read_record,
+    section_of,
+    to_json,
+)
+from kernel_opt.env.probe_records import SmiGpu
+from kernel_opt.measure.roofline_records import CeilingBasis, CopySameBytes, Roofline, RoofPoint, Work
+from kernel_opt.run.environment import GpuInfo, RunEnvironment
 from kernel_opt.run.memory import MemoryUse
+from kernel_opt.solution.build_record import BuildRecord
 
 BENCHMARK_FILE = "benchmark.json"
 BENCHMARK_SCHEMA = "kernel_opt.benchmark/1"
@@ -39,8 +56,33 @@ def compile_mode_of(name: str) -> str:
 
 
 @dataclass
-class TimedEntry(Record):
-    """One timed callable: the solution, another version, or a baseline."""
+class TimingRecord(Section):
+    """How a time was taken and its numbers: measure.timing.samples.TimingSamples.to_dict(), as written."""
+
+    samples_us: list[float] | None = UNSET
+    warmup: int | None = UNSET
+    reps: int | None = UNSET
+    flush_l2: bool | None = UNSET
+    method: str | None = UNSET  # "events", "cuda_graph", "cuda_graph_differential"
+    calls_per_sample: int | None = UNSET
+    flush_mode: str | None = UNSET
+    flush_bytes: int | None = UNSET
+    estimate_us: float | None = UNSET
+    interleaved: bool | None = UNSET
+    device_name: str | None = UNSET
+    notes: list[str] | None = UNSET
+    ok: bool | None = UNSET
+    median_us: float | None = UNSET
+    p20_us: float | None = UNSET
+    p80_us: float | None = UNSET
+    min_us: float | None = UNSET
+    mean_us: float | None = UNSET
+    relative_spread: float | None = UNSET
+
+
+@dataclass
+class TimedEntry(Section):
+    """One timed callable: the solution, another version or a baseline; only {"error": ...} where it was not timed."""
 
     name: str
     median_us: float | None = None
@@ -51,14 +93,16 @@ class TimedEntry(Record):
     relative_spread: float | None = None
     compile_s: float | None = None  # torch.compile: first call, compile and autotune included
     error: str | None = None
-    timing: dict[str, Any] | None = None  # TimingSamples.to_dict(): samples and method
+    timing: TimingRecord | None = None  # samples and method
     cached_from: str | None = None  # a baseline reused from the run's reference_cache.json: who timed it, when
+
+    readers = {"timing": section_of(TimingRecord)}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON; `cached_from` only where the entry was reused, so timed entries read as before."""
-        payload = asdict(self)
-        if payload["cached_from"] is None:
-            del payload["cached_from"]
+        payload = super().to_dict()
+        if self.cached_from is None:
+            payload.pop("cached_from", None)
         return payload
 
     @classmethod
@@ -71,9 +115,73 @@ class TimedEntry(Record):
             min_us=samples.min_us,
             reps=samples.reps,
             relative_spread=samples.relative_spread,
-            timing=samples.to_dict(),
+            timing=TimingRecord.from_dict(samples.to_dict()),
             **extra,
         )
+
+
+# What the solution's entry adds to the record's "solution": its timing, not its name, compile time or error.
+SOLUTION_TIMING_FIELDS = ("median_us", "p20_us", "p80_us", "min_us", "reps", "relative_spread", "timing")
+
+
+@dataclass
+class TimedSolution(Section):
+    """benchmark.json "solution": the file, its backend and build, then its timing (a TimedEntry's fields)."""
+
+    path: str | None = UNSET
+    backend: str | None = UNSET
+    build: BuildRecord | None = UNSET  # the arch, kernels and signature of a backend with a build step
+    median_us: float | None = UNSET
+    p20_us: float | None = UNSET
+    p80_us: float | None = UNSET
+    min_us: float | None = UNSET
+    reps: int | None = UNSET
+    relative_spread: float | None = UNSET
+    timing: TimingRecord | None = UNSET
+
+    readers = {"build": section_of(BuildRecord), "timing": section_of(TimingRecord)}
+
+    def take_timing(self, entry: TimedEntry) -> None:
+        """The timing of the solution's TimedEntry, field by field where the entry has it."""
+        for name in SOLUTION_TIMING_FIELDS:
+            if entry.has(name):
+                setattr(self, name, getattr(entry, name))
+
+
+@dataclass
+class TimedOutputCheck(Section):
+    """The outputs of one kind of timed call compared with the reference after timing (benchmark.json
+    "post_timing_check", by kind: measure/timed_outputs.py names them)."""
+
+    passed: bool | None
+    outputs: list[OutputComparison] = field(default_factory=list)
+
+    readers = {"outputs": list_of(OutputComparison)}
+
+
+@dataclass
+class CorrectnessGate(Section):
+    """benchmark.json "correctness": the correctness check the benchmark ran (or relied on) before timing."""
+
+    passed: bool | None = UNSET
+    verdict: str | None = UNSET
+    cases: int | None = UNSET  # how many cases ran
+    failures: list[str] | None = UNSET  # the first five reasons it failed
+    error: ErrorRecord | None = UNSET
+    # The launch check's section of the correctness record, as its check wrote it (read with launch_check()).
+    launches: dict[str, Any] | None = UNSET
+    kernelbench_tolerances: bool | None = UNSET  # written only where judged at KernelBench's tolerances ...
+    precision_downgrades: list[str] | None = UNSET  # ... or an output was a precision downgrade
+
+    readers = {"error": section_of(ErrorRecord)}
+
+
+@dataclass
+class Precision(Section):
+    """The matmul precision the timing ran at: TF32 only where ref.py allows it."""
+
+    allow_tf32: bool | None = UNSET
+    note: str | None = UNSET
 
 
 @dataclass
@@ -101,37 +209,37 @@ class Comparison(Record):
 class BenchmarkReport:
     """DIR/benchmark.json: the solution's timing, its baselines, the comparison and the roofline."""
 
-    solution: dict[str, Any]  # path, backend, [build], and the timing fields of its TimedEntry
+    solution: TimedSolution  # path, backend, [build], and the timing fields of its TimedEntry
     reference: str
     backend: str
     command: str
     dims: dict[str, Any] = field(default_factory=dict)
     dtypes: dict[str, str] = field(default_factory=dict)
     seed: int = 0
-    gpu: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, Any] = field(default_factory=dict)
-    clocks_start: list[dict[str, Any]] = field(default_factory=list)
-    clocks_end: list[dict[str, Any]] = field(default_factory=list)
-    precision: dict[str, Any] = field(default_factory=dict)
-    correctness: dict[str, Any] = field(default_factory=dict)
-    post_timing_check: dict[str, Any] = field(default_factory=dict)
-    cuda_graph: dict[str, Any] | None = None
-    kernel_time: dict[str, Any] | None = None  # launch overhead removed, L2 flushed: comparable with ncu
+    gpu: GpuInfo = field(default_factory=GpuInfo)
+    versions: RunEnvironment = field(default_factory=RunEnvironment)  # python, torch, triton, cuda
+    clocks_start: list[SmiGpu] = field(default_factory=list)
+    clocks_end: list[SmiGpu] = field(default_factory=list)
+    precision: Precision = field(default_factory=Precision)
+    correctness: CorrectnessGate = field(default_factory=CorrectnessGate)
+    post_timing_check: dict[str, TimedOutputCheck] = field(default_factory=dict)
+    cuda_graph: TimedEntry | None = None
+    kernel_time: TimedEntry | None = None  # launch overhead removed, L2 flushed: comparable with ncu
     baselines: list[TimedEntry] = field(default_factory=list)
     best_baseline: str | None = None
     speedup_vs_eager: float | None = None
     speedup_vs_best_baseline: float | None = None
     comparison: Comparison | None = None
-    work: dict[str, Any] = field(default_factory=dict)
-    roofline: dict[str, Any] = field(default_factory=dict)
-    copy_same_bytes: dict[str, Any] | None = None  # ceilings.CopyCeiling of a copy moving the problem's bytes
+    work: Work = field(default_factory=Work)
+    roofline: Roofline = field(default_factory=Roofline)
+    copy_same_bytes: CopySameBytes | None = None  # a copy moving the problem's bytes, timed like the solution
     percent_of_ceiling: float | None = None
     target_percent: float = DEFAULT_TARGET_PERCENT
     target_reached: bool | None = None
-    # "measured", "incorrect", "invalid" (faster than the physical floor: roofline["physical_floor"] says
+    # "measured", "incorrect", "invalid" (faster than the physical floor: roofline.physical_floor says
     # why), "solution_error", "environment_error", "usage_error"
     verdict: str = "not_run"
-    error: dict[str, Any] | None = None
+    error: ErrorRecord | None = None
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)  # where the command's wall time went
@@ -140,36 +248,34 @@ class BenchmarkReport:
     schema: str = BENCHMARK_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
-        payload = asdict(self)
-        payload["baselines"] = [entry.to_dict() for entry in self.baselines]
+        payload = {item.name: to_json(getattr(self, item.name)) for item in fields(self)}
         if self.memory is None:
             del payload["memory"]
-        else:
-            payload["memory"] = self.memory.to_dict()
         return {"exit_code": payload.pop("exit_code"), **payload}
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = BENCHMARK_FILE) -> BenchmarkReport:
         check_schema(payload, BENCHMARK_SCHEMA, what)
         comparison = payload.get("comparison")
+        sections = {name: reader(payload[name]) for name, reader in _SECTION_READERS.items() if name in payload}
         return cls(**field_values(
-            cls, payload, schema=BENCHMARK_SCHEMA, solution=dict(payload.get("solution") or {}),
+            cls, payload, **sections, schema=BENCHMARK_SCHEMA,
+            solution=TimedSolution.from_dict(payload.get("solution") or {}),
             baselines=[TimedEntry.from_dict(entry) for entry in payload.get("baselines") or []],
             comparison=Comparison.from_dict(comparison) if isinstance(comparison, dict) else None,
-            memory=MemoryUse.from_dict(payload["memory"]) if isinstance(payload.get("memory"), dict) else None,
         ))
 
     @property
     def median_us(self) -> float | None:
-        return self.solution.get("median_us")
+        return self.solution.median_us
 
     @property
     def p20_us(self) -> float | None:
-        return self.solution.get("p20_us")
+        return self.solution.p20_us
 
     @property
     def p80_us(self) -> float | None:
-        return self.solution.get("p80_us")
+        return self.solution.p80_us
 
     @property
     def measured(self) -> bool:
@@ -179,7 +285,7 @@ class BenchmarkReport:
 
     @property
     def gpu_name(self) -> str | None:
-        return self.gpu.get("name")
+        return self.gpu.name
 
     def baseline_medians(self) -> dict[str, float]:
         """Each baseline that was timed: its name -> median (us)."""
@@ -191,14 +297,14 @@ class BenchmarkReport:
                     if name.startswith(COMPILE_BASELINE_PREFIX)}
         return min(compiled.items(), key=lambda item: item[1]) if compiled else None
 
-    def roofline_points(self) -> dict[str, dict[str, Any]]:
+    def roofline_points(self) -> dict[str, RoofPoint]:
         """Roofline points by the ceilings they are against ("measured", "same-size copy", "datasheet")."""
-        return dict(self.roofline.get("points") or {})
+        return dict(self.roofline.points or {})
 
-    def primary_point(self) -> tuple[str | None, dict[str, Any] | None]:
+    def primary_point(self) -> tuple[str | None, RoofPoint | None]:
         """The roofline point percent_of_ceiling came from (older records: measured first)."""
         points = self.roofline_points()
-        primary = self.roofline.get("primary")
+        primary = self.roofline.primary
         if primary in points:
             return primary, points[primary]
         for source in OLDER_PRIMARY_SOURCES:
@@ -209,9 +315,10 @@ class BenchmarkReport:
     def failure_reason(self) -> str:
         """Why nothing was timed, or why the time counts for nothing: the error, the floor beaten, the failures."""
         if self.verdict == "invalid":
-            return (self.roofline.get("physical_floor") or {}).get("message") or "faster than the physical floor"
-        reason = (self.error or {}).get("message") or "; ".join(self.correctness.get("failures") or [])
-        if not reason and not all(check.get("passed", True) for check in self.post_timing_check.values()):
+            floor = self.roofline.physical_floor
+            return (floor.message if floor else None) or "faster than the physical floor"
+        reason = (self.error.message if self.error else None) or "; ".join(self.correctness.failures or [])
+        if not reason and not all(check.passed or not check.has("passed") for check in self.post_timing_check.values()):
             from kernel_opt.measure.timed_outputs import wrong_timed_outputs_text
 
             return wrong_timed_outputs_text(self.post_timing_check, self.launch_check())
@@ -219,12 +326,22 @@ class BenchmarkReport:
 
     def launch_check(self) -> LaunchCheck | None:
         """The correctness gate's launch check (the kernels its profiled call ran); None in older records."""
-        launches = self.correctness.get("launches")
+        launches = self.correctness.launches
         return LaunchCheck.from_dict(launches) if isinstance(launches, dict) else None
 
-    def ceiling_basis(self) -> dict[str, Any] | None:
+    def ceiling_basis(self) -> CeilingBasis | None:
         """The ceiling the % of ceiling used (name, values, source); None in records made before it was recorded."""
-        return self.roofline.get("basis")
+        return self.roofline.basis
+
+
+_SECTION_READERS = {
+    "gpu": section_of(GpuInfo), "versions": section_of(RunEnvironment),
+    "clocks_start": list_of(SmiGpu), "clocks_end": list_of(SmiGpu), "precision": section_of(Precision),
+    "correctness": section_of(CorrectnessGate), "post_timing_check": dict_of(TimedOutputCheck),
+    "cuda_graph": section_of(TimedEntry), "kernel_time": section_of(TimedEntry),
+    "work": section_of(Work), "roofline": section_of(Roofline), "copy_same_bytes": section_of(CopySameBytes),
+    "error": section_of(ErrorRecord), "memory": section_of(MemoryUse),
+}
 
 
 def read_benchmark(folder: Path) -> BenchmarkReport | None:

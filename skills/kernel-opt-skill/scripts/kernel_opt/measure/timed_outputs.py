@@ -11,6 +11,7 @@ Pure: the sentences come from the record's fields, tested in tests/unit/measure/
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kernel_opt.check.integrity.launch_rules import LaunchCheck, kernel_base_name
@@ -18,9 +19,12 @@ from kernel_opt.check.integrity.launch_rules import LaunchCheck, kernel_base_nam
 ROTATED, GRAPH, INTERLEAVED, AGAINST = "solution", "solution (kernel time)", "solution (interleaved)", "against"
 
 
-def wrong_timed_outputs_text(checks: dict[str, dict[str, Any]], launches: LaunchCheck | None) -> str:
-    """One sentence naming which timed outputs were wrong and the cause that pattern points at."""
-    failed = [name for name, check in checks.items() if not check.get("passed")]
+def wrong_timed_outputs_text(checks: Mapping[str, Any], launches: LaunchCheck | None) -> str:
+    """One sentence naming which timed outputs were wrong and the cause that pattern points at.
+
+    `checks`: the record's post_timing_check, measure.records.TimedOutputCheck by kind.
+    """
+    failed = [name for name, check in checks.items() if not check.passed]
     causes = _causes(set(failed), checks)
     side = _other_streams(launches)
     if side:
@@ -33,7 +37,7 @@ def wrong_timed_outputs_text(checks: dict[str, dict[str, Any]], launches: Launch
             + "; its timing is not valid")
 
 
-def _causes(failed: set[str], checks: dict[str, dict[str, Any]]) -> list[str]:
+def _causes(failed: set[str], checks: Mapping[str, Any]) -> list[str]:
     """The causes the pattern of failed checks points at."""
     causes = []
     if ROTATED in failed and GRAPH in checks and GRAPH not in failed:

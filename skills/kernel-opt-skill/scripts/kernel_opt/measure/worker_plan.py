@@ -7,7 +7,7 @@ work only where the cache lacks it, and, when it may time, which baselines are s
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from kernel_opt.measure.records import BenchmarkReport, TimedEntry
 from kernel_opt.measure.reference_cache import ReferenceCache, baseline_names, reference_key, still_to_time, visible_gpu
 from kernel_opt.run.request import BenchmarkPart, ChildRequest, Tolerances
 from kernel_opt.solution import registry
+from kernel_opt.solution.build_record import BuildRecord
 from kernel_opt.solution.spec import solution_spec
 
 
@@ -40,14 +41,14 @@ def plan_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: Pa
     build_dir = request.output_dir / "build"
     spec, build_record = solution_spec(solution, report.backend, "cuda", build_dir, request.build, report.notes)
     if build_record:
-        report.solution["build"] = {k: build_record[k] for k in ("arch", "kernels", "signature") if k in build_record}
+        report.solution.build = BuildRecord.from_dict(build_record).for_benchmark()
     report.warnings += registry.get(report.backend).source_warnings(solution)
     against_spec = None
     if request.against is not None:
         other = request.against.resolve()
         against_spec, _ = solution_spec(other, registry.detect(other), "cuda", build_dir, request.build, report.notes)
     smi = probe_nvidia_smi()
-    report.clocks_start = [asdict(gpu) for gpu in smi.gpus]
+    report.clocks_start = list(smi.gpus)
     plan = WorkerPlan()
     if request.reference_cache is not None:
         plan.cache = ReferenceCache(request.reference_cache)

@@ -4,6 +4,11 @@ A backend folder provides it as `ADVICE`, an instance of `StrategyAdvice`, in it
 `suggestions.py` (backends/cuda/suggestions.py, ...); it is found through the registry by that
 module's name, so this layer imports no backend. A backend without one has no guide and adds no
 suggestions. profile/suggestions.py orders what the advice says; profile/guides.py links it.
+
+A strategy is suggested only where it fits: on a chip that has the hardware it is built on
+(`chip_features`, profile/chip_features.py), for a problem of a family it is written for
+(`strategy_families`: no GEMM tiling for a GELU), and, where a strategy only saves bytes
+(`byte_saving_strategies`), for a solution that moves more than the minimum. `unfit` says why not.
 """
 
 from __future__ import annotations
@@ -13,14 +18,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from kernel_opt.core.errors import UsageError
+from kernel_opt.profile.chip_features import missing_feature
 from kernel_opt.solution import registry
 
-if TYPE_CHECKING:  # annotations only: classify and the metrics are what the advice reads
+if TYPE_CHECKING:  # annotations only: classify, the metrics and the problem's traits are what the advice reads
     from kernel_opt.profile.classify import Classification
     from kernel_opt.profile.ncu.metrics import KernelMetrics
+    from kernel_opt.profile.problem_traits import ProblemTraits
 
 ADVICE_MODULE = "suggestions"  # the module of a backend's folder that defines it
 ADVICE_ATTRIBUTE = "ADVICE"
+
+# Families a strategy is written for (solution/families.py): the values of `strategy_families`.
+MATMUL_FAMILIES = frozenset({"matmul_like"})  # tensor cores, MMA pipelines, GEMM tiles
+TILED_FAMILIES = frozenset({"matmul_like", "stencil", "data_movement"})  # data staged and reused on chip
+REREADING_FAMILIES = frozenset({"row_reduction", "reduction", "scan", "sort_select"})  # passes over the same data
+REDUCING_FAMILIES = frozenset({"row_reduction", "reduction", "scan", "sort_select", "matmul_like"})  # reductions
 
 
 class StrategyAdvice:
@@ -34,6 +47,26 @@ class StrategyAdvice:
     # Another backend whose guide and strategies this one's solutions follow (a ModelNew's load_inline
     # kernels are CUDA): suggestions are drawn from that backend instead.
     strategies_from: ClassVar[str | None] = None
+    # Strategy -> the chip feature it is built on (profile/chip_features.py), where its name does not say.
+    chip_features: ClassVar[Mapping[str, str]] = {}
+    # Strategy -> the kernel families it is written for; a strategy not listed fits every family.
+    strategy_families: ClassVar[Mapping[str, frozenset[str]]] = {}
+    # Strategies whose only gain is fewer DRAM bytes: nothing to gain for a solution that reads each byte once.
+    byte_saving_strategies: ClassVar[frozenset[str]] = frozenset()
+
+    def unfit(self, strategy: str, compute_capability: str | None, traits: ProblemTraits | None) -> str | None:
+        """Why `strategy` does not fit this chip or problem ("needs wgmma (sm_9x only); ..."), None where it does."""
+        missing = missing_feature(strategy, compute_capability, self.chip_features)
+        if missing is not None:
+            return missing
+        family = traits.known_family if traits is not None else None
+        families = self.strategy_families.get(strategy)
+        if family is not None and families is not None and family not in families:
+            return f"written for {', '.join(sorted(families))} kernels; this problem is {family}"
+        if traits is not None and traits.reads_once and strategy in self.byte_saving_strategies:
+            return (f"only saves DRAM bytes; this solution moves {traits.traffic_ratio:.2f}x the problem's minimum, "
+                    "each byte once")
+        return None
 
     def guide_for(self, solution: Path) -> str | None:
         """The backend whose guide and experience records fit this solution; None: strategies_from, else this one."""

@@ -5,7 +5,9 @@ assessments of them) that returns a `Finding`, with the values that triggered it
 `@finding_rule` registers it in `FINDING_RULES`, and `secondary_findings` runs the rules in the
 order they are registered here, which is the order findings appear in the reports. To add a
 finding: one decorated function below, named after its key, with its threshold in thresholds.py
-(and profiling/NCU.md).
+(and profiling/NCU.md). One finding reads the whole solution against the problem rather than one
+kernel: `traffic_finding` (the DRAM bytes of every kernel against the problem's counted minimum),
+added by profile/ncu_summary.py after the rules.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from kernel_opt.profile.assessments import (
 from kernel_opt.profile.design import KernelDesign
 from kernel_opt.profile.ncu.metrics import KernelMetrics, sum_known
 from kernel_opt.profile.ncu.stalls import STALL_MEANINGS, StallShare
+from kernel_opt.profile.problem_traits import ProblemTraits
 from kernel_opt.profile.thresholds import threshold
 
 
@@ -149,9 +152,18 @@ def small_grid(context: FindingContext) -> Finding | None:
                     "waves_per_sm": grid.waves_per_sm})
 
 
+def _at_a_roof(context: FindingContext) -> bool:
+    """A memory unit, the SM or a math pipe runs at its peak: more resident warps cannot make it go faster."""
+    high = threshold("high_throughput_pct")
+    return (context.memory_sol_pct is not None and context.memory_sol_pct >= high) or (
+        context.sm_sol_pct is not None and context.sm_sol_pct >= high) or context.pipes.at_roof
+
+
 def _occupancy_is_secondary(context: FindingContext) -> bool:
-    """Occupancy is a finding only where the label does not already explain it and a small grid does not either."""
-    return context.label not in ("occupancy_bound", "overlap_bound") and not context.grid.small_grid
+    """Occupancy is a finding only where the label does not already explain it, a small grid does not either, and
+    nothing runs at its roof (there occupancy is no lever: an elementwise kernel at the memory roof)."""
+    return context.label not in ("occupancy_bound", "overlap_bound") and not context.grid.small_grid \
+        and not _at_a_roof(context)
 
 
 @finding_rule
@@ -325,3 +337,24 @@ def short_kernel(context: FindingContext) -> Finding | None:
         return None
     return Finding("short_kernel", f"the kernel runs {duration:.2f} us: launch overhead is of "
                    "the same order", {"duration_us": duration})
+
+
+def traffic_finding(traits: ProblemTraits | None, label: Label | None) -> list[Finding]:
+    """`minimum_traffic` for a memory-bound solution that reads each byte once; `extra_traffic` where it moves more.
+
+    Both compare the DRAM bytes every profiled kernel read and wrote per call with the problem's counted
+    minimum (ProblemTraits); [] where either is unknown or the solution is not memory-bound.
+    """
+    ratio = traits.traffic_ratio if traits is not None else None
+    if ratio is None or label != "memory_bound":
+        return []
+    moved = (f"DRAM moved {traits.dram_bytes_per_call / 1e6:.1f} MB per call against the problem's minimum of "
+             f"{traits.minimum_bytes / 1e6:.1f} MB ({traits.bytes_source or 'counted bytes'}): {ratio:.2f}x")
+    evidence = {"dram_bytes_per_call": traits.dram_bytes_per_call, "minimum_bytes": traits.minimum_bytes,
+                "traffic_ratio": ratio}
+    if traits.reads_once:
+        return [Finding("minimum_traffic", f"{moved}, each byte read once: no single pass, fusion or reuse moves "
+                        "fewer bytes; past the bandwidth's peak only a smaller data type (where the reference "
+                        "allows) is left", evidence)]
+    return [Finding("extra_traffic", f"{moved}, above {threshold('minimum_traffic_ratio'):g}x: data read more than "
+                    "once (a row per pass) or intermediates through DRAM (one kernel per step)", evidence)]

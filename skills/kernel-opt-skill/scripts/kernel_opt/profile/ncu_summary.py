@@ -12,8 +12,11 @@ from typing import Any
 
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import compact_markdown_table, format_number, markdown_cell, markdown_table, render
+from kernel_opt.measure.records import BenchmarkReport
 from kernel_opt.profile.assessments import percent_text
 from kernel_opt.profile.evidence import classification_details, design_rows
+from kernel_opt.profile.findings import traffic_finding
+from kernel_opt.profile.problem_traits import ProblemTraits, problem_traits
 from kernel_opt.profile.records import (
     NCU_SUMMARY_FILE,
     BaselineComparison,
@@ -35,12 +38,15 @@ CLOCK_NOTE = (
 
 
 def summarize_profile(profile, collection: Collection, backends, baseline: NcuSummary | None, baseline_dir: str | None,
-                      static_opcodes: dict[str, dict[str, float]] | None = None):
+                      static_opcodes: dict[str, dict[str, float]] | None = None, reference: Path | None = None,
+                      benchmark: BenchmarkReport | None = None):
     """The record of a read profile, and the classifier's verdict behind it.
 
     `baseline` is a previous version's summary (read from `baseline_dir`): what moved since it is recorded.
     `static_opcodes` (kernel name -> SASS opcode counts from static_analysis.json) lets the verdict
-    see the kernel's design where the report has no executed-opcode mix.
+    see the kernel's design where the report has no executed-opcode mix. `reference` (ref.py or a
+    KernelBench problem) and `benchmark` (the folder's benchmark record) give the problem's family
+    and counted bytes, which decide what advice fits (profile/problem_traits.py).
     """
     from kernel_opt.profile.classify import compare_with_baseline, summarize
     from kernel_opt.profile.suggestions import suggest
@@ -50,7 +56,10 @@ def summarize_profile(profile, collection: Collection, backends, baseline: NcuSu
                          for k in profile.kernels], static_opcodes)
     dominant = next(v for v in verdict.kernels if v.name == verdict.dominant_kernel)
     classification = dominant.classification
-    suggestions = suggest(classification, dominant.metrics, backends, profile.compute_capability)
+    traits = problem_traits(reference, benchmark, verdict.metrics.get("dram_bytes"), collection.profiled_calls,
+                            classification.design.tensor_cores, dict(collection.dims) or None)
+    suggestions = suggest(classification, dominant.metrics, backends, profile.compute_capability, traits)
+    traffic = traffic_finding(traits, classification.label)
     summary = NcuSummary(
         bottleneck=verdict.bottleneck,
         small_grid=verdict.small_grid,
@@ -62,8 +71,9 @@ def summarize_profile(profile, collection: Collection, backends, baseline: NcuSu
         reason=classification.reason,
         dominant_kernel=DominantKernel(verdict.dominant_kernel, verdict.dominant_share_pct),
         metrics=verdict.metrics,
-        findings=[FindingRecord(**asdict(finding)) for finding in classification.findings],
+        findings=[FindingRecord(**asdict(finding)) for finding in classification.findings + traffic],
         read_next=[GuideLink(**asdict(suggestion)) for suggestion in suggestions],
+        traits=traits,
         kernels=[_kernel_summary(kernel, kernel_verdict)
                  for kernel, kernel_verdict in zip(profile.kernels, verdict.kernels, strict=True)],
         device={"name": profile.device_name, "compute_capability": profile.compute_capability},
@@ -136,7 +146,31 @@ def profile_summary(summary: NcuSummary, output_dir: Path) -> str:
     first = summary.read_next[0] if summary.read_next else None
     if first:
         lines.append(f"next: read {first.link} ({first.why}), then write the hypothesis for the next version")
+    elif summary.bottleneck is not None:
+        lines.append(f"next: {no_advice_reason(summary)}")
     return "\n".join(lines)
+
+
+def no_advice_reason(summary: NcuSummary) -> str:
+    """Why no guide strategy was suggested: at the memory roof, or none fits this chip and problem, or no label."""
+    traits = summary.traits
+    if summary.bottleneck is None:
+        return "no strategy applies (no label); profile with the targeted sections"
+    if traits is not None and summary.bottleneck == "memory_bound" and traits.at_memory_roof:
+        return (f"no guide strategy applies: the solution reads each byte once ({traits.traffic_ratio:.2f}x the "
+                f"problem's minimum bytes) at {traits.percent_of_ceiling:.1f}% of its ceiling; it is at its memory "
+                "roof")
+    return "no guide strategy fits this chip and problem; the findings above say what limits it"
+
+
+def problem_line(traits: ProblemTraits | None) -> str | None:
+    """The problem as the advice saw it: 'elementwise (the reference calls add); DRAM per call 0.98x its minimum'."""
+    if traits is None or (traits.family is None and traits.traffic_ratio is None):
+        return None
+    parts = [f"{traits.family} ({traits.family_source})" if traits.family else "family not known"]
+    if traits.traffic_ratio is not None:
+        parts.append(f"DRAM moved {traits.traffic_ratio:.2f}x the problem's minimum bytes per call")
+    return "; ".join(parts)
 
 
 # --- formatting for the templates (formatting only: every value is already computed) --------
@@ -250,6 +284,8 @@ def _render_context(summary: NcuSummary, profile, verdict) -> dict[str, Any]:
         "details": [_kernel_details(kernel, kernel_verdict)
                     for kernel, kernel_verdict in zip(profile.kernels, verdict.kernels, strict=True)],
         "total_duration": format_number(summary.metric("duration_us")),
+        "problem": problem_line(summary.traits),
+        "no_advice": no_advice_reason(summary),
         "profile": profile,
     }
 

@@ -19,6 +19,7 @@ from kernel_opt.core.cli import dim_arguments
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, SolutionError, UsageError
 from kernel_opt.core.files import read_json
 from kernel_opt.env.device import gpu_capability_if_any
+from kernel_opt.measure.records import read_benchmark
 from kernel_opt.profile.advice import guide_backend
 from kernel_opt.profile.design import load_static_opcodes
 from kernel_opt.profile.ncu import collection as ncu_collection
@@ -85,7 +86,7 @@ def profile_solution(request: ProfileRequest) -> NcuSummary:
         baseline = _read_baseline(request.baseline)
         location = reading.locate_report_reader()  # exit 4 at once where no report can be read
         collection = Collection(mode="from_report", report=str(request.from_report), reader=location.source)
-        report_path, ncu_path = request.from_report, None
+        report_path, ncu_path, reference = request.from_report, None, None
         backends = None if request.backend == "auto" else (request.backend,)  # None: every backend's guide
     else:
         solution, reference = _validated(request)
@@ -97,9 +98,10 @@ def profile_solution(request: ProfileRequest) -> NcuSummary:
     collection.reader = profile.reader
     # static_analysis.py's output in the same folder, when present: the SASS the verdict reads
     static_opcodes = load_static_opcodes(request.output_dir / STATIC_ANALYSIS_FILE)
+    # benchmark.py's record in the same folder, when present: the problem's counted bytes the advice reads
     summary, verdict = summarize_profile(profile, collection, backends, baseline,
                                          str(request.baseline) if request.baseline is not None else None,
-                                         static_opcodes)
+                                         static_opcodes, reference, read_benchmark(request.output_dir))
     write_profile_reports(summary, profile, verdict, request.output_dir)
     return summary
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.records import Record, check_schema, field_values, read_record
+from kernel_opt.profile.problem_traits import ProblemTraits
 
 NCU_SUMMARY_FILE = "ncu_summary.json"
 NCU_SUMMARY_SCHEMA = "kernel_opt.ncu_summary/1"
@@ -136,6 +137,7 @@ class NcuSummary:
     metrics: dict[str, Any] = field(default_factory=dict)  # duration-weighted over the kernels
     findings: list[FindingRecord] = field(default_factory=list)
     read_next: list[GuideLink] = field(default_factory=list)
+    traits: ProblemTraits | None = None  # the problem's family and traffic the advice was fitted to
     kernels: list[KernelSummary] = field(default_factory=list)
     device: dict[str, Any] = field(default_factory=dict)  # name, compute_capability
     launches_profiled: int = 0
@@ -150,7 +152,7 @@ class NcuSummary:
     def from_dict(cls, payload: dict[str, Any], what: str = NCU_SUMMARY_FILE) -> NcuSummary:
         check_schema(payload, NCU_SUMMARY_SCHEMA, what)
         dominant = payload.get("dominant_kernel") or {}  # DominantKernel: None where a record lacks them
-        baseline, collection = payload.get("baseline"), payload.get("collection")
+        baseline, collection, traits = payload.get("baseline"), payload.get("collection"), payload.get("traits")
         return cls(**field_values(
             cls, payload, schema=NCU_SUMMARY_SCHEMA,
             dominant_kernel=DominantKernel.from_dict(dominant),
@@ -159,6 +161,7 @@ class NcuSummary:
             kernels=[KernelSummary.from_dict(item) for item in payload.get("kernels") or []],
             baseline=BaselineComparison.from_dict(baseline) if isinstance(baseline, dict) else None,
             collection=Collection.from_dict(collection) if isinstance(collection, dict) else None,
+            traits=ProblemTraits.from_dict(traits) if isinstance(traits, dict) else None,
         ))
 
     def metric(self, name: str) -> Any:

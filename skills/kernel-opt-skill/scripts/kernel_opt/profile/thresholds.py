@@ -102,6 +102,13 @@ THRESHOLDS: dict[str, Threshold] = {
         10.0, "%", "a tensor pipe below this is idle: a compute-bound kernel does its math on the FMA/ALU pipes, and "
         "its L1/shared traffic is not tensor-core operand staging",
         "project choice"),
+    "minimum_traffic_ratio": Threshold(
+        1.10, "x minimum bytes", "DRAM bytes per call (every profiled kernel, read and written) at or below this "
+        "multiple of the problem's counted minimum (benchmark.json's work.bytes): the solution reads each byte once, "
+        "so no strategy that only saves bytes (a single pass, fusion, reuse) can help it",
+        "demo records, H100: one-pass kernels moved 0.84-1.04x the minimum (writes still in L2 when the kernel ends, "
+        "inputs left in L2 by the warmup calls); a second pass over each row read 1.23-1.47x (KernelBench log_softmax "
+        "v0-v1, Triton softmax v0), a chain of unfused kernels 1.44-1.94x (group_norm_silu v0-v1)"),
     "short_kernel_us": Threshold(
         5.0, "us", "kernels shorter than this are dominated by launch overhead",
         "project choice: a few microseconds is the order of a kernel launch"),

@@ -17,7 +17,7 @@ from pathlib import Path
 from kernel_opt.core.dependencies import dependency_fault
 from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
 from kernel_opt.run.events import ErrorEvent, EventLog, one_line
-from kernel_opt.run.memory import MeteredEventLog, allocation_failure, out_of_memory_in
+from kernel_opt.run.memory import ALLOCATION_KINDS, MeteredEventLog, allocation_failure, out_of_memory_in
 from kernel_opt.run.request import ChildRequest
 
 TRACEBACK_CHARS = 2000  # of an unexpected exception's traceback, kept in its event's hint
@@ -29,7 +29,9 @@ def error_event(error: BaseException, purpose: str = "running a solution") -> Er
     failed in (run/memory.py: the solution's, exit 3; the harness's or this machine's, exit 4); a KernelOptError as it
     is; an ImportError of a known package is this machine's (exit 4, with the install line); anything else is a bug
     or a side effect of the solution, reported whole."""
-    failed_allocation = None if isinstance(error, EnvironmentFault) else out_of_memory_in(error)
+    decided = isinstance(error, EnvironmentFault) or (isinstance(error, KernelOptError)
+                                                      and error.kind in ALLOCATION_KINDS)
+    failed_allocation = None if decided else out_of_memory_in(error)
     if failed_allocation is not None:
         return ErrorEvent.from_error(allocation_failure(failed_allocation))
     if isinstance(error, KernelOptError):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
+from kernel_opt.core.records import Section
 from kernel_opt.env.memory import device_memory, gib
 from kernel_opt.run.events import DoneEvent, ErrorEvent, Event, EventLog, MemoryEvent, PhaseEvent, one_line
 
@@ -30,6 +31,7 @@ _ASKED = re.compile(r"Tried to allocate ([0-9.]+ [KMGTP]?i?B)")
 _ASKED_HOST = re.compile(r"you tried to allocate (\d+) bytes")
 _CHAIN_LIMIT = 8  # causes followed from a wrapping error to the allocation that failed
 _HOST_SIGNS = ("can't allocate memory", "not enough memory")  # torch's DefaultCPUAllocator, by version
+ALLOCATION_KINDS = ("out_of_memory", "harness_out_of_memory")  # the kinds allocation_failure gives its errors
 
 
 def solution_code(function: Callable) -> Callable:
@@ -207,14 +209,16 @@ class MeteredEventLog(EventLog):
 
 
 @dataclass
-class MemoryUse:
+class MemoryUse(Section):
     """A record's `memory` section: each step's highest peak GPU memory, and what the memory plan chose.
 
     `steps` has one entry per step name, {"step", "peak_bytes", "dims", "seed"}: the highest peak
-    any case reached in it and where. `plans` lists, once each, what the plan did where the whole
-    did not fit (a float64 truth in row chunks, copies kept on the host, a smaller input pool).
+    any case reached in it and where; `peak_bytes` is the highest of them. `plans` lists, once
+    each, what the plan did where the whole did not fit (a float64 truth in row chunks, copies kept
+    on the host, a smaller input pool).
     """
 
+    peak_bytes: int | None = None
     steps: list[dict[str, Any]] = field(default_factory=list)
     plans: list[str] = field(default_factory=list)
 
@@ -224,24 +228,13 @@ class MemoryUse:
         if event.peak_bytes is None:
             return
         entry = {"step": event.step, "peak_bytes": int(event.peak_bytes), "dims": event.dims, "seed": event.seed}
+        self.peak_bytes = max(self.peak_bytes or 0, entry["peak_bytes"])
         for index, known in enumerate(self.steps):
             if known["step"] == event.step:
                 if entry["peak_bytes"] > known["peak_bytes"]:
                     self.steps[index] = entry
                 return
         self.steps.append(entry)
-
-    def peak_bytes(self) -> int | None:
-        """The highest peak of any step; None when no step was measured (a CPU run)."""
-        return max((entry["peak_bytes"] for entry in self.steps), default=None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"peak_bytes": self.peak_bytes(), "steps": [dict(entry) for entry in self.steps],
-                "plans": list(self.plans)}
-
-    @classmethod
-    def from_dict(cls, payload: dict[str, Any]) -> MemoryUse:
-        return cls([dict(entry) for entry in payload.get("steps") or []], list(payload.get("plans") or []))
 
 
 def add_memory_event(record: Any, event: MemoryEvent) -> None:

@@ -116,6 +116,29 @@ def _unknown(name: str, value: Any, where: str, primary: list[str], known: list[
                       hint=f"{did_you_mean}{takes}")
 
 
+def _check_tensor_size(name: str, value: Any, parameter: DimParameter, where: str) -> None:
+    """A size that shapes a tensor is a positive integer: anything else would fail in setup(), blamed on no one."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return
+    example = parameter.default if parameter.kind == "int" and parameter.default >= 1 else 4096
+    raise UsageError(f"--{name}={value}: {name} is a tensor size in {where} and takes a positive integer",
+                     hint=f"write it as --{name}=N with N >= 1, e.g. --{name}={example}")
+
+
+def _check_choice(name: str, value: Any, parameter: DimParameter, outline: ModuleOutline, where: str) -> None:
+    """A text size whose default is one of a named set of strings in ref.py (`DTYPES`'s keys) takes one of them."""
+    if parameter.kind != "text" or not parameter.has_default:
+        return
+    sets = {set_name: strings for set_name, strings in outline.string_sets.items() if parameter.default in strings}
+    if not sets:
+        return
+    allowed = frozenset().union(*sets.values(), (shape[name] for shape in outline.shapes or [] if name in shape))
+    if value not in allowed:
+        raise UsageError(f"--{name}={value}: {where} takes {name} as one of {', '.join(sorted(allowed))} "
+                         f"(the values of {' and '.join(sorted(sets))} in {outline.path.name})",
+                         hint=f"pass one of them, e.g. --{name}={parameter.default}")
+
+
 def coerce(name: str, value: Any, parameter: DimParameter, where: str) -> Any:
     """The value as its kind wants it ('1e6' for an integer size is 1000000); a usage error naming the flag."""
     kind = parameter.kind
@@ -165,6 +188,9 @@ def check_dims(reference: Path, dims: dict[str, Any], solution: Path | None = No
             checked[name] = value
             continue
         checked[name] = coerce(name, value, parameter, where)
+        if setup is not None and parameter.name in setup.tensor_sizes:
+            _check_tensor_size(name, checked[name], parameter, where)
+        _check_choice(name, checked[name], parameter, outline, where)
     missing = [p.name for p in (setup.parameters if setup else ())
                if not p.has_default and p.name not in CHECKER_ARGUMENTS and p.name not in dims]
     if missing:

@@ -29,16 +29,21 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import UsageError
-from kernel_opt.solution.outline import DimParameter, FunctionOutline, ModuleOutline, kind_of, outline_module
+from kernel_opt.solution.outline import (
+    DimParameter,
+    FunctionOutline,
+    ModuleOutline,
+    kind_of,
+    names_in,
+    outline_module,
+    shape_arguments,
+)
 
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
 # Module attributes that carry the ref.py contract's meaning in a problem file too: never sizes.
 CONTRACT_NAMES = frozenset({"atol", "rtol", "allow_tf32", "SHAPES"})
 SCALE_DIVISORS = (2, 4)
 # Tensor factories whose positional arguments (or `size=`) are a shape; the others name where the shape is.
-_SHAPE_FACTORIES = frozenset({"rand", "randn", "zeros", "ones", "empty", "empty_strided", "randperm", "arange"})
-_LAST_POSITIONAL_IS_SHAPE = frozenset({"randint"})  # randint(high, size) / randint(low, high, size)
-_FIRST_POSITIONAL_IS_SHAPE = frozenset({"full"})  # full(size, fill_value)
 
 
 def is_problem(outline: ModuleOutline) -> bool:
@@ -66,7 +71,9 @@ def setup_outline(outline: ModuleOutline) -> FunctionOutline:
     """The problem's sizes as the parameters of a setup() would be: what solution/dims.py checks the CLI against."""
     parameters = tuple(DimParameter(name, kind_of(value), has_default=True, default=value)
                        for name, value in size_constants(outline).items())
-    return FunctionOutline("setup", parameters, takes_any=False)
+    tree = ast.parse(outline.path.read_text(encoding="utf-8", errors="replace"), filename=str(outline.path))
+    return FunctionOutline("setup", parameters, takes_any=False,
+                           tensor_sizes=frozenset(_input_sizes(tree, outline.constants)))
 
 
 @dataclass(frozen=True)
@@ -117,25 +124,6 @@ def _module_assignments(tree: ast.Module) -> dict[str, ast.AST]:
     return assigned
 
 
-def _shape_arguments(call: ast.Call) -> list[ast.AST]:
-    """The arguments of a tensor factory call that hold its shape ([] for any other call)."""
-    function = call.func
-    name = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) \
-        else None
-    sized = [keyword.value for keyword in call.keywords if keyword.arg == "size"]
-    if name in _SHAPE_FACTORIES:
-        return list(call.args) + sized
-    if name in _LAST_POSITIONAL_IS_SHAPE and len(call.args) >= 2:
-        return call.args[-1:] + sized
-    if name in _FIRST_POSITIONAL_IS_SHAPE:
-        return call.args[:1] + sized
-    return sized  # torch.normal(mean, std, size=...) and other factories that take size= only
-
-
-def _names_in(node: ast.AST) -> set[str]:
-    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
-
-
 def _input_sizes(tree: ast.Module, constants: dict[str, Any]) -> set[str]:
     """The int constants > 1, written as numbers, that get_inputs()'s tensor shapes depend on."""
     get_inputs = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "get_inputs"),
@@ -146,7 +134,7 @@ def _input_sizes(tree: ast.Module, constants: dict[str, Any]) -> set[str]:
              for target in node.targets if isinstance(target, ast.Name)}
     module = _module_assignments(tree)
     pending = [name for node in ast.walk(get_inputs) if isinstance(node, ast.Call)
-               for argument in _shape_arguments(node) for name in _names_in(argument)]
+               for argument in shape_arguments(node) for name in names_in(argument)]
     seen: set[str] = set()
     found: set[str] = set()
     while pending:
@@ -157,7 +145,7 @@ def _input_sizes(tree: ast.Module, constants: dict[str, Any]) -> set[str]:
         expression = local.get(name) or module.get(name)
         if expression is None:
             continue
-        depends_on = _names_in(expression)
+        depends_on = names_in(expression)
         if not depends_on and name not in local:  # a constant written as a number: a root size
             value = constants.get(name)
             if isinstance(value, int) and not isinstance(value, bool) and value > 1:

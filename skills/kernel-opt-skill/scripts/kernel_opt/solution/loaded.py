@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
@@ -24,6 +26,7 @@ class LoadedSolution:
     @solution_code  # loading runs the solution's own code (its imports, a ModelNew's construction)
     def __init__(self, request: ChildRequest):
         self.backend = request.solution.backend
+        self.path = request.solution.path  # the solution's own file: where an error's hint points
         definition = registry.get(self.backend, request.solution.backend_module)
         self.title = definition.title
         self.launcher = definition.load(request)
@@ -115,7 +118,11 @@ def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[s
         raise
     except Exception as error:
         if is_out_of_memory(error):
-            raise allocation_failure(error) from error
+            failure, frame = allocation_failure(error), solution_frame(error, solution.path)
+            if frame is not None:  # where in its own code the solution asked for the memory
+                failure.hint = f"{Path(frame.filename).name} line {frame.lineno}, in {frame.name}: {frame.line}; " \
+                               f"{failure.hint}"
+            raise failure from error
         message = one_line(error)
         if interpreter_numpy_fault(type(error).__name__, message):
             raise EnvironmentFault(
@@ -125,11 +132,64 @@ def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[s
                 kind="interpreter_numpy",
                 hint="for interpreter runs install numpy<2.4 (python -m pip install 'numpy<2.4'), or check on a GPU",
             ) from error
+        frame = solution_frame(error, solution.path)
+        limit = interpreter_limit(frame, message)
+        if limit is not None:
+            raise EnvironmentFault(
+                f"the Triton interpreter (TRITON_INTERPRET=1) cannot run this kernel: {limit}; not the kernel's fault",
+                kind="interpreter_limit",
+                hint="check it on a GPU; for a CPU check, write the function from what the interpreter runs, "
+                     "e.g. tanh(x) = 2 * tl.sigmoid(2 * x) - 1 (experience/triton/TRITON.md, \"The CPU interpreter's "
+                     "limits\")") from error
         kind = classify_exception_message(message)
         if type(error).__name__ == "CompilationError":
             kind = "compile_error"
-        detail = "".join(traceback.format_exception(type(error), error, error.__traceback__)[-6:])
-        raise SolutionError(f"the solution raised {message}", kind=kind, hint=detail.strip()[-1500:]) from error
+        detail = "".join(traceback.format_exception(type(error), error, error.__traceback__)[-6:]).strip()
+        where = (f"in the solution's own code: {Path(frame.filename).name} line {frame.lineno}, in {frame.name}: "
+                 f"{frame.line}\n") if frame is not None else ""
+        raise SolutionError(f"the solution raised {message}", kind=kind,
+                            hint=(where + detail[-max(0, 1500 - len(where)):]).strip()) from error
+
+
+def solution_frame(error: BaseException, path: str) -> traceback.FrameSummary | None:
+    """The deepest frame in the solution's own file, across the exception and its causes.
+
+    The error's own traceback ends in the harness or in a library (torch's Module.__call__, Triton's
+    interpreter, which re-raises as InterpreterError from the kernel's TypeError); the line that
+    went wrong is the last one of the solution's file in the innermost exception that has one.
+    """
+    target = Path(path).resolve()
+    found, seen, current = None, set(), error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        own = [frame for frame in traceback.extract_tb(current.__traceback__)
+               if Path(frame.filename).resolve() == target]
+        found = own[-1] if own else found
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def interpreter_limit(frame: traceback.FrameSummary | None, message: str) -> str | None:
+    """What the Triton interpreter lacks, where that is why the call failed; None for the kernel's own errors.
+
+    The interpreter patches tl's builtins, not libdevice's extern functions, which return None there, so the
+    first operation on their result fails (`1.0 + libdevice.tanh(x)`: unsupported operand ... 'NoneType'; a
+    tl.store of it: cannot convert None); inline PTX raises "not supported in interpreter mode".
+    """
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return None
+    if "not supported in interpreter mode" in message:
+        return f"the kernel uses what it does not implement ({message})"
+    if frame is None or "NoneType" not in message:
+        return None
+    try:
+        uses_libdevice = "libdevice." in Path(frame.filename).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not uses_libdevice:
+        return None
+    return (f"libdevice functions return None there, and {Path(frame.filename).name} line {frame.lineno} "
+            f"(`{frame.line}`) failed on such a None ({message})")
 
 
 def interpreter_numpy_fault(error_type: str, message: str) -> bool:

@@ -46,11 +46,17 @@ class DimParameter:
 
 @dataclass(frozen=True)
 class FunctionOutline:
-    """A top-level function's named parameters, and whether it takes **kwargs."""
+    """A top-level function's named parameters, and whether it takes **kwargs.
+
+    `tensor_sizes` are the parameters a tensor factory in its body takes as a shape (`torch.randn(n, ...)`,
+    through local variables too): a value there must be a positive integer, or torch refuses it
+    while the inputs are built.
+    """
 
     name: str
     parameters: tuple[DimParameter, ...] = ()
     takes_any: bool = False
+    tensor_sizes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ class ModuleOutline:
     shapes: list[dict[str, Any]] | None = None  # SHAPES when it is a literal list of dicts
     # Top-level names bound to a constant expression, with their values (a KernelBench problem's sizes).
     constants: dict[str, Any] = field(default_factory=dict)
+    # Top-level names bound to a set of strings: a list, tuple or set of them, or a dict's keys
+    # (`DTYPES = {"float32": torch.float32, ...}`): the values a text size may take.
+    string_sets: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def defines(self, name: str) -> bool:
         return self.star_import or name in self.bound_names
@@ -116,6 +125,55 @@ def constant_value(node: ast.AST, constants: dict[str, Any]) -> Any:
     raise ValueError("not a constant expression")
 
 
+_SHAPE_FACTORIES = frozenset({"rand", "randn", "zeros", "ones", "empty", "empty_strided", "randperm", "arange"})
+_LAST_POSITIONAL_IS_SHAPE = frozenset({"randint"})  # randint(high, size) / randint(low, high, size)
+_FIRST_POSITIONAL_IS_SHAPE = frozenset({"full"})  # full(size, fill_value)
+
+
+def shape_arguments(call: ast.Call) -> list[ast.AST]:
+    """The arguments of a tensor factory call that hold its shape ([] for any other call)."""
+    function = call.func
+    name = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) \
+        else None
+    sized = [keyword.value for keyword in call.keywords if keyword.arg == "size"]
+    if name in _SHAPE_FACTORIES:
+        return list(call.args) + sized
+    if name in _LAST_POSITIONAL_IS_SHAPE and len(call.args) >= 2:
+        return call.args[-1:] + sized
+    if name in _FIRST_POSITIONAL_IS_SHAPE:
+        return call.args[:1] + sized
+    return sized  # torch.normal(mean, std, size=...) and other factories that take size= only
+
+
+def names_in(node: ast.AST) -> set[str]:
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+def _tensor_sizes(node: ast.FunctionDef | ast.AsyncFunctionDef, parameters: set[str]) -> frozenset[str]:
+    """The parameters a tensor factory in the body takes as its shape, followed through local assignments."""
+    local = {target.id: statement.value for statement in ast.walk(node) if isinstance(statement, ast.Assign)
+             for target in statement.targets if isinstance(target, ast.Name)}
+    pending = [name for call in ast.walk(node) if isinstance(call, ast.Call)
+               for argument in shape_arguments(call) for name in names_in(argument)]
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name not in seen:
+            seen.add(name)
+            if name in local:
+                pending.extend(names_in(local[name]))
+    return frozenset(seen & parameters)
+
+
+def _string_set(node: ast.AST) -> frozenset[str] | None:
+    """The strings of a literal list, tuple or set of strings, or of a dict's literal string keys."""
+    items = node.keys if isinstance(node, ast.Dict) else node.elts if isinstance(
+        node, (ast.List, ast.Tuple, ast.Set)) else None
+    if not items or not all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items):
+        return None
+    return frozenset(item.value for item in items)
+
+
 def _function_outline(node: ast.FunctionDef | ast.AsyncFunctionDef, constants: dict[str, Any]) -> FunctionOutline:
     arguments = node.args
     positional = [*arguments.posonlyargs, *arguments.args]
@@ -133,7 +191,8 @@ def _function_outline(node: ast.FunctionDef | ast.AsyncFunctionDef, constants: d
             parameters.append(DimParameter(argument.arg, has_default=True))
             continue
         parameters.append(DimParameter(argument.arg, kind_of(value), has_default=True, default=value))
-    return FunctionOutline(node.name, tuple(parameters), takes_any=arguments.kwarg is not None)
+    return FunctionOutline(node.name, tuple(parameters), takes_any=arguments.kwarg is not None,
+                           tensor_sizes=_tensor_sizes(node, {parameter.name for parameter in parameters}))
 
 
 def _bind_targets(target: ast.AST, names: set[str]) -> None:
@@ -163,6 +222,9 @@ def _walk_top_level(body: list[ast.stmt], outline: ModuleOutline, constants: dic
             for target in targets:
                 _bind_targets(target, outline.bound_names)
                 if isinstance(target, ast.Name) and statement.value is not None:
+                    strings = _string_set(statement.value)
+                    if strings is not None:
+                        outline.string_sets[target.id] = strings
                     try:
                         constants[target.id] = constant_value(statement.value, constants)
                     except ValueError:

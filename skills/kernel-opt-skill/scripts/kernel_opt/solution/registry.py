@@ -135,11 +135,10 @@ def detect(solution: Path, requested: str = "auto") -> str:
     if len(claimants) == 1:
         return claimants[0].name
     choose = f"pass --backend {'|'.join(names())}"
-    if not claimants:
-        raise UsageError(
-            f"cannot tell the backend of {solution.name!r}: no backend claims it",
-            hint="; ".join(f"{backend.name}: {backend.contract}" for backend in backends()) + f"; or {choose}",
-        )
+    if not claimants:  # what each looks for goes in the message: eval's table and reports show only the message
+        looked_for = "; ".join(f"{backend.name} looks for {backend.contract}" for backend in backends())
+        raise UsageError(f"cannot tell the backend of {solution.name!r}: no backend claims it ({looked_for})",
+                         hint=f"give the file what its backend looks for, or {choose}")
     raise UsageError(
         f"{solution.name!r} could be a solution for {' or '.join(backend.name for backend in claimants)}",
         hint=choose,

@@ -23,6 +23,12 @@ class ReturningCall:
     call the way a buffer is; what replaces that: the buffers stay poisoned until a delivery, and
     the reference's released memory is poisoned (solution/kernelbench_problem.py), so returning
     uninitialised memory shows as NaN.
+
+    Whether the solution keeps an output buffer of its own is told by address, once: the first
+    call's returned tensors are held while the second call runs, so a caching allocator cannot
+    hand their memory back to a solution that allocates a fresh output every call (on the GPU it
+    would, and the same address would look like a kept buffer). The same address then means the
+    solution returned memory it keeps; `on_reused_memory` is told.
     """
 
     def __init__(self, function: Callable[[], Any], values: dict[str, Any], outputs: list[str],
@@ -31,6 +37,8 @@ class ReturningCall:
         self.returned: Any = None
         self._on_reused_memory = on_reused_memory
         self._last_pointers: tuple[int, ...] | None = None
+        self._held: list[Any] | None = None  # the first call's returned tensors, alive during the second call
+        self._compared = False  # one comparison says it; holding outputs longer would cost memory in every call
 
     def __call__(self) -> None:
         self.returned = self.function()
@@ -52,8 +60,12 @@ class ReturningCall:
             self._check(name, item, self.values[name], inputs)
             self.values[name].copy_(item)
         pointers = tuple(item.untyped_storage().data_ptr() for item in items)
-        if pointers == self._last_pointers and self._on_reused_memory is not None:
-            self._on_reused_memory()
+        if self._held is not None:  # the previous outputs were alive during this call: no allocator reused them
+            if pointers == self._last_pointers and self._on_reused_memory is not None:
+                self._on_reused_memory()
+            self._held, self._compared = None, True
+        elif not self._compared:
+            self._held = items
         self._last_pointers = pointers
 
     @staticmethod

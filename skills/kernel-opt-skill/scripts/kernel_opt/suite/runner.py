@@ -193,7 +193,7 @@ def _read_correctness(entry: EvalEntry, report: CorrectnessReport) -> None:
         entry.library_only = launches.own_kernels == 0  # what ran on the GPU outranks what the source defines
     entry.precision_downgrade = bool(report.precision_downgrades)
     if report.error is not None:
-        entry.error_kind, entry.message = report.error.get("kind"), report.error.get("message")
+        entry.error_kind, entry.message = report.error.kind, report.error.message
     elif not report.passed:
         failures = correctness_failures(report)
         entry.message = failures[0] if failures else "not every planned case ran"
@@ -202,10 +202,9 @@ def _read_correctness(entry: EvalEntry, report: CorrectnessReport) -> None:
 def _read_benchmark(entry: EvalEntry, report: BenchmarkReport) -> None:
     entry.verdict = BENCHMARK_VERDICTS.get(report.verdict, report.verdict)
     entry.precision_downgrade = entry.precision_downgrade or any(
-        output.get("precision_downgrade") for check in report.post_timing_check.values()
-        for output in check.get("outputs") or [])
+        output.precision_downgrade for check in report.post_timing_check.values() for output in check.outputs or [])
     if report.verdict != "measured":
-        entry.error_kind = (report.error or {}).get("kind") or report.verdict
+        entry.error_kind = (report.error.kind if report.error else None) or report.verdict
         entry.message = report.failure_reason() or "; ".join(report.warnings[-1:])
         return
     entry.timed, entry.solution_us = True, report.median_us

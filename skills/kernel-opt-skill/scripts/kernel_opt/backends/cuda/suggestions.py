@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_opt.profile.advice import StrategyAdvice
+from kernel_opt.profile.advice import (
+    MATMUL_FAMILIES,
+    REDUCING_FAMILIES,
+    REREADING_FAMILIES,
+    TILED_FAMILIES,
+    StrategyAdvice,
+)
 
 # Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
 DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
@@ -206,10 +212,41 @@ def _overlap_bound(classification: Any, compute_capability: str | None) -> list[
     return picked
 
 
+# The hardware each strategy is built on (CUDA.md's headings say the same: "(sm_90)", "(sm_80+)").
+CHIP_FEATURES: dict[str, str] = {
+    "wgmma": "wgmma",
+    "pingpong_warpgroups": "wgmma",  # two consumer warpgroups taking turns on wgmma
+    "softmax_mma_overlap": "wgmma",  # wgmma.wait_group 1 under the softmax
+    "tma_pipeline": "TMA",
+    "warp_specialization": "setmaxnreg",  # producer/consumer warpgroups trade registers with setmaxnreg
+    "cp_async_pipeline": "cp.async",
+}
+
+# The kernel families each strategy is written for; a strategy not listed fits any.
+STRATEGY_FAMILIES: dict[str, frozenset[str]] = {
+    "tensor_cores": MATMUL_FAMILIES,
+    "wgmma": MATMUL_FAMILIES,
+    "pingpong_warpgroups": MATMUL_FAMILIES,
+    "softmax_mma_overlap": MATMUL_FAMILIES,
+    "pipeline_depth": MATMUL_FAMILIES,
+    "warp_specialization": MATMUL_FAMILIES,
+    "tma_pipeline": TILED_FAMILIES,
+    "smem_tiling": TILED_FAMILIES,
+    "l2_reuse": TILED_FAMILIES,
+    "single_pass": REREADING_FAMILIES,
+    "warp_shuffle_reduce": REDUCING_FAMILIES,
+}
+
+BYTE_SAVING_STRATEGIES = frozenset({"single_pass", "fuse_kernels", "l2_reuse", "smem_tiling"})
+
+
 class CudaAdvice(StrategyAdvice):
     guide = "experience/cuda/CUDA.md"
     default_strategies = DEFAULT_STRATEGIES
     roof_strategies = ROOF_STRATEGIES
+    chip_features = CHIP_FEATURES
+    strategy_families = STRATEGY_FAMILIES
+    byte_saving_strategies = BYTE_SAVING_STRATEGIES
 
     def strategies_in_place(self, classification) -> set[str]:
         return strategies_in_place(classification)

@@ -106,7 +106,8 @@ class ModelNewLauncher(Launcher):
             self.events.emit(NoteEvent(text))
 
     def _note_reused_memory(self) -> None:
-        self._note("ModelNew returned the same output memory on consecutive calls (an output buffer it keeps): "
+        self._note("ModelNew returned the same output memory on consecutive calls while the first call's output "
+                   "was still held (an output buffer it keeps, not the allocator handing a freed block back): "
                    "each call's result was copied out before the next call, so reusing it cannot pass off an "
                    "earlier result")
 

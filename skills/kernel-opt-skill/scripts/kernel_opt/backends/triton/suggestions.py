@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_opt.profile.advice import StrategyAdvice
+from kernel_opt.profile.advice import MATMUL_FAMILIES, REREADING_FAMILIES, TILED_FAMILIES, StrategyAdvice
 from kernel_opt.profile.thresholds import threshold
 
 # Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
@@ -106,10 +106,31 @@ def triton_strategies(classification: Any) -> list[tuple[str, str]]:
     return picked
 
 
+# The hardware each strategy is built on (TRITON.md: tensor descriptors are TMA loads; warp_specialize's
+# producer and consumer warps trade registers with setmaxnreg, USETMAXREG in the SASS).
+CHIP_FEATURES: dict[str, str] = {"tensor_descriptors": "TMA", "warp_specialize": "setmaxnreg"}
+
+# The kernel families each strategy is written for; a strategy not listed fits any.
+STRATEGY_FAMILIES: dict[str, frozenset[str]] = {
+    "dot_precision": MATMUL_FAMILIES,
+    "tile_shape": MATMUL_FAMILIES,
+    "split_k": MATMUL_FAMILIES,
+    "grouped_order": MATMUL_FAMILIES,
+    "warp_specialize": MATMUL_FAMILIES,
+    "tensor_descriptors": TILED_FAMILIES,
+    "single_pass": REREADING_FAMILIES,
+}
+
+BYTE_SAVING_STRATEGIES = frozenset({"single_pass", "fuse_kernels", "cache_hints", "grouped_order"})
+
+
 class TritonAdvice(StrategyAdvice):
     guide = "experience/triton/TRITON.md"
     default_strategies = DEFAULT_STRATEGIES
     roof_strategies = ROOF_STRATEGIES
+    chip_features = CHIP_FEATURES
+    strategy_families = STRATEGY_FAMILIES
+    byte_saving_strategies = BYTE_SAVING_STRATEGIES
 
     def strategies_in_place(self, classification) -> set[str]:
         return strategies_in_place(classification)

@@ -24,7 +24,7 @@ from kernel_opt.experience.store import load_experience
 def recommend_command(args, log_path: Path, curated_path, wants_json: bool) -> int:
     """`recommend`: strategies that worked in similar situations, and failures to avoid."""
     request = RecommendRequest(kernel=args.kernel, backend=args.backend, chip=args.chip, bottleneck=args.bottleneck,
-                               limit=args.n, log_path=log_path, curated_path=curated_path)
+                               limit=args.n, log_path=log_path, curated_path=curated_path, family=args.family)
     result, skipped = recommend_from_log(request)
     for line in skipped:
         print(f"warning: skipped {line}", file=sys.stderr)

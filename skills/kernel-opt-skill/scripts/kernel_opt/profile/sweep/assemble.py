@@ -19,6 +19,7 @@ from kernel_opt.core.errors import ExitCode, failure_verdict
 from kernel_opt.measure import placement
 from kernel_opt.measure.ceilings import MeasuredCeilings
 from kernel_opt.measure.datasheet import GpuDatasheet, lookup_gpu
+from kernel_opt.measure.roofline_records import Work
 from kernel_opt.profile.sweep.frame import AnnotationFrame
 from kernel_opt.profile.sweep.plan import (
     COPY_ANNOTATION,
@@ -71,18 +72,18 @@ def checked_sizes(report: CorrectnessReport | None, plan: SweepPlan) -> dict[int
         else:
             reasons = "; ".join(summarize_failures([case])) or "the outputs do not match the reference"
             checks[value] = SizeCheck(False, "incorrect", int(ExitCode.CHECK_FAILED), f"wrong results: {reasons}")
-    error = (report.error if report else None) or {}
+    error = report.error if report else None
     stopped = False
     for value in plan.values:
         if value in checks:
             continue
         if error and not stopped:
-            code = int(error.get("exit_code", ExitCode.SOLUTION_FAULT))
+            code = error.code()
             checks[value] = SizeCheck(False, failure_verdict(code), code,
-                                      f"the correctness check failed here: {error.get('message')}")
+                                      f"the correctness check failed here: {error.message}")
             stopped = True
         else:
-            code = int(error.get("exit_code", ExitCode.SOLUTION_FAULT)) if error else int(ExitCode.SOLUTION_FAULT)
+            code = error.code() if error else int(ExitCode.SOLUTION_FAULT)
             checks[value] = SizeCheck(False, "not_checked", code,
                                       "not checked: the correctness check stopped at an earlier size")
     return checks
@@ -194,11 +195,11 @@ def _place(measurement: Measurement, work: dict[str, Any], roofs: Roofs, copy_gb
     bandwidths = {"measured copy": roofs.measured.memory_bandwidth_gbps if roofs.measured else None,
                   "same-size copy": copy_gbps}
     floor = placement.physical_floor(
-        measurement.time_us, placement.floor_flops(work), traffic, dtype, roofs.sheet,
+        measurement.time_us, Work.from_dict(work).floor_flops(), traffic, dtype, roofs.sheet,
         {name: value for name, value in bandwidths.items() if value},
         roofs.measured.peak_tflops(dtype, allow_tf32) if roofs.measured else None)
     if floor is not None and floor.beaten:
-        measurement.below_floor, measurement.floor_message = True, floor.message()
+        measurement.below_floor, measurement.floor_message = True, floor.invalid_message()
         measurement.percent_of_ceiling = None
 
 

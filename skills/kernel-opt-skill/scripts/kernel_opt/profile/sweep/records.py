@@ -23,7 +23,8 @@ SWEEP_CSV = "sweep.csv"  # nsight-python's DataFrame of every size, as it wrote 
 SWEEP_PNG = "sweep.png"
 SWEEP_EVENTS = "sweep_events.jsonl"  # what the child reported, kept beside the record
 CHECK_DIR = "check"  # the sweep's correctness check of every size (correctness.json/.md)
-NSIGHT_DIR = "nsight"  # nsight-python's files per size: the .ncu-rep, ncu's log, the per-run CSV
+NSIGHT_DIR = "nsight"  # nsight-python's files per size: ncu's log, the per-run CSVs (and, asked, the .ncu-rep)
+FULL_REPORT_SUFFIX = ".ncu-rep"  # nsight-python's full report per size: tens of MB each, kept only on request
 
 # What happened at one size. Only "profiled" is charted; "invalid" (faster than the physical
 # floor) is shown but never charted as a % of ceiling.

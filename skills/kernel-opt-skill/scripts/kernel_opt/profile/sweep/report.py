@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from kernel_opt.core.render import markdown_cell, markdown_table, render
+from kernel_opt.measure.placement import CEILING_BASIS_RULE
 from kernel_opt.profile.sweep.records import Measurement, SweepPoint, SweepRecord
 
 REFERENCE_LABEL = "PyTorch (ref.py's reference)"
@@ -118,7 +119,7 @@ def kernel_lines(record: SweepRecord) -> list[str]:
 
 def render_sweep_markdown(record: SweepRecord) -> str:
     return render("sweep.md.j2", record=record, table=sweep_table(record), size_notes=size_notes(record),
-                  kernel_lines=kernel_lines(record), reference_label=REFERENCE_LABEL,
+                  kernel_lines=kernel_lines(record), reference_label=REFERENCE_LABEL, basis_rule=CEILING_BASIS_RULE,
                   other_dims=", ".join(f"{key}={value}" for key, value in record.dims.items()) or "ref.py's defaults")
 
 

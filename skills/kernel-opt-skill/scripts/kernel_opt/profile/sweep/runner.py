@@ -41,6 +41,7 @@ from kernel_opt.profile.sweep.plan import (
 )
 from kernel_opt.profile.sweep.records import (
     CHECK_DIR,
+    FULL_REPORT_SUFFIX,
     NSIGHT_DIR,
     SWEEP_CSV,
     SWEEP_EVENTS,
@@ -71,6 +72,9 @@ class SweepRequest:
     # Where the check and the profiled program run. nsight-python needs ncu and so a GPU; "cpu" (the
     # Triton interpreter) is for CPU tests that stand in for nsight-python.
     device: str = "cuda"
+    # nsight-python's full .ncu-rep per size (about 40 MB each at a 4096-row softmax on an H100): the sweep reads
+    # its CSVs, so by default the reports are removed and a run folder stays small enough to carry.
+    keep_reports: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,8 @@ def sweep_solution(request: SweepRequest) -> SweepRecord:
     passed = [value for value in request.plan.values if checks[value].passed]
     events, child_failure, notes = _profile(request, solution, reference, backend, passed, tools) if passed else (
         [], None, [])
+    if not request.keep_reports:
+        notes.extend(drop_full_reports(output_dir / NSIGHT_DIR))
     gpu, warnings = gpu_name(events), []
     roofs = Roofs.for_gpu(gpu, _cached_ceilings(gpu, warnings))
     points = build_points(request.plan, checks, events, read_frame(output_dir / SWEEP_CSV, request.plan.name), roofs,
@@ -141,7 +147,8 @@ def sweep_solution(request: SweepRequest) -> SweepRecord:
         nsight_python=tools.nsight_python, ncu=tools.ncu_version, rate=chart_rate(points),
         ceilings=roofs.described(work.get("dtype") or "float32", bool(work.get("allow_tf32"))) if work else [],
         correctness={"verdict": correctness.verdict, "path": f"{CHECK_DIR}/correctness.md"},
-        notes=notes, warnings=warnings, error=child_failure or correctness.error, created_at=now_iso(),
+        notes=notes, warnings=warnings, created_at=now_iso(),
+        error=child_failure or (correctness.error.to_dict() if correctness.error is not None else None),
     )
     write_sweep_reports(record, output_dir, events)
     return record
@@ -189,6 +196,19 @@ def _profile(request: SweepRequest, solution: Path, reference: Path, backend: st
     outcome = run_worker(child_request, timeout_s=request.timeout_s, env=environment, program=child_program())
     failure = outcome.failure() if outcome.timed_out or outcome.returncode not in (0, None) else None
     return outcome.events, failure, notes
+
+
+def drop_full_reports(folder: Path) -> list[str]:
+    """Remove nsight-python's .ncu-rep files under `folder`; the note saying so (none where there were none)."""
+    reports = sorted(folder.rglob(f"*{FULL_REPORT_SUFFIX}")) if folder.is_dir() else []
+    if not reports:
+        return []
+    megabytes = sum(report.stat().st_size for report in reports) / 1e6
+    for report in reports:
+        report.unlink()
+    return [f"removed nsight-python's {len(reports)} full report(s) ({megabytes:.1f} MB of {FULL_REPORT_SUFFIX}) "
+            f"from {NSIGHT_DIR}/: {SWEEP_CSV} and each size's CSVs hold what the sweep reads; --keep-reports keeps "
+            "them"]
 
 
 def _cached_ceilings(gpu: str | None, warnings: list[str]):
