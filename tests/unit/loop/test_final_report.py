@@ -294,6 +294,17 @@ def test_a_baseline_faster_inside_the_noise_is_a_tie_not_a_reason_to_stop_short(
     assert build_report(run).behind_pytorch == []
 
 
+def test_a_baseline_faster_by_a_resolved_gap_under_two_percent_is_level_and_says_the_gap_is_real(run, capsys):
+    pytorch_at(run, 79.0)  # 1.25% faster: the interval lies below 1, the gap under the 2% that counts as slower
+    text = generate(run, capsys)
+    standing = baseline_standing(read_benchmark(run / "v1"))
+    assert standing.standing == "level" and standing.resolved and standing.ci_high < 1.0
+    assert "stops short" not in text and "within the noise" not in text
+    assert (f"- Level with torch.compile (default): its median is lower, but v1 runs at {standing.interval_text()} its "
+            "speed (95% bootstrap interval of 400 and 400 timed calls): a real difference, but under the 2% that "
+            "counts as slower (the version comparison's rule). Level, not a gap worth chasing.") in text
+
+
 def test_a_baseline_faster_beyond_the_noise_is_explained_with_its_interval(run, capsys):
     pytorch_at(run, 76.0)  # 5% faster: the whole interval below 1, past the 2% margin
     text = generate(run, capsys)

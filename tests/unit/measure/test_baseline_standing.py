@@ -4,15 +4,16 @@ import pytest
 from run_fixtures import spread_samples as samples
 
 from kernel_opt.measure.baseline_standing import baseline_standing
-from kernel_opt.measure.records import BenchmarkReport, TimedEntry
+from kernel_opt.measure.records import BenchmarkReport, TimedEntry, TimedSolution, TimingRecord
 
 
 def record(ours_us: float, theirs_us: float, with_samples: bool = True, name="torch.compile (default)"):
-    timing = {"samples_us": samples(ours_us)} if with_samples else None
-    theirs = {"samples_us": samples(theirs_us)} if with_samples else None
+    timing = TimingRecord(samples_us=samples(ours_us)) if with_samples else None
+    theirs = TimingRecord(samples_us=samples(theirs_us)) if with_samples else None
     baseline = TimedEntry(name, median_us=theirs_us, timing=theirs)
-    return BenchmarkReport(solution={"median_us": ours_us, "timing": timing}, reference="ref.py", backend="triton",
-                           command="benchmark.py", verdict="measured", baselines=[baseline], best_baseline=name,
+    solution = TimedSolution(median_us=ours_us, timing=timing)
+    return BenchmarkReport(solution=solution, reference="ref.py", backend="triton", command="benchmark.py",
+                           verdict="measured", baselines=[baseline], best_baseline=name,
                            speedup_vs_best_baseline=theirs_us / ours_us)
 
 

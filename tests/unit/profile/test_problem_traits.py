@@ -8,7 +8,8 @@ import pytest
 from conftest import FIXTURES_DIR, REFERENCE_DIR
 
 from kernel_opt.core.errors import EnvironmentFault
-from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.records import BenchmarkReport, TimedSolution
+from kernel_opt.measure.roofline_records import Work
 from kernel_opt.profile.ncu.reading import locate_report_reader, read_profile
 from kernel_opt.profile.ncu_summary import profile_summary, summarize_profile, write_profile_reports
 from kernel_opt.profile.problem_traits import ProblemTraits, problem_traits
@@ -31,9 +32,9 @@ def streaming():
 
 
 def benchmark(percent_of_ceiling: float, minimum_bytes: float = MINIMUM_BYTES) -> BenchmarkReport:
-    return BenchmarkReport(solution={"median_us": 180.0}, reference=str(ADD_REFERENCE), backend="triton",
+    return BenchmarkReport(solution=TimedSolution(median_us=180.0), reference=str(ADD_REFERENCE), backend="triton",
                            command="benchmark.py", dims=dict(DIMS), verdict="measured",
-                           work={"bytes": minimum_bytes, "bytes_source": "ref.py bytes()"},
+                           work=Work(bytes=minimum_bytes, bytes_source="ref.py bytes()"),
                            percent_of_ceiling=percent_of_ceiling, target_percent=90.0)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kernel_opt.measure.records import BenchmarkReport
+from kernel_opt.measure.records import BenchmarkReport, TimingRecord
 from kernel_opt.measure.verdicts import comparison_verdict
 
 Standing = Literal["faster", "level", "slower"]
@@ -40,6 +40,11 @@ class BaselineStanding:
         """The baseline is faster beyond the noise: the only case a report may say the solution stops short."""
         return self.standing == "slower"
 
+    @property
+    def resolved(self) -> bool:
+        """The interval excludes 1: the difference is real, however small (level may still hold under the 2%)."""
+        return self.ci_low is not None and self.ci_high is not None and not self.ci_low <= 1.0 <= self.ci_high
+
     def interval_text(self) -> str:
         """'0.997x [0.994, 1.001]', or '0.997x (medians only)' where no samples were recorded."""
         if self.ci_low is None or self.ci_high is None:
@@ -47,8 +52,8 @@ class BaselineStanding:
         return f"{self.speedup:.3f}x [{self.ci_low:.3f}, {self.ci_high:.3f}]"
 
 
-def _samples(timing: object) -> list[float]:
-    samples = timing.get("samples_us") if isinstance(timing, dict) else None
+def _samples(timing: TimingRecord | None) -> list[float]:
+    samples = timing.samples_us if isinstance(timing, TimingRecord) else None
     return [value for value in samples if isinstance(value, (int, float))] if isinstance(samples, list) else []
 
 
@@ -61,7 +66,7 @@ def baseline_standing(record: BenchmarkReport | None, baseline: str | None = Non
     if entry is None:
         return None
     speedup = entry.median_us / record.median_us
-    ours, theirs = _samples(record.solution.get("timing")), _samples(entry.timing)
+    ours, theirs = _samples(record.solution.timing), _samples(entry.timing)
     if not ours or not theirs:
         return BaselineStanding(entry.name, speedup, None, None, _STANDINGS[comparison_verdict(speedup, None, None,
                                                                                                 True)])

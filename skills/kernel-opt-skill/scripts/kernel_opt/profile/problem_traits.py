@@ -80,8 +80,9 @@ def problem_traits(reference: Path | None, benchmark: BenchmarkReport | None, dr
         traits.family, traits.family_source = "matmul_like", "tensor-core instructions in the dominant kernel"
     if benchmark is None or not benchmark.measured or (dims and benchmark.dims and dict(benchmark.dims) != dims):
         return traits
-    work = benchmark.work or {}
-    traits.minimum_bytes, traits.bytes_source = work.get("bytes"), work.get("bytes_source")
+    work = benchmark.work
+    traits.minimum_bytes = work.bytes if work.has("bytes") else None
+    traits.bytes_source = work.bytes_source if work.has("bytes_source") else None
     traits.percent_of_ceiling, traits.target_percent = benchmark.percent_of_ceiling, benchmark.target_percent
     if dram_bytes and profiled_calls:
         traits.dram_bytes_per_call = dram_bytes / profiled_calls
