@@ -250,9 +250,9 @@ def check(tmp_path: Path, toy: str, reference: Path):
 @pytest.mark.slow
 def test_a_toy_solution_that_runs_out_of_memory_is_blamed_exit_3(toy_backend, tmp_path):
     report = check(tmp_path, OOM_TOY, REFERENCE_DIR / "vector_add" / "ref.py")
-    assert report.verdict == "solution_error" and report.error["exit_code"] == 3
-    assert report.error["kind"] == "out_of_memory"
-    assert report.error["message"].startswith("the solution's call ran out of memory: it asked for 3.00 GiB (in the "
+    assert report.verdict == "solution_error" and report.error.exit_code == 3
+    assert report.error.kind == "out_of_memory"
+    assert report.error.message.startswith("the solution's call ran out of memory: it asked for 3.00 GiB (in the "
                                               "solution's call (n=64, seed 0))")
 
 
@@ -261,8 +261,8 @@ def test_a_reference_that_runs_out_of_memory_is_this_machine_s_exit_4_never_the_
     reference = tmp_path / "ref.py"
     reference.write_text(OOM_REFERENCE)
     report = check(tmp_path, GOOD_TOY, reference)
-    assert report.verdict == "environment_error" and report.error["exit_code"] == 4
-    assert report.error["kind"] == "harness_out_of_memory"
-    assert report.error["message"] == ("the GPU ran out of memory in the harness in the reference (n=64, seed 0), "
+    assert report.verdict == "environment_error" and report.error.exit_code == 4
+    assert report.error.kind == "harness_out_of_memory"
+    assert report.error.message == ("the GPU ran out of memory in the harness in the reference (n=64, seed 0), "
                                        "outside the solution's call: it asked for 20.00 GiB. The solution is not at "
                                        "fault")
