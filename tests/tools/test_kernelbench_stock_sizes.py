@@ -23,7 +23,7 @@ def tool():
 
 def test_prepare_copies_the_problems_and_writes_identity_solutions_and_the_blame_rows(tool, tmp_path):
     names = tool.prepare(STOCK, tmp_path)
-    assert names == list(tool.PROBLEMS) and len(names) == 7
+    assert names == list(tool.PROBLEMS) and len(names) == 6
     for name in names:
         problem = (tmp_path / "problems" / f"{name}.py").read_text()
         assert problem == (STOCK / "level1" / f"{name}.py").read_text()  # byte for byte
