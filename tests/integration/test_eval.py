@@ -75,6 +75,33 @@ def test_the_fixture_set_gets_its_verdicts_and_a_second_run_resumes(tmp_path, ca
 
 
 @pytest.mark.slow
+def test_one_worker_per_gpu_gives_the_one_process_verdicts_names_each_gpu_and_resumes(tmp_path, monkeypatch, capsys):
+    """--gpus all on a fake two-GPU host (its nvidia-smi on PATH), checking on the CPU: the fixture set's verdicts
+    as in the one-process run above, each entry naming the GPU its worker held."""
+    from unit.suite.pool_jobs import FAKE_GPUS, fake_gpus
+
+    fake_gpus(tmp_path / "bin", monkeypatch)
+    out = tmp_path / "eval"
+    assert run(PROBLEMS, SOLUTIONS, "--output-dir", out, "--seeds", "2", "--device", "cpu", "--gpus", "all") == 1
+    report = read(out)
+    assert {e.name: (e.verdict, e.precision_downgrade, e.library_only) for e in report.entries} == {
+        "1_Square_matmul": ("incorrect", True, True), "2_Gemm_Multiply_ReLU": ("correct", False, False),
+        "3_Sum_reduction": ("correct", False, True), "4_Conv2d_ReLU_BiasAdd": ("incorrect", False, True)}
+    assert {(e.gpu["index"], e.gpu["name"], e.gpu["uuid"]) for e in report.entries} == {
+        (0, *FAKE_GPUS[0]), (1, *FAKE_GPUS[1])}
+    assert (report.execution.mode, report.execution.workers, report.execution.pairs_run) == ("local workers", 2, 4)
+    markdown = (out / "eval.md").read_text()
+    assert "| spread | 2 worker processes, 2 GPUs (GPU 0: Fake H100 80GB HBM3" in markdown
+    assert "## By GPU model" in markdown and "the pairs ran on 2 GPU models" in markdown
+    err = capsys.readouterr().err
+    assert "4/4" in err and ", GPU 0)" in err and ", GPU 1)" in err
+
+    assert run(PROBLEMS, SOLUTIONS, "--output-dir", out, "--seeds", "2", "--device", "cpu", "--gpus", "all") == 1
+    assert capsys.readouterr().err.count("(earlier run)") == 4
+    assert read(out).execution.pairs_reused == 4
+
+
+@pytest.mark.slow
 def test_cheating_crashing_and_hanging_solutions_cost_their_own_row_only(tmp_path):
     problems, solutions = tmp_path / "problems", tmp_path / "solutions"
     problems.mkdir()

@@ -81,6 +81,13 @@ def test_parse_nvidia_smi_csv_reads_every_field_and_maps_unreported_values_to_no
     assert second.max_memory_clock_mhz == 6251 and second.compute_mode == "Exclusive_Process"
 
 
+def test_parse_nvidia_smi_csv_reads_the_boards_uuid_where_the_query_asked_for_it():
+    (gpu,) = tool_output.parse_nvidia_smi_csv(H100_SMI_LINE + ", GPU-5f1c2d3e-0000-1111-2222-333344445555")
+    assert gpu.uuid == "GPU-5f1c2d3e-0000-1111-2222-333344445555" and gpu.compute_mode == "Default"
+    assert tool_output.parse_nvidia_smi_csv(H100_SMI_LINE)[0].uuid is None  # output read before the uuid was asked
+    assert environment.NVIDIA_SMI_QUERY_FIELDS.endswith(",uuid")
+
+
 def test_parse_nvidia_smi_csv_skips_blank_and_short_lines():
     assert tool_output.parse_nvidia_smi_csv("\n\nNo devices were found\n") == []
 

@@ -116,3 +116,49 @@ def test_the_visible_gpu_follows_cuda_visible_devices(monkeypatch):
 def test_a_reused_entry_is_written_with_its_origin_and_a_timed_one_without():
     assert "cached_from" not in entry("eager", 50.0).to_dict()
     assert entry("eager", 50.0, cached_from="timed by v0").to_dict()["cached_from"] == "timed by v0"
+
+
+def test_the_key_names_the_board_so_two_gpus_of_one_model_keep_their_own_baselines(tmp_path):
+    reference = tmp_path / "ref.py"
+    reference.write_text("def reference(x): return x\n")
+    first = SimpleNamespace(**vars(H100), uuid="GPU-00000000-aaaa")
+    second = SimpleNamespace(**{**vars(H100), "index": 1}, uuid="GPU-11111111-bbbb")
+    key_first = reference_key(reference, {"N": 1}, 0, first)
+    key_second = reference_key(reference, {"N": 1}, 0, second)
+    assert key_first["gpu_uuid"] == "GPU-00000000-aaaa" and key_first != key_second
+    assert key_first["gpu"] == key_second["gpu"]  # same model: only the board tells them apart
+    cache = ReferenceCache(tmp_path / "reference_cache.json")
+    cache.remember(key_first, [entry("eager", 50.0)], None, by="pair a")
+    assert [e.median_us for e in cache.baselines(key_first, ["eager"])] == [50.0]
+    assert cache.baselines(key_second, ["eager"]) == []
+
+
+def test_the_visible_gpu_may_be_named_by_its_uuid(monkeypatch):
+    gpus = [SimpleNamespace(index=0, name="A", uuid="GPU-a"), SimpleNamespace(index=1, name="B", uuid="GPU-b")]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-b")
+    assert visible_gpu(gpus).name == "B"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-c")
+    assert visible_gpu(gpus) is None
+
+
+def _remember_many(path, worker):
+    cache = ReferenceCache(path)
+    for number in range(15):
+        cache.remember({"worker": worker, "number": number}, [entry("eager", 10.0 + number)], None, by=f"w{worker}")
+
+
+def test_workers_writing_one_cache_at_once_lose_nothing(tmp_path):
+    """The workers of eval.py --gpus share OUT/reference_cache.json: each write is a read-modify-write under a lock."""
+    import multiprocessing
+
+    path = tmp_path / "reference_cache.json"
+    context = multiprocessing.get_context("fork")
+    processes = [context.Process(target=_remember_many, args=(path, worker)) for worker in range(3)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+    assert [process.exitcode for process in processes] == [0, 0, 0]
+    stored = json.loads(path.read_text())["baselines"]
+    assert sorted((item["key"]["worker"], item["key"]["number"]) for item in stored) == [
+        (worker, number) for worker in range(3) for number in range(15)]

@@ -35,3 +35,43 @@ def test_the_report_renders_timed_entries_and_draws_the_chart(tmp_path):
     assert rows["1_Square"][:2] == ["incorrect", "PRECISION DOWNGRADE, library only"]
     assert "- 1_Square: incorrect: output 'output': a precision downgrade" in markdown
     assert EvalReport.from_dict(json.loads((tmp_path / "eval.json").read_text())).summary == report.summary
+
+
+def test_a_run_over_two_gpu_models_names_each_rows_gpu_and_gives_each_models_figures(tmp_path):
+    from kernel_opt.suite.records import EvalExecution, summarize_by_gpu_model
+    from kernel_opt.suite.report import eval_summary, write_eval_reports
+
+    h100 = {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-a", "host": "node1"}
+    h200 = {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-b", "host": "node1"}
+    entries = [entry("19_ReLU", eager=2.0, compile_=1.5, solution_us=100.0, gpu=h100),
+               entry("23_Softmax", eager=4.0, compile_=3.0, solution_us=50.0, gpu=h200)]
+    execution = EvalExecution("local workers", 2, [{**h100, "pairs": 1, "pair_s": 30.0},
+                                                   {**h200, "pairs": 1, "pair_s": 34.0}],
+                              wall_s=35.0, pairs_run=2, pair_s=64.0)
+    report = EvalReport("problems", "solutions", "eval.py problems solutions --gpus all", "now",
+                        {"type": "cuda", "gpu": "NVIDIA H100 80GB HBM3 + NVIDIA H200", "driver": "580.159.04"},
+                        {"baselines": ["eager"], "compile_modes": ["default"]}, entries, summarize(entries),
+                        by_gpu_model=summarize_by_gpu_model(entries), execution=execution)
+    write_eval_reports(report, tmp_path)
+    markdown = (tmp_path / "eval.md").read_text()
+    assert ("| spread | 2 worker processes, 2 GPUs (GPU 0: NVIDIA H100 80GB HBM3, 1 pairs, GPU 1: NVIDIA H200, "
+            "1 pairs): 2 pairs run, wall 35 s for 64 s of pair time (1.83x) |") in markdown
+    assert "## By GPU model" in markdown and "### NVIDIA H200" in markdown
+    per_model = markdown.split("### NVIDIA H200")[1].split("## Problems")[0]
+    assert "4.00x over 1" in per_model and "3.00x over 1" in per_model and "2.00x" not in per_model
+    rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+            for line in markdown.splitlines() if line.startswith(("| 19_ReLU", "| 23_Softmax"))}
+    assert rows["19_ReLU"][-1] == "GPU 0" and rows["23_Softmax"][-1] == "GPU 1"
+    printed = eval_summary(report, tmp_path, 0)
+    assert "on NVIDIA H100 80GB HBM3 alone:" in printed and "spread: 2 worker processes" in printed
+    assert [line.split("|")[-2].strip() for line in printed.splitlines() if line.startswith("| 23_Softmax")] == [
+        "GPU 1"]
+
+
+def test_one_gpu_keeps_the_tables_as_they_were():
+    from kernel_opt.suite.report import problem_rows
+
+    gpu = {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-a", "host": "node1"}
+    entries = [entry("a", eager=2.0, gpu=gpu), entry("b", eager=1.0, gpu=gpu), entry("c", "missing")]
+    report = EvalReport("p", "s", "eval.py", "now", {"type": "cuda"}, {}, entries, summarize(entries))
+    assert [len(row) for row in problem_rows(report)] == [12, 12, 12]

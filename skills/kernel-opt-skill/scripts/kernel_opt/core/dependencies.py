@@ -25,6 +25,8 @@ INSTALL_HINTS: dict[str, str] = {
     "tabulate": "python3 -m pip install tabulate",
     "matplotlib": "python3 -m pip install matplotlib",
     "ncu_report": "python3 -m pip install ncu-report (or put Nsight Compute's extras/python on PYTHONPATH)",
+    "ray": "python3 -m pip install \"ray[default]>=2.30,<3\" (in this repository: pip install -e \".[ray]\"); "
+           "a cluster's nodes need the same Ray version",
 }
 
 

@@ -99,6 +99,7 @@ class SmiGpu(Section):
     power_limit_w: float | None
     persistence_mode: str | None  # "Enabled" / "Disabled"
     compute_mode: str | None  # "Default", "Exclusive_Process", "Prohibited"
+    uuid: str | None = None  # "GPU-5f1c...": which board, where two of one model sit in a host
 
 
 @dataclass

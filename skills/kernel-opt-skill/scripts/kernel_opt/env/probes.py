@@ -61,7 +61,7 @@ NCU_REPORT_RELATIVE_DIR = Path("extras") / "python"
 
 NVIDIA_SMI_QUERY_FIELDS = (
     "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
-    "power.limit,persistence_mode,compute_mode"
+    "power.limit,persistence_mode,compute_mode,uuid"
 )
 # The driver exposes "RmProfilingAdminOnly: 1" here when only root may read perf counters.
 NVIDIA_DRIVER_PARAMS = Path("/proc/driver/nvidia/params")

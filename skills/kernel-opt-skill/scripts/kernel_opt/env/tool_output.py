@@ -87,6 +87,7 @@ def parse_nvidia_smi_csv(text: str) -> list[SmiGpu]:
                 power_limit_w=_smi_float(power),
                 persistence_mode=_smi_value(persistence),
                 compute_mode=_smi_value(mode),
+                uuid=_smi_value(row[9]) if len(row) > 9 else None,  # absent from output parsed before it was asked
             )
         )
     return gpus

@@ -6,7 +6,7 @@ every evaluation measured them again: torch.compile's first call took 18 s of a 
 of an fp16 8192x4096 Triton layernorm on an H100 (2026-11-25), and counting the reference's FLOPs
 4-7 s of each one, since entering a torch dispatch mode imports torch._dynamo (seconds where
 Python has no bytecode cached, as on that machine). `workspace.py evaluate` therefore keeps them
-in OUT/reference_cache.json, keyed on everything that could move them: the GPU model and driver,
+in OUT/reference_cache.json, keyed on everything that could move them: the GPU (model, board, driver),
 the torch and triton versions, ref.py's bytes, the sizes and the seed. A version whose key
 matches reuses the entries, and its benchmark.md says which version measured them and when;
 anything else measures them again. The final benchmark (SKILL.md's Finish step) reads no cache:
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import UsageError
-from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
+from kernel_opt.core.files import exclusive_lock, file_sha256, read_json, write_json_atomic
 from kernel_opt.core.records import check_schema, now_iso
 from kernel_opt.measure.records import TimedEntry, compile_baseline_name
 from kernel_opt.measure.roofline import FLOP_COUNTING
@@ -53,8 +53,12 @@ def package_version(name: str) -> str | None:
 
 
 def visible_gpu(gpus: list[Any]) -> Any | None:
-    """The nvidia-smi GPU that CUDA's first device is: CUDA_VISIBLE_DEVICES' first index, else GPU 0."""
+    """The nvidia-smi GPU that CUDA's first device is: CUDA_VISIBLE_DEVICES' first entry (an index, or a
+    GPU-... UUID), else GPU 0. An index means nvidia-smi's (PCI bus) order, as `eval.py --gpus` sets
+    CUDA_DEVICE_ORDER=PCI_BUS_ID for its workers."""
     first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    if first.startswith("GPU-"):
+        return next((gpu for gpu in gpus if getattr(gpu, "uuid", None) == first), None)
     index = int(first) if first.isdigit() else 0
     return next((gpu for gpu in gpus if gpu.index == index), None)
 
@@ -70,9 +74,14 @@ def machine_key(gpu: Any | None) -> dict[str, Any]:
 
 
 def reference_key(reference: Path, dims: dict[str, Any], seed: int, gpu: Any | None) -> dict[str, Any]:
-    """What a cached measurement must share with this benchmark to be reused (JSON values, compared whole)."""
+    """What a cached measurement must share with this benchmark to be reused (JSON values, compared whole).
+
+    The board's UUID is part of it: where several GPUs share a run folder (`eval.py --gpus`), a solution's
+    speedups are against baselines timed on its own GPU, never on a sibling of the same model.
+    """
     return {
         **machine_key(gpu),
+        "gpu_uuid": getattr(gpu, "uuid", None),
         "reference_sha256": file_sha256(reference),
         "dims": {name: dims[name] for name in sorted(dims)},
         "seed": seed,
@@ -126,6 +135,10 @@ class ReferenceCache:
         fresh = [entry for entry in baselines if entry.cached_from is None and entry.error is None and entry.median_us]
         if not fresh and not work:
             return
+        with exclusive_lock(self.path):  # the workers of `eval.py --gpus` share one file
+            self._add(key, fresh, work, by)
+
+    def _add(self, key: dict[str, Any], fresh: list[TimedEntry], work: dict[str, Any] | None, by: str) -> None:
         payload, stamp = self._payload(), now_iso()
         names = {entry.name for entry in fresh}
         payload["baselines"] = [item for item in payload["baselines"]

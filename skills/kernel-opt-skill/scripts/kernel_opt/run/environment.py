@@ -20,6 +20,7 @@ class GpuInfo(Section):
     compute_capability: str | None = UNSET  # "9.0"
     multiprocessors: int | None = UNSET
     memory_gib: float | None = UNSET
+    uuid: str | None = UNSET  # "GPU-5f1c..." (nvidia-smi's spelling): which board, where several share a host
 
 
 @dataclass

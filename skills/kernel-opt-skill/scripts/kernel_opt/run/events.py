@@ -356,9 +356,16 @@ def environment_info(device: str) -> dict[str, Any]:
             "compute_capability": f"{properties.major}.{properties.minor}",
             "multiprocessors": properties.multi_processor_count,
             "memory_gib": round(properties.total_memory / 2**30, 1),
+            "uuid": board_uuid(getattr(properties, "uuid", None)),  # which board timed, where several share a host
         }
         info["cuda"] = torch.version.cuda
     return info
+
+
+def board_uuid(uuid: object) -> str | None:
+    """A GPU's UUID as nvidia-smi spells it ("GPU-5f1c..."), from torch's device properties ("5f1c...")."""
+    text = str(uuid) if uuid else ""
+    return None if not text else text if text.startswith("GPU-") else f"GPU-{text}"
 
 
 def one_line(error: BaseException) -> str:

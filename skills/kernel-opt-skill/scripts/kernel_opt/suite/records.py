@@ -7,6 +7,12 @@ more than p times faster than the baseline (strictly, as KernelBench's `speed_up
 geometric mean speedup is over the correct, timed problems. Each is given against eager PyTorch
 and against the best torch.compile mode, and again without precision downgrades and library-only
 solutions, so a figure that rests on them shows apart.
+
+Each entry names the GPU its worker held (`gpu`: nvidia-smi's index, the model, the board's UUID,
+the host). Where the entries were made on more than one GPU model, speedups from one model are
+not averaged with another's without saying so: `by_gpu_model` gives the same figures per model,
+and eval.md says the overall ones mix them. `execution` says how the run was spread (one process,
+one worker per GPU, or Ray tasks) and its wall time against the sum of the pairs' times.
 """
 
 from __future__ import annotations
@@ -55,9 +61,17 @@ class EvalEntry:
     library_only: bool | None = None  # the source defines no kernel of its own (Backend.defines_own_kernels)
     timed: bool = False
     wall_s: float = 0.0
-    key: str = ""  # sha256 of both files and the options: a result is reused only for the same key
+    key: str = ""  # sha256 of both files, the options and `device`: a result is reused only for the same key
     notes: list[str] = field(default_factory=list)
+    # The machine the key holds (device type, GPU model, driver, torch, triton), and the GPU this pair's worker
+    # held: {"index": nvidia-smi's, "name", "uuid", "host"}; None where it held none (--device cpu, one process).
+    device: dict[str, Any] | None = None
+    gpu: dict[str, Any] | None = None
     schema: str = ENTRY_SCHEMA
+
+    @property
+    def gpu_model(self) -> str | None:
+        return (self.gpu or {}).get("name")
 
     @property
     def correct(self) -> bool:
@@ -117,6 +131,40 @@ def _fast_p(entries: list[EvalEntry], baseline: str, total: int) -> dict[str, fl
             for p in FAST_P_THRESHOLDS}
 
 
+def summarize_by_gpu_model(entries: list[EvalEntry]) -> dict[str, EvalSummary]:
+    """The summary per GPU model, where the entries were made on more than one; else empty.
+
+    An entry without a GPU (a missing solution, a pair that never started) belongs to no model: each
+    model's rates count the pairs that ran on it.
+    """
+    models = sorted({entry.gpu_model for entry in entries if entry.gpu_model})
+    if len(models) < 2:
+        return {}
+    return {model: summarize([entry for entry in entries if entry.gpu_model == model]) for model in models}
+
+
+@dataclass
+class EvalExecution:
+    """How the run was spread, and what that bought: its wall time against the sum of its pairs' times."""
+
+    mode: str  # "one process", "local workers" (eval.py --gpus) or "ray" (eval.py --ray)
+    workers: int  # processes that evaluated pairs at once (GPUs, or Ray tasks in flight)
+    gpus: list[dict[str, Any]] = field(default_factory=list)  # each GPU used: index, name, uuid, host, pairs, pair_s
+    wall_s: float = 0.0  # the whole run, resumed pairs included (they cost nothing)
+    pairs_run: int = 0
+    pairs_reused: int = 0
+    pair_s: float = 0.0  # the sum of the pairs' own times (EvalEntry.wall_s) over the pairs run now
+
+    @property
+    def parallel_speedup(self) -> float | None:
+        """How many times faster than running the same pairs one after another; None before anything ran."""
+        return self.pair_s / self.wall_s if self.pairs_run and self.wall_s > 0 else None
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> EvalExecution:
+        return cls(**field_values(cls, payload))
+
+
 @dataclass
 class EvalReport:
     """OUT/eval.json: how the suite ran, every entry, and the summary computed from them."""
@@ -130,6 +178,8 @@ class EvalReport:
     entries: list[EvalEntry]
     summary: EvalSummary
     notes: list[str] = field(default_factory=list)
+    by_gpu_model: dict[str, EvalSummary] = field(default_factory=dict)  # summarize_by_gpu_model
+    execution: EvalExecution | None = None
     schema: str = EVAL_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
@@ -140,4 +190,8 @@ class EvalReport:
         check_schema(payload, EVAL_SCHEMA, what)
         entries = [EvalEntry.from_dict(entry, what) for entry in payload.get("entries") or []]
         summary = EvalSummary(**field_values(EvalSummary, payload.get("summary") or {}))
-        return cls(**field_values(cls, payload, entries=entries, summary=summary, schema=EVAL_SCHEMA))
+        by_model = {model: EvalSummary(**field_values(EvalSummary, figures))
+                    for model, figures in (payload.get("by_gpu_model") or {}).items()}
+        execution = EvalExecution.from_dict(payload["execution"]) if payload.get("execution") else None
+        return cls(**field_values(cls, payload, entries=entries, summary=summary, by_gpu_model=by_model,
+                                  execution=execution, schema=EVAL_SCHEMA))

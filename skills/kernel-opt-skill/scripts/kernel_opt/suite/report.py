@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_cell, markdown_table, render
@@ -22,7 +23,7 @@ def write_eval_reports(report: EvalReport, output_dir: Path) -> list[Path]:
         "eval.md.j2", report=report, tables=_tables(report), chart=chart.name if chart else None,
         failures=[f"{entry.name}: {entry.verdict}{f' ({entry.error_kind})' if entry.error_kind else ''}: "
                   f"{entry.message or ''}".rstrip(": ") for entry in report.entries if not entry.correct],
-        device=describe_device(report.device),
+        device=describe_device(report.device), spread=describe_execution(report),
         tolerances=("KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances); the reference-error rule measured "
                     "too" if options.get("kernelbench_tolerances") else
                     "the reference-error rule (skills/kernel-opt-skill/profiling/CORRECTNESS.md)"),
@@ -41,6 +42,32 @@ def describe_device(device: dict) -> str:
         where = str(device.get("type") or "unknown") + (": nothing timed" if device.get("type") == "cpu" else "")
     software = [f"{name} {device[name]}" for name in ("torch", "triton") if device.get(name)]
     return ", ".join([where, *software])
+
+
+def describe_execution(report: EvalReport) -> str | None:
+    """How the run was spread and what it bought: the workers, the GPUs used, wall time against the pairs' sum."""
+    execution = report.execution
+    if execution is None:
+        return None
+    several_hosts = len({gpu.get("host") for gpu in execution.gpus}) > 1
+    gpus = ", ".join(f"{gpu_label(gpu, several_hosts)}: {gpu.get('name')}, {gpu.get('pairs')} pairs"
+                     for gpu in execution.gpus)
+    workers = {"one process": "one process", "local workers": f"{execution.workers} worker processes",
+               "ray": f"Ray, up to {execution.workers} tasks at once"}.get(execution.mode, execution.mode)
+    count = len(execution.gpus)
+    used = f"{count} GPU{'s' if count != 1 else ''} ({gpus})" if count else "no GPU"
+    speedup = execution.parallel_speedup
+    timing = (f"wall {execution.wall_s:.0f} s for {execution.pair_s:.0f} s of pair time"
+              f"{f' ({speedup:.2f}x)' if speedup else ''}")
+    reused = f"; {execution.pairs_reused} reused from an earlier run" if execution.pairs_reused else ""
+    return f"{workers}, {used}: {execution.pairs_run} pairs run, {timing}{reused}"
+
+
+def gpu_label(gpu: dict | None, with_host: bool = False) -> str | None:
+    """"GPU 1" (nvidia-smi's index), or "host GPU 1" where the run's GPUs span hosts."""
+    if not gpu:
+        return None
+    return f"{gpu.get('host')} GPU {gpu.get('index')}" if with_host else f"GPU {gpu.get('index')}"
 
 
 def _rate(value: float | None) -> str:
@@ -74,7 +101,21 @@ def _flags(entry: EvalEntry) -> str:
     return ", ".join(flags)
 
 
+def several_gpus(report: EvalReport) -> tuple[bool, bool]:
+    """Whether the entries ran on more than one GPU (then the tables name each entry's), and on more than one host."""
+    used = {(entry.gpu.get("host"), entry.gpu.get("index"), entry.gpu.get("uuid")) for entry in report.entries
+            if entry.gpu}
+    return len(used) > 1, len({host for host, _, _ in used}) > 1
+
+
 def problem_rows(report: EvalReport) -> list[list[object]]:
+    """One row per problem; a last column names its GPU where the run used several."""
+    several, with_host = several_gpus(report)
+    return [row + ([gpu_label(entry.gpu, with_host)] if several else [])
+            for row, entry in zip(_problem_cells(report), report.entries, strict=True)]
+
+
+def _problem_cells(report: EvalReport) -> list[list[object]]:
     return [[entry.name, entry.verdict, _flags(entry) or None,
              format_number(entry.solution_us), format_number(entry.eager_us), format_number(entry.compile_us),
              _speedup(entry.speedup_vs_eager), _speedup(entry.speedup_vs_compile),
@@ -91,25 +132,36 @@ def _solution_text(entry: EvalEntry) -> str | None:
     return f"{Path(entry.solution).name} ({where})"
 
 
-def _tables(report: EvalReport) -> dict[str, str]:
+PROBLEM_COLUMNS = ["problem", "verdict", "flags", "solution µs", "eager µs", "compile µs", "vs eager", "vs compile",
+                   "% of ceiling", "bottleneck", "solution", "fastest compile mode"]
+SUMMARY_COLUMNS = ["", "vs eager", "vs best torch.compile"]
+
+
+def _tables(report: EvalReport) -> dict[str, Any]:
     return {
-        "summary": markdown_table(summary_rows(report.summary), ["", "vs eager", "vs best torch.compile"]),
-        "problems": markdown_table(problem_rows(report), [
-            "problem", "verdict", "flags", "solution µs", "eager µs", "compile µs", "vs eager", "vs compile",
-            "% of ceiling", "bottleneck", "solution", "fastest compile mode"]),
+        "summary": markdown_table(summary_rows(report.summary), SUMMARY_COLUMNS),
+        "problems": markdown_table(problem_rows(report),
+                                   PROBLEM_COLUMNS + (["GPU"] if several_gpus(report)[0] else [])),
+        "by_gpu_model": {model: markdown_table(summary_rows(summary), SUMMARY_COLUMNS)
+                         for model, summary in report.by_gpu_model.items()},
     }
 
 
 def eval_summary(report: EvalReport, output_dir: Path, exit_code: int) -> str:
     """What `kernel-opt eval` prints: the summary table, the problem table and where the records are."""
     summary = report.summary
+    several = several_gpus(report)[0]
     lines = [f"EVAL: {summary.correct} of {summary.problems} correct, {summary.timed} timed "
              f"(exit {exit_code})", "",
-             markdown_table(summary_rows(summary), ["", "vs eager", "vs best torch.compile"]), "",
-             markdown_table([row[:9] for row in problem_rows(report)], [
-                 "problem", "verdict", "flags", "solution µs", "eager µs", "compile µs", "vs eager", "vs compile",
-                 "% of ceiling"]), "",
-             f"report: {output_dir / EVAL_MARKDOWN}"]
+             markdown_table(summary_rows(summary), SUMMARY_COLUMNS), ""]
+    for model, figures in report.by_gpu_model.items():
+        lines += [f"on {model} alone:", markdown_table(summary_rows(figures), SUMMARY_COLUMNS), ""]
+    lines += [markdown_table([row[:9] + (row[-1:] if several else []) for row in problem_rows(report)],
+                             PROBLEM_COLUMNS[:9] + (["GPU"] if several else [])), ""]
+    spread = describe_execution(report)
+    if spread and report.execution.mode != "one process":
+        lines += [f"spread: {spread}", ""]
+    lines.append(f"report: {output_dir / EVAL_MARKDOWN}")
     return "\n".join(lines)
 
 

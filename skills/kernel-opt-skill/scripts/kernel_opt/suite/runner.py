@@ -1,22 +1,25 @@
-"""Run the suite: for each pair the correctness check, then (on a GPU) the benchmark, each in its child process.
+"""One pair of the suite: its correctness check, then (on a GPU) its benchmark, each in its child process.
 
-`run_eval` is `kernel-opt eval` as a library call. Each pair's records go to OUT/pairs/NAME/
-(correctness.json, benchmark.json, build/ and the entry, entry.json). Every solution runs in the
-tools' own child processes, whose no-progress timeout ends a hang and whose death is reported,
-so one problem crashing or hanging costs that problem only. An entry is kept under a key of
-both files' bytes, the options and the device (the GPU model, its driver, torch and triton): a
-second run reuses every entry whose key matches (it resumes where a first run stopped; on another
-GPU or software stack every pair runs again, so one table never mixes machines) and `force` runs
-them all again. Baselines are
-timed once per problem and kept in OUT/reference_cache.json (measure/reference_cache.py).
+`evaluate_pair` runs in whichever process evaluates the pair: `kernel-opt eval` itself, a worker
+of `--gpus` (suite/gpu_pool.py) or a Ray task (suite/ray_pool.py); the run around it is
+suite/driver.py. Each pair's records go to its folder, pairs/NAME/ (correctness.json,
+benchmark.json, build/); the entry it returns is written to pairs/NAME/entry.json by the driver
+alone. Every solution runs in the tools' own child processes, whose no-progress timeout ends a
+hang and whose death is reported, so one problem crashing or hanging costs that problem only. An
+entry is kept under a key of both files' bytes, the options and the device (the GPU model, its
+driver, torch and triton): a later run reuses an entry whose key matches (it resumes where a
+first run stopped; on another GPU model or software stack the pair runs again, so one row never
+mixes machines). Baselines are timed once per problem and GPU board and kept in
+OUT/reference_cache.json (measure/reference_cache.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +28,8 @@ from kernel_opt.check.correctness import DEFAULT_SEEDS, CheckOptions, Correctnes
 from kernel_opt.check.integrity.launches import launch_check_of
 from kernel_opt.check.integrity.verdict import correctness_failures
 from kernel_opt.check.records import CorrectnessReport
-from kernel_opt.core.errors import KernelOptError, UsageError, failure_verdict
+from kernel_opt.core.errors import KernelOptError, failure_verdict
 from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
-from kernel_opt.core.records import now_iso
-from kernel_opt.env.device import resolve_device
 from kernel_opt.env.probes import probe_nvidia_smi
 from kernel_opt.measure.benchmark import benchmark_solution
 from kernel_opt.measure.benchmark_request import DEFAULT_BASELINES, DEFAULT_COMPILE_MODES, BenchmarkRequest
@@ -37,14 +38,17 @@ from kernel_opt.measure.reference_cache import REFERENCE_CACHE_FILE, machine_key
 from kernel_opt.run.events import one_line
 from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
-from kernel_opt.suite.pairs import Pair, find_pairs
-from kernel_opt.suite.records import ENTRY_FILE, EvalEntry, EvalReport, summarize
+from kernel_opt.suite.pairs import Pair
+from kernel_opt.suite.records import ENTRY_FILE, EvalEntry
 
 PAIRS_DIR = "pairs"
+STALE_RECORDS = ("benchmark.json", "correctness.json")  # a pair's records from an earlier run, removed before it runs
 CORRECTNESS_VERDICTS = {"pass": "correct", "fail": "incorrect"}  # the others keep their names
 BENCHMARK_VERDICTS = {"measured": "correct", "incorrect": "incorrect", "invalid": "invalid"}
-
-Progress = Callable[[int, int, EvalEntry, bool], None]  # (done, total, entry, reused from an earlier run)
+# A pair's whole evaluation, past which its worker (--gpus, --ray) is stopped and the pair costs its row: a
+# worker stuck outside every child's no-progress watch. The slowest pair seen took 134 s (H100, KernelBench).
+DEFAULT_PAIR_TIMEOUT_S = 1800.0
+LOST_VERDICTS = {"timeout": "solution_error", "worker_died": "internal_error"}  # lost_entry
 
 
 @dataclass
@@ -63,6 +67,9 @@ class EvalRequest:
     profile: bool = False  # also ncu_profile.py every correct solution (its bottleneck)
     force: bool = False
     device: str = "auto"
+    gpus: str | None = None  # "all" or a count: one worker process per GPU (suite/gpu_pool.py); None: this process
+    ray: str | None = None  # a Ray cluster's address, or "local" (suite/ray_pool.py)
+    pair_timeout_s: float = DEFAULT_PAIR_TIMEOUT_S  # for --gpus and --ray (DEFAULT_PAIR_TIMEOUT_S)
 
     def options(self) -> dict[str, Any]:
         """What an entry's verdict depends on besides the two files (part of its key)."""
@@ -70,47 +77,22 @@ class EvalRequest:
                 "baselines": self.baselines, "compile_modes": self.compile_modes, "profile": self.profile}
 
 
-def run_eval(request: EvalRequest, command: str, progress: Progress | None = None) -> EvalReport:
-    """Evaluate every pair (reusing entries of an earlier run with the same key) and return the report.
-
-    Writes nothing but the pair folders; the caller writes eval.md/json/png (suite/report.py).
-    """
-    if request.seeds < 1:
-        raise UsageError("--seeds must be at least 1")
-    if request.timeout_s is not None and request.timeout_s <= 0:
-        raise UsageError("--timeout must be positive")
-    pairs, notes = find_pairs(request.problems_dir, request.solutions_dir)
-    if request.only:
-        unknown = sorted(set(request.only) - {pair.name for pair in pairs})
-        if unknown:
-            raise UsageError(f"--only names no problem of {request.problems_dir}: {', '.join(unknown)}",
-                             hint=f"the problems: {', '.join(pair.name for pair in pairs)}")
-        pairs = [pair for pair in pairs if pair.name in request.only]
-    device = resolve_device(request.device)
-    identity = device_identity(device)
-    if device != "cuda":
-        notes.append("no GPU: correctness only (Triton under its interpreter, CUDA refused); nothing was timed, so "
-                     "fast_p and speedups are not available")
-    entries = []
-    for index, pair in enumerate(pairs):
-        key = entry_key(pair, request, identity)
-        entry = None if request.force else reusable_entry(request.output_dir / PAIRS_DIR / pair.name, key)
-        resumed = entry is not None
-        if entry is None:
-            entry = evaluate_pair(pair, request, device, key)
-        entries.append(entry)
-        if progress is not None:
-            progress(index + 1, len(pairs), entry, resumed)
-    return EvalReport(
-        problems_dir=str(request.problems_dir), solutions_dir=str(request.solutions_dir), command=command,
-        created_at=now_iso(), device=identity, options=request.options(), entries=entries,
-        summary=summarize(entries), notes=notes)
-
-
 def device_identity(device: str) -> dict[str, Any]:
     """What the entries' figures depend on besides the files: the device type, on a GPU its model and
-    driver (nvidia-smi), and the torch and triton versions. Part of each key and of eval.md."""
+    driver (nvidia-smi: the GPU this process sees first), and the torch and triton versions. Part of
+    each key and of eval.md."""
     return {"type": device, **machine_key(visible_gpu(probe_nvidia_smi().gpus) if device == "cuda" else None)}
+
+
+def held_gpu(device: str) -> dict[str, Any] | None:
+    """The GPU this process holds, as its entries name it: nvidia-smi's index, the model, the board's
+    UUID and the host; None where it holds none (--device cpu without CUDA_VISIBLE_DEVICES, or an empty one)."""
+    if device != "cuda" and not os.environ.get("CUDA_VISIBLE_DEVICES", "").strip():
+        return None
+    gpu = visible_gpu(probe_nvidia_smi().gpus)
+    if gpu is None:
+        return None
+    return {"index": gpu.index, "name": gpu.name, "uuid": gpu.uuid, "host": socket.gethostname()}
 
 
 def entry_key(pair: Pair, request: EvalRequest, device: dict[str, Any]) -> str:
@@ -120,29 +102,55 @@ def entry_key(pair: Pair, request: EvalRequest, device: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def reusable_entry(folder: Path, key: str) -> EvalEntry | None:
-    """The entry an earlier run wrote for this very key, or None (then the pair runs)."""
+def reusable_entry(folder: Path, pair: Pair, request: EvalRequest,
+                   devices: list[dict[str, Any]] | None) -> EvalEntry | None:
+    """The entry an earlier run wrote for these files and options on one of `devices`, or None (the pair runs).
+
+    `devices` are the identities this run's workers have; None where they are known only once a pair
+    runs (Ray): then the entry's own device counts, if it is of the requested type and its key holds.
+    """
     try:
         payload = read_json(folder / ENTRY_FILE)
         entry = None if payload is None else EvalEntry.from_dict(payload, str(folder / ENTRY_FILE))
     except KernelOptError:
         return None  # unreadable: run it again
-    return entry if entry is not None and entry.key == key else None
+    if entry is None or not entry.key:
+        return None
+    if devices is None:
+        candidates = [entry.device] if entry.device and entry.device.get("type") == request_type(request) else []
+    else:
+        candidates = devices
+    return entry if any(entry.key == entry_key(pair, request, device) for device in candidates) else None
 
 
-def evaluate_pair(pair: Pair, request: EvalRequest, device: str, key: str) -> EvalEntry:
-    """Check, then time one pair; its entry, also written to OUT/pairs/NAME/entry.json.
+def request_type(request: EvalRequest) -> str:
+    """The device type a pair's entry must have been made on to be reused: cpu only when asked for."""
+    return "cpu" if request.device == "cpu" else "cuda"
+
+
+def new_entry(pair: Pair, key: str = "") -> EvalEntry:
+    """A pair's entry before anything ran: "missing" until the check says otherwise."""
+    return EvalEntry(name=pair.name, problem=str(pair.problem), verdict="missing", key=key,
+                     solution=None if pair.solution is None else str(pair.solution), source=pair.source,
+                     run_version=pair.run_version, bottleneck=pair.bottleneck, message=pair.note)
+
+
+def evaluate_pair(pair: Pair, request: EvalRequest, device: str) -> EvalEntry:
+    """Check, then time one pair in this process's device and GPU; its entry (the caller writes it).
+
+    Its key and its GPU are this process's (device_identity, held_gpu): a worker of --gpus or a
+    Ray task names the GPU it holds, never the driver's.
 
     Kept whole: one pair's steps in order, each turning a failure into the entry's verdict, so
     that nothing a pair does (a refused file, a crash, a bug here) stops the suite.
     """
     started = time.time()
     folder = request.output_dir / PAIRS_DIR / pair.name
-    for stale in (ENTRY_FILE, "benchmark.json", "correctness.json"):
+    for stale in STALE_RECORDS:
         (folder / stale).unlink(missing_ok=True)
-    entry = EvalEntry(name=pair.name, problem=str(pair.problem), verdict="missing", key=key,
-                      solution=None if pair.solution is None else str(pair.solution), source=pair.source,
-                      run_version=pair.run_version, bottleneck=pair.bottleneck, message=pair.note)
+    identity = device_identity(device)
+    entry = new_entry(pair, entry_key(pair, request, identity))
+    entry.device, entry.gpu = identity, held_gpu(device) if pair.solution is not None else None
     try:
         if pair.solution is not None:
             _check_and_time(entry, pair, request, device, folder)
@@ -151,8 +159,28 @@ def evaluate_pair(pair: Pair, request: EvalRequest, device: str, key: str) -> Ev
     except Exception as error:  # a bug in the tools must not stop the suite: the entry says what happened
         entry.verdict, entry.error_kind, entry.message = "internal_error", "internal_error", one_line(error)
     entry.wall_s = round(time.time() - started, 1)
-    write_json_atomic(folder / ENTRY_FILE, entry.to_dict())
     return entry
+
+
+def lost_entry(pair: Pair, device: dict[str, Any], gpu: dict[str, Any] | None, elapsed_s: float, kind: str,
+               message: str, key: str = "") -> EvalEntry:
+    """The row of a pair whose worker (--gpus, --ray) ran past the pair timeout (`kind` "timeout") or died
+    ("worker_died"): the pair's own verdict never came.
+
+    A timeout is the solution's failure, as a child's hang is, and keeps its key (a later run reuses
+    it, --force runs it again); a worker that died is the tools' failure and gets no key, so the next
+    run tries the pair again.
+    """
+    entry = new_entry(pair, key)
+    entry.verdict = LOST_VERDICTS[kind]
+    entry.error_kind, entry.message = kind, message
+    entry.device, entry.gpu, entry.wall_s = device, gpu, round(elapsed_s, 1)
+    return entry
+
+
+def write_entry(output_dir: Path, entry: EvalEntry) -> Path:
+    """OUT/pairs/NAME/entry.json, written whole or not at all (the driver's, and only its, write)."""
+    return write_json_atomic(output_dir / PAIRS_DIR / entry.name / ENTRY_FILE, entry.to_dict())
 
 
 def _check_and_time(entry: EvalEntry, pair: Pair, request: EvalRequest, device: str, folder: Path) -> None:
@@ -182,6 +210,9 @@ def _check_and_time(entry: EvalEntry, pair: Pair, request: EvalRequest, device: 
         kernelbench_tolerances=request.kernelbench_tolerances,
         **({} if request.timeout_s is None else {"timeout_s": request.timeout_s})))
     _read_benchmark(entry, benchmark)
+    timed_on = benchmark.gpu.uuid
+    if timed_on and entry.gpu and entry.gpu.get("uuid") not in (None, timed_on):
+        entry.notes.append(f"timed on the board {timed_on}, not the one this worker holds ({entry.gpu['uuid']})")
     if request.profile and entry.correct:
         _profile(entry, pair, folder)
 
