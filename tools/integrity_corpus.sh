@@ -16,8 +16,9 @@
 #     that never adds its zero bias (1024 x 8192 x 8192) fail the re-drawn weights check; a softmax that
 #     writes zeros and one whose denominator sums only the first 256 columns (level1/23_Softmax's 393216
 #     columns) fail under --kernelbench-tolerances (outputs too small for 1e-2: the reference-error rule
-#     judges), each beside its honest control. The softmax rows take 512 of 23_Softmax's 4096 rows
-#     (805 MB per tensor; 4096 rows, 6.4 GB per tensor, needs the correctness child's memory plan).
+#     judges), each beside its honest control. Those softmax rows take 512 of 23_Softmax's 4096 rows
+#     (805 MB per tensor) as they run four at a time; the two wrong ones run again at the full 4096
+#     rows (6.4 GB per tensor) one at a time after them (SKIP_KB_STOCK=1 leaves those two out).
 #
 # Usage (from the repository root):
 #   bash tools/integrity_corpus.sh OUT_DIR
@@ -181,7 +182,7 @@ check_in_background kb_linear_zero_bias correctness 0 "$KB_CHECKS/contract/L2_li
   "$KB_CHECKS/problems/L2_linear_zero_bias_relu.py"
 check_in_background kb_linear_ignores_bias correctness 1 "$KB_CHECKS/wrong/L2_linear_zero_bias_relu_ignores_bias.py" \
   "$KB_CHECKS/problems/L2_linear_zero_bias_relu.py" --kernelbench-tolerances
-KB_SOFTMAX_ROWS=--batch_size=512  # 23_Softmax's 393216 columns; 512 of its 4096 rows until the memory plan
+KB_SOFTMAX_ROWS=--batch_size=512  # 23_Softmax's 393216 columns, 512 of its 4096 rows beside other rows
 check_in_background kb_softmax_wide correctness 0 "$KB_CHECKS/solutions/L1_softmax_wide.py" \
   "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances "$KB_SOFTMAX_ROWS"
 check_in_background kb_softmax_zeros correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_zeros.py" \
@@ -204,6 +205,15 @@ for fixture in good/vector_add.py good/vector_add.cu wrong/memoized_by_pointer.p
   check_in_background "$(basename "$fixture" | tr . _)" correctness 0 "$VECTOR_ADD/$fixture" "$VECTOR_ADD/ref.py"
 done
 wait
+
+# --- level1/23_Softmax's own 4096 x 393216 (6.4 GB per tensor), one row at a time: the memory plan fits the
+# check to the GPU's free memory, which rows running beside it would take. The two false passes, one seed each.
+if [ "${SKIP_KB_STOCK:-0}" != 1 ]; then
+  run_step kb_softmax_zeros_stock correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_zeros.py" \
+    "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances --seeds 1
+  run_step kb_softmax_first_chunk_stock correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_first_chunk.py" \
+    "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances --seeds 1
+fi
 
 # --- benchmark rows, one at a time --------------------------------------------------------------------
 for fixture in good/vector_add.py good/vector_add.cu wrong/memoized_by_pointer.py wrong/memoized_by_version.py \

@@ -45,6 +45,7 @@ from kernel_opt.run.events import (
     CaseResultEvent,
     ErrorEvent,
     IntegrityEvent,
+    MemoryEvent,
     PhaseEvent,
     SweepOutcomeEvent,
     SweepSizeEvent,
@@ -145,7 +146,9 @@ def test_worker_events_round_trip_through_their_json_lines():
               SweepOutcomeEvent(1024, True, frame="nsight/N-1024/frame.csv"),
               SweepOutcomeEvent(2048, False, error="ncu failed"),
               IntegrityEvent("launches", {"profiled": False, "note": "not profiled: the CPU"}),
-              IntegrityEvent("rounding_probe", {"ran": False, "note": "not run: no float32 output"})]
+              IntegrityEvent("rounding_probe", {"ran": False, "note": "not run: no float32 output"}),
+              MemoryEvent("truth", peak_bytes=3 * 2**30, case=0, dims={"n": 8}, seed=1),
+              MemoryEvent("input pool", plan="the float64 truth in 2 row chunks")]
     for event in events:
         line = json.loads(json.dumps({**event.to_json(), "t": 12.5}))
         assert parse_event(line) == event and parse_event(line).t == 12.5
@@ -154,7 +157,8 @@ def test_worker_events_round_trip_through_their_json_lines():
     assert PhaseEvent("profile", nvtx_range="r").to_json()["range"] == "r"
     assert WorkEvent({"flops": 1.0}).to_json() == {"event": "work", "flops": 1.0}
     assert SweepOutcomeEvent(8, True).to_json() == {"event": "sweep_outcome", "value": 8, "profiled": True}
-    assert len(EVENT_TYPES) == 23
+    assert MemoryEvent("truth", plan="p").to_json() == {"event": "memory", "step": "truth", "plan": "p"}
+    assert len(EVENT_TYPES) == 24
     with pytest.raises(ValueError, match="unknown worker event 'teleport'"):
         parse_event({"event": "teleport"})
 

@@ -28,8 +28,8 @@ from kernel_opt.check.tolerance import (
     TolerancePolicy,
     expect,
     judge,
-    upcast_arguments,
 )
+from kernel_opt.check.truth import upcast_arguments
 
 MATMUL = REPO_ROOT / "reference" / "matmul"
 

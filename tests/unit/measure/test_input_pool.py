@@ -228,6 +228,23 @@ def test_another_version_gets_its_own_buffer_sets_in_the_plan():
     assert plan.note().startswith("the timed calls rotated through 3 input/output buffer set(s) and 4 value sets")
 
 
+SOFTMAX_STOCK = 4096 * 393216 * 4  # level1 23_Softmax's input and output at KernelBench's stock size, bytes each
+GB = 10**9
+
+
+def test_the_input_pool_keeps_rotating_with_its_expected_outputs_on_the_host():
+    """23_Softmax's pool: inputs and outputs 6.4 GB, expectations 6.4 + 12.9 GB per value set; 80 GB free, of
+    which the pool may take half."""
+    crowded = plan_pool(SOFTMAX_STOCK, SOFTMAX_STOCK, 3 * SOFTMAX_STOCK, 80 * GB)
+    assert (crowded.buffer_sets, crowded.value_sets) == (1, 1) and "could not rotate" in crowded.note()
+    hosted = plan_pool(SOFTMAX_STOCK, SOFTMAX_STOCK, 3 * SOFTMAX_STOCK, 80 * GB, host_bytes=100 * GB)
+    assert (hosted.buffer_sets, hosted.value_sets, hosted.expectations_on_host) == (2, 3, True)
+    assert hosted.extra_bytes == 2 * SOFTMAX_STOCK + 3 * SOFTMAX_STOCK  # a buffer set, three value sets: no more
+    assert "waited on the host" in hosted.note()
+    roomy = plan_pool(SOFTMAX_STOCK, SOFTMAX_STOCK, 3 * SOFTMAX_STOCK, 260 * GB, host_bytes=100 * GB)
+    assert (roomy.buffer_sets, roomy.value_sets, roomy.expectations_on_host) == (3, 4, False)
+
+
 # --- the benchmark child's pool, on the CPU (torch.cuda's memory query and sync stubbed) ----------
 
 
@@ -250,11 +267,13 @@ class Launcher:
 
 
 def child_pool(monkeypatch, solution, free_bytes=10**9, other=None):
+    from kernel_opt.check import truth
+    from kernel_opt.check.memory_plan import Budget
     from kernel_opt.measure import benchmark_child
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
 
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free_bytes, 2 * free_bytes))
+    monkeypatch.setattr(truth, "memory_budget", lambda device: Budget(free_bytes, 2 * free_bytes, None))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     reference = load_reference(REFERENCE_DIR / "vector_add" / "ref.py")
 
@@ -313,7 +332,8 @@ def test_the_childs_check_refuses_outputs_timed_with_a_replaced_timer(monkeypatc
 def test_without_room_for_a_pool_every_call_sees_the_same_inputs_and_the_report_says_so(monkeypatch):
     timed, instance, events = child_pool(monkeypatch, Counting(), free_bytes=1000)
     assert len(timed.rotation.buffers) == 1 and timed.rotation.value_sets[0]["x"] is instance.values["x"]
-    assert "could not rotate inputs" in events.emitted[-1].text
+    note, plan = events.emitted[-2:]
+    assert "could not rotate inputs" in note.text and plan.step == "input pool" and plan.plan == note.text
     fake_timer(timed.rotation, reps=3)
     timed.check_fixed("solution (kernel time)")
     assert events.emitted[-1].passed

@@ -21,6 +21,7 @@ from kernel_opt.run.events import (
     EnvironmentEvent,
     EventLog,
     IntegrityEvent,
+    MemoryEvent,
     NoteEvent,
     PhaseEvent,
     PlanEvent,
@@ -81,6 +82,7 @@ class CaseSession:
         self.all_passed = True  # every case so far matched the reference
         self._warned: set[str] = set()
         self._tolerances_seen: set[str] = set()
+        self._where: tuple[int | None, int | None] = (None, None)  # the case and seed being run, for the phases
         self.checks: list[IntegrityCheck] = [check() for check in registry.checks(When.AROUND_CASE)
                                              if check.applies(self.facts())]
 
@@ -152,8 +154,10 @@ class CaseSession:
         inputs_fingerprint = fingerprint(instance)
         values, outputs = instance.values, instance.outputs
         self.events.emit(PhaseEvent("reference", case=case, dims=dims, seed=seed))
+        self._where = (case, seed)
         expectation = self.expect(instance.dims, values, outputs)
         call = CaseCall(case, instance.dims, seed, values, outputs)
+        self.events.emit(PhaseEvent("before_call", case=case, dims=dims, seed=seed))
         for check in self.checks:
             check.before_call(call)
         self.events.emit(PhaseEvent("solution", case=case, dims=dims, seed=seed))
@@ -162,6 +166,7 @@ class CaseSession:
         self.solution.deliver_outputs()
         self.events.emit(PhaseEvent("compare", case=case, dims=dims, seed=seed))
         call.comparisons = [self.compare(name, values[name], expectation) for name in outputs]
+        self._where = (None, None)
         findings = self._findings(call)
         problems = [problem for check in self.checks if check.record_key in findings
                     for problem in check.case_problems(findings[check.record_key])]
@@ -202,20 +207,41 @@ class CaseSession:
         return instance
 
     def expect(self, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]):
-        """The reference's outputs (and their float64 truth); the reference's failure is ref.py's fault (exit 2)."""
+        """The reference's outputs (and their float64 truth, as the memory plan fits it: check/truth.py); the
+        reference's failure is ref.py's fault (exit 2), its running out of memory this machine's (exit 4)."""
         import torch
 
         from kernel_opt.check.tolerance import expect
+        from kernel_opt.run.memory import is_out_of_memory
 
+        row_arguments = self.reference.row_arguments(dims) if self.reference.row_arguments is not None else ()
         try:
-            expectation = expect(self.reference.reference, self.policy, dims, values, outputs)
+            expectation = expect(self.reference.reference, self.policy, dims, values, outputs, row_arguments,
+                                 on_truth=lambda: self.events.emit(PhaseEvent("truth", case=self._where[0], dims=dims,
+                                                                              seed=self._where[1])))
             if self.device == "cuda":
                 torch.cuda.synchronize()
         except KernelOptError:
             raise
         except Exception as error:
+            if is_out_of_memory(error):
+                raise  # run/entry.py: the harness's allocation, exit 4
             raise UsageError(f"the reference raised {one_line(error)}", kind="reference_error") from error
+        self._memory_plan(expectation)
         return expectation
+
+    def _memory_plan(self, expectation) -> None:
+        """What the memory plan did, into the record (once each); a truth of a sample of rows is a warning."""
+        from kernel_opt.check.chunked import SampledTruth
+
+        if expectation.truth_plan is not None and expectation.truth_plan not in self._warned:
+            self._warned.add(expectation.truth_plan)
+            self.events.emit(MemoryEvent(step="truth", plan=expectation.truth_plan))
+        for name, truth in (expectation.truth or {}).items():
+            if isinstance(truth, SampledTruth):
+                self.warn(f"output {name!r}: the float64 truth covers only {truth.text()}, because the whole fits "
+                          "neither on the GPU nor on the host: the reference-error rule judged those rows, and every "
+                          "other row had to lie within twice that rule's element bound of the reference's output")
 
     def compare(self, name: str, actual, expectation):
         from kernel_opt.check.tolerance import judge

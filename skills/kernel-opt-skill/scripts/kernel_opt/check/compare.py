@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 
-from kernel_opt.check.records import Mismatch, OutputComparison
+from kernel_opt.check.chunked import FirstMismatches, exact_counts, inputs_equal, tolerance_counts
+from kernel_opt.check.records import OutputComparison
 from kernel_opt.core.errors import UsageError
 from kernel_opt.solution.contract import call_with_accepted
 
@@ -27,7 +28,6 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {  # dtype -> (atol, rtol)
     "float16": (1e-3, 2e-3),
     "bfloat16": (1e-2, 1.6e-2),
 }
-FIRST_MISMATCHES_SHOWN = 10
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -82,40 +82,24 @@ def poison_(tensor: torch.Tensor) -> None:
 def compare_tensors(
     name: str, actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float
 ) -> OutputComparison:
+    """Every element within atol + rtol |expected| (NaN equal to NaN), with the evidence; in chunks
+    (check/chunked.py), so `expected` may be kept on the host."""
     if actual.shape != expected.shape:
         raise UsageError(
             f"output {name!r}: the reference produced shape {list(expected.shape)} "
             f"but the buffer is {list(actual.shape)}"
         )
     shape, numel = list(actual.shape), actual.numel()
+    first = FirstMismatches(tuple(actual.shape))
     if not actual.dtype.is_floating_point:
-        mismatch = actual != expected
-        count = int(mismatch.sum())
-        diffs = (actual.to(torch.float64) - expected.to(torch.float64)).abs()
-        max_abs = float(diffs.max()) if numel else 0.0
+        count, max_abs, all_zero = exact_counts(actual, expected, first)
         return OutputComparison(
             name, dtype_name(actual.dtype), shape, numel, 0.0, 0.0, count == 0, count, 0, 0,
-            json_number(max_abs), None, None, bool((expected == 0).all()),
-            first_mismatches(mismatch, actual, expected),
+            json_number(max_abs), None, None, all_zero, first.found,
         )
-    a = actual.detach().to(torch.float64)
-    b = expected.detach().to(torch.float64)
-    close = torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-    mismatch = ~close
-    expected_finite = torch.isfinite(b)
-    nonfinite_unexpected = int((~torch.isfinite(a) & expected_finite).sum())
-    nan_unexpected = int((torch.isnan(a) & expected_finite).sum())
-    both_finite = torch.isfinite(a) & expected_finite
-    difference = (a - b).abs()[both_finite]
-    magnitude = b.abs()[both_finite]
-    max_abs = float(difference.max()) if difference.numel() else None
-    relevant = magnitude > atol
-    max_rel = float((difference[relevant] / magnitude[relevant]).max()) if bool(relevant.any()) else None
-    norm_expected = float(torch.linalg.vector_norm(b[both_finite])) if difference.numel() else 0.0
-    norm_rel = float(torch.linalg.vector_norm(difference)) / norm_expected if norm_expected > 0 else None
-    finite_expected = b[expected_finite].abs()
-    zeros_would_pass = bool((finite_expected <= atol + rtol * finite_expected).all()) and finite_expected.numel() > 0
-    count = int(mismatch.sum())
+    counts = tolerance_counts(actual, expected, atol, rtol, first)
+    norm_expected = math.sqrt(counts.expected_squares) if counts.any_both_finite else 0.0
+    norm_rel = math.sqrt(counts.difference_squares) / norm_expected if norm_expected > 0 else None
     return OutputComparison(
         name=name,
         dtype=dtype_name(actual.dtype),
@@ -123,15 +107,15 @@ def compare_tensors(
         numel=numel,
         atol=atol,
         rtol=rtol,
-        passed=count == 0,
-        mismatches=count,
-        nonfinite_unexpected=nonfinite_unexpected,
-        nan_unexpected=nan_unexpected,
-        max_abs_error=json_number(max_abs),
-        max_rel_error=json_number(max_rel),
+        passed=counts.mismatches == 0,
+        mismatches=counts.mismatches,
+        nonfinite_unexpected=counts.nonfinite_unexpected,
+        nan_unexpected=counts.nan_unexpected,
+        max_abs_error=json_number(counts.max_abs if counts.any_both_finite else None),
+        max_rel_error=json_number(counts.max_rel),
         norm_rel_error=json_number(norm_rel),
-        zeros_would_pass=zeros_would_pass,
-        first_mismatches=first_mismatches(mismatch, actual, expected),
+        zeros_would_pass=counts.zeros_within and counts.any_expected_finite,
+        first_mismatches=first.found,
     )
 
 
@@ -147,9 +131,11 @@ def constant_would_pass(expected: torch.Tensor, atol: float, rtol: float) -> str
     when max|expected| <= atol / (1 - rtol); some constant passes when the interval every element
     allows has a common point, (max - rtol |max|) - (min + rtol |min|) <= 2 atol.
     """
-    if not expected.dtype.is_floating_point or expected.numel() == 0 or not bool(torch.isfinite(expected).all()):
+    if not expected.dtype.is_floating_point or expected.numel() == 0:
         return None
-    high, low = float(expected.max()), float(expected.min())
+    high, low = float(expected.max()), float(expected.min())  # a NaN anywhere makes both NaN: no extra tensor
+    if not (math.isfinite(high) and math.isfinite(low)):
+        return None
     if rtol >= 1 or max(abs(high), abs(low)) <= atol / (1 - rtol):
         return "an all-zero output"
     if expected.numel() < 2:
@@ -158,34 +144,10 @@ def constant_would_pass(expected: torch.Tensor, atol: float, rtol: float) -> str
     return f"a constant output ({(top + bottom) / 2:.3g} everywhere)" if top <= bottom else None
 
 
-def first_mismatches(mismatch: torch.Tensor, actual: torch.Tensor, expected: torch.Tensor) -> list[Mismatch]:
-    """The first FIRST_MISMATCHES_SHOWN bad elements: index, actual value, expected value."""
-    if mismatch.dim() == 0:
-        indices = [()] if bool(mismatch) else []
-    else:
-        indices = [tuple(int(i) for i in row) for row in mismatch.nonzero()[:FIRST_MISMATCHES_SHOWN].tolist()]
-    found = []
-    for index in indices:
-        found.append(
-            Mismatch(list(index), json_number(actual[index].item()), json_number(expected[index].item()))
-        )
-    return found
-
-
 def inputs_modified(before: dict[str, torch.Tensor], after: dict[str, Any]) -> list[str]:
-    """Names of inputs whose bits changed during the call (NaN compares equal to NaN)."""
-    changed = []
-    for name, original in before.items():
-        current = after[name]
-        if original.dtype.is_floating_point:
-            same = torch.equal(torch.nan_to_num(original, nan=0.0), torch.nan_to_num(current, nan=0.0)) and torch.equal(
-                torch.isnan(original), torch.isnan(current)
-            )
-        else:
-            same = torch.equal(original, current)
-        if not same:
-            changed.append(name)
-    return changed
+    """Names of inputs whose bits changed during the call (NaN compares equal to NaN); `before` may be kept on the
+    host (check/truth.kept_copies)."""
+    return [name for name, original in before.items() if not inputs_equal(original, after[name])]
 
 
 def run_reference(reference, kwargs: dict[str, Any], outputs: list[str]) -> None:

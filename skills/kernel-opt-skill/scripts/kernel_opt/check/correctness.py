@@ -36,12 +36,14 @@ from kernel_opt.run.events import (
     EnvironmentEvent,
     Event,
     IntegrityEvent,
+    MemoryEvent,
     NoteEvent,
     PlanEvent,
     ToleranceEvent,
     WarningEvent,
     dispatch,
 )
+from kernel_opt.run.memory import add_memory_event
 from kernel_opt.run.request import ChildRequest, CorrectnessPart, Tolerances
 from kernel_opt.solution import registry
 from kernel_opt.solution.backend import BuildOptions
@@ -272,6 +274,7 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
     ToleranceEvent: lambda report, event: report.tolerances.append(ToleranceEntry(**event.tolerance())),
     CaseResultEvent: _case_result,
     IntegrityEvent: _integrity,
+    MemoryEvent: add_memory_event,
 }
 
 

@@ -22,6 +22,7 @@ from kernel_opt.core.records import (
     to_json,
 )
 from kernel_opt.run.environment import RunEnvironment
+from kernel_opt.run.memory import MemoryUse
 from kernel_opt.solution.build_record import BuildRecord, BuiltKernel
 
 CORRECTNESS_FILE = "correctness.json"
@@ -242,6 +243,7 @@ class CorrectnessReport:
     subject: CheckSubject = field(default_factory=CheckSubject)
     sanitizer: SanitizerRun | None = None  # --sanitize: the tool, its command and its findings
     kernelbench_tolerances: bool = False  # judged at KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)
+    memory: MemoryUse | None = None  # each step's peak GPU memory and what the memory plan chose (run/memory.py)
     schema: str = CORRECTNESS_SCHEMA
 
     @property
@@ -282,6 +284,8 @@ class CorrectnessReport:
             del payload["sanitizer"]
         if not self.kernelbench_tolerances:
             del payload["kernelbench_tolerances"]
+        if self.memory is None:
+            del payload["memory"]
         return payload
 
     @classmethod
@@ -315,7 +319,8 @@ class CorrectnessReport:
 _REPORT_FIELDS = frozenset(item.name for item in fields(CorrectnessReport)) | {"passed"}
 _SECTION_READERS = {"device": section_of(DeviceInfo), "tolerances": list_of(ToleranceEntry),
                     "build": section_of(BuildRecord), "error": section_of(ErrorRecord),
-                    "environment": section_of(RunEnvironment), "subject": section_of(CheckSubject)}
+                    "environment": section_of(RunEnvironment), "subject": section_of(CheckSubject),
+                    "memory": section_of(MemoryUse)}
 
 
 KERNELBENCH_WOULD_PASS = "KernelBench's rule (atol = rtol = 1e-2) would pass it"

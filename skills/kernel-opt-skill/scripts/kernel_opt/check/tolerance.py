@@ -32,8 +32,10 @@ tolerance cannot tell the answer from a kernel that computes nothing. The float6
 measured and the reference-error rule judges the output instead (`tolerance_cannot_judge` says
 why); it is never called a precision downgrade on that tolerance's word.
 
-Where the reference cannot run on float64 inputs (it raises, or runs out of memory), the
-output falls back to the dtype defaults of check/compare.py and the report says why.
+The float64 run is planned to fit in memory (check/truth.py: in one run, in row chunks, on the
+host, or on a sample of rows); where the reference cannot run on float64 inputs (it raises), or no
+way of running it fits, the output falls back to the dtype defaults of check/compare.py and the
+report says why.
 Otherwise explicit tolerances (ref.py's atol/rtol, --atol/--rtol) keep their meaning exactly:
 compare.compare_tensors against the reference's output.
 """
@@ -41,24 +43,25 @@ compare.compare_tensors against the reference's output.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import torch
 
+from kernel_opt.check.chunked import FirstMismatches, SampledTruth, truth_mismatches, truth_norms, truth_segments
 from kernel_opt.check.compare import (
     DEFAULT_TOLERANCES,
     compare_tensors,
     constant_would_pass,
     dtype_name,
-    first_mismatches,
     json_number,
     resolve_tolerance,
     run_reference,
 )
 from kernel_opt.check.records import OutputComparison
+from kernel_opt.check.truth import TruthUnavailable
 from kernel_opt.core.errors import UsageError
-from kernel_opt.run.events import one_line
 from kernel_opt.run.request import Tolerances
 
 # How far an honest solution may sit from the truth, in units of the reference's own error.
@@ -200,88 +203,27 @@ def relative_floor(dtype: torch.dtype, allow_tf32: bool = False) -> float:
     return floor
 
 
-class TruthUnavailable(Exception):
-    """The reference could not run on float64 inputs; the message says why, in one line."""
-
-
-def upcast_arguments(dims: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """The reference's keyword arguments with every floating-point tensor copied to float64 (others cloned)."""
-    copies: dict[str, Any] = {}
-    for name, value in values.items():
-        if isinstance(value, torch.Tensor):
-            copies[name] = value.detach().to(torch.float64, copy=True) if value.is_floating_point() else value.clone()
-        else:
-            copies[name] = value
-    return {**dims, **copies}
-
-
-def float64_truth(reference, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
-    """The reference's outputs on float64 copies of the inputs, on their device; TruthUnavailable if it cannot."""
-    try:
-        kwargs = upcast_arguments(dims, values)
-        run_reference(reference, kwargs, outputs)
-        if any(isinstance(kwargs[name], torch.Tensor) and kwargs[name].is_cuda for name in outputs):
-            torch.cuda.synchronize()
-    except Exception as error:  # any failure of the user's reference in float64 means: no truth
-        if isinstance(error, torch.cuda.OutOfMemoryError):
-            torch.cuda.empty_cache()
-        raise TruthUnavailable(f"the reference raised {one_line(error)[:300]} on float64 inputs") from error
-    return {name: kwargs[name] for name in outputs}
-
-
-@dataclass(frozen=True)
-class _Errors:
-    """Norms of one output's errors over the elements where the reference is finite."""
-
-    truth_norm: float
-    truth_max: float
-    reference_norm: float
-    reference_max: float
-    solution_norm: float
-    solution_max: float
-    count: int
-
-
-def _error_norms(actual: torch.Tensor, reference: torch.Tensor, truth: torch.Tensor, usable: torch.Tensor) -> _Errors:
-    def norms(values: torch.Tensor) -> tuple[float, float]:
-        if values.numel() == 0:
-            return 0.0, 0.0
-        return float(torch.linalg.vector_norm(values)), float(values.abs().max())
-
-    truth_norm, truth_max = norms(truth[usable])
-    reference_norm, reference_max = norms((reference - truth)[usable])
-    solution_norm, solution_max = norms((actual - truth)[usable])
-    return _Errors(truth_norm, truth_max, reference_norm, reference_max, solution_norm, solution_max,
-                   int(usable.sum()))
-
-
-def compare_with_truth(name: str, actual: torch.Tensor, reference: torch.Tensor, truth: torch.Tensor,
-                       rule: ToleranceRule) -> OutputComparison:
+def compare_with_truth(name: str, actual: torch.Tensor, reference: torch.Tensor,
+                       truth: torch.Tensor | SampledTruth, rule: ToleranceRule) -> OutputComparison:
     """Judge a floating-point output by the reference-error rule (module docstring); the evidence in the record.
 
-    `reference` is the reference's output in the output's dtype, `truth` its float64 run.
-    Where the reference is NaN/Inf the solution must hold the same value; where the float64 run
-    is not finite but the reference is, the reference's value stands in for the truth.
+    `reference` is the reference's output in the output's dtype, `truth` its float64 run (or that
+    of a sample of rows: check/chunked.SampledTruth). Where the reference is NaN/Inf the solution
+    must hold the same value; where the float64 run is not finite but the reference is, the
+    reference's value stands in for the truth. Computed in chunks (check/chunked.py), so the
+    reference and the truth may be kept on the host.
     """
-    if actual.shape != reference.shape or truth.shape != reference.shape:
+    if actual.shape != reference.shape or tuple(truth.shape) != tuple(reference.shape):
         raise UsageError(f"output {name!r}: the reference produced shape {list(reference.shape)} (float64 run: "
                          f"{list(truth.shape)}) but the buffer is {list(actual.shape)}")
-    a, r, t = (tensor.detach().to(torch.float64) for tensor in (actual, reference, truth))
-    reference_finite, actual_finite = torch.isfinite(r), torch.isfinite(a)
-    t = torch.where(reference_finite & ~torch.isfinite(t), r, t)
-    special_mismatch = ~reference_finite & ~((torch.isnan(a) & torch.isnan(r)) | (a == r))
-    usable = reference_finite & actual_finite
-    errors = _error_norms(a, r, t, usable)
+    segments = truth_segments(truth)
+    errors = truth_norms(actual, reference, segments)
     tiny = float(torch.finfo(actual.dtype).tiny)
     multiple, floor = float(rule.multiple or REFERENCE_ERROR_MULTIPLE), float(rule.floor or 0.0)
     allowed_norm = max(multiple * errors.reference_norm, floor * errors.truth_norm) + tiny * math.sqrt(errors.count)
     element_bound = max(multiple * errors.reference_max, floor * errors.truth_max) + tiny
-    element_errors = (a - t).abs()
-    mismatch = (usable & (element_errors > element_bound)) | (reference_finite & ~actual_finite) | special_mismatch
-    count = int(mismatch.sum())
-    magnitude = t.abs()
-    relevant = usable & (magnitude > element_bound)
-    max_rel = float((element_errors[relevant] / magnitude[relevant]).max()) if bool(relevant.any()) else None
+    first = FirstMismatches(tuple(actual.shape))
+    truth_mismatches(actual, reference, segments, errors, element_bound, first)  # expected: the float64 truth
 
     def relative(value: float) -> float | None:
         return value / errors.truth_norm if errors.truth_norm > 0 else None
@@ -289,15 +231,15 @@ def compare_with_truth(name: str, actual: torch.Tensor, reference: torch.Tensor,
     return OutputComparison(
         name=name, dtype=dtype_name(actual.dtype), shape=list(actual.shape), numel=actual.numel(),
         atol=None, rtol=None,
-        passed=count == 0 and errors.solution_norm <= allowed_norm,
-        mismatches=count,
-        nonfinite_unexpected=int((reference_finite & ~actual_finite).sum()),
-        nan_unexpected=int((reference_finite & torch.isnan(a)).sum()),
+        passed=errors.mismatches == 0 and errors.solution_norm <= allowed_norm,
+        mismatches=errors.mismatches,
+        nonfinite_unexpected=errors.nonfinite_unexpected,
+        nan_unexpected=errors.nan_unexpected,
         max_abs_error=json_number(errors.solution_max if errors.count else None),
-        max_rel_error=json_number(max_rel),
+        max_rel_error=json_number(errors.max_rel),
         norm_rel_error=json_number(relative(errors.solution_norm)),
         zeros_would_pass=errors.count > 0 and errors.truth_norm <= allowed_norm and errors.truth_max <= element_bound,
-        first_mismatches=first_mismatches(mismatch, actual, t),  # expected: the float64 truth
+        first_mismatches=first.found,
         tolerance_rule=REFERENCE_ERROR,
         solution_error=json_number(relative(errors.solution_norm)),
         reference_error=json_number(relative(errors.reference_norm)),
@@ -308,31 +250,48 @@ def compare_with_truth(name: str, actual: torch.Tensor, reference: torch.Tensor,
 
 @dataclass
 class Expectation:
-    """What one set of inputs should give: the reference's outputs, their float64 truth, or why there is none."""
+    """What one set of inputs should give: the reference's outputs, their float64 truth, or why there is none.
+
+    Either may be kept on the host where the device has no room beside the rest of the case
+    (check/truth.py); the comparisons read them in chunks.
+    """
 
     reference: dict[str, torch.Tensor]
-    truth: dict[str, torch.Tensor] | None = None
+    truth: dict[str, Any] | None = None  # a tensor per output, or check/chunked.SampledTruth for a sample of rows
     truth_missing: str | None = None  # why the float64 run is missing, where one was wanted
+    truth_plan: str | None = None  # how the truth was computed where not in one run kept on the device
 
 
 def expect(reference, policy: TolerancePolicy, dims: dict[str, Any], values: dict[str, Any],
-           outputs: list[str]) -> Expectation:
+           outputs: list[str], row_arguments: tuple[str, ...] = (),
+           on_truth: Callable[[], None] | None = None) -> Expectation:
     """Run the reference on private copies of `values` (and on float64 copies where the rule needs a truth).
 
     The reference's own failure propagates (it is ref.py's fault); a failure of the float64 run
-    only means no truth (Expectation.truth_missing).
+    only means no truth (Expectation.truth_missing). The float64 run is planned to fit in memory
+    (check/truth.py): `row_arguments` names the arguments whose rows are independent (a KernelBench
+    Model's forward inputs), which lets it run in row chunks; `on_truth` is called as it begins.
     """
+    from kernel_opt.check.truth import float64_truth, keep_expected
+    from kernel_opt.run.memory import peak_since, restart_peak
     from kernel_opt.solution.inputs import cloned_arguments
 
+    before = restart_peak()  # what the reference's run allocates, measured: the memory plan's basis
     kwargs = cloned_arguments(dims, values)
     run_reference(reference, kwargs, outputs)
     expectation = Expectation({name: kwargs[name] for name in outputs})
+    del kwargs  # the reference's copies of the inputs go before the float64 run begins
+    transient = peak_since(before)
     if any(isinstance(values[name], torch.Tensor) and (policy.needs_truth(values[name].dtype) or policy.weak_tolerance(
             values[name].dtype, expectation.reference[name]) is not None) for name in outputs):
+        if on_truth is not None:
+            on_truth()
         try:
-            expectation.truth = float64_truth(reference, dims, values, outputs)
+            planned = float64_truth(reference, dims, values, outputs, expectation.reference, row_arguments, transient)
+            expectation.truth, expectation.truth_plan = planned.values, planned.plan
         except TruthUnavailable as missing:
             expectation.truth_missing = str(missing)
+    expectation.reference = keep_expected(expectation.reference, values, outputs, transient)
     return expectation
 
 

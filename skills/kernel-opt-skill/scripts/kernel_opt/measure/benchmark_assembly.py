@@ -20,6 +20,7 @@ from kernel_opt.run.events import (
     Event,
     InterleavedEvent,
     KernelTimeEvent,
+    MemoryEvent,
     NoteEvent,
     PhaseEvent,
     PostTimingCheckEvent,
@@ -30,6 +31,7 @@ from kernel_opt.run.events import (
     WorkEvent,
     dispatch,
 )
+from kernel_opt.run.memory import add_memory_event
 
 
 def phase_durations(events: list[Event], spawned: float, ended: float) -> dict[str, float]:
@@ -112,6 +114,7 @@ _HANDLERS: dict[type[Event], Callable[[BenchmarkReport, Any], None]] = {
     CopySameBytesEvent: _copy_same_bytes,
     WarningEvent: lambda report, event: report.warnings.append(event.text),
     NoteEvent: lambda report, event: report.notes.append(event.text),
+    MemoryEvent: add_memory_event,
 }
 
 

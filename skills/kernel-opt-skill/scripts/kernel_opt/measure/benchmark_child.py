@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import SolutionError
-from kernel_opt.measure.input_pool import InputRotation, plan_pool
+from kernel_opt.measure.input_pool import POOL_BUFFER_SETS, InputRotation, plan_pool
 from kernel_opt.measure.records import TimedEntry, compile_baseline_name
 from kernel_opt.run.events import (
     CeilingsEvent,
@@ -20,6 +20,7 @@ from kernel_opt.run.events import (
     EventLog,
     InterleavedEvent,
     KernelTimeEvent,
+    MemoryEvent,
     NoteEvent,
     PhaseEvent,
     PostTimingCheckEvent,
@@ -91,28 +92,39 @@ def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, so
                 events: EventLog, guard: PrimitiveGuard) -> _Timed:
     """Value sets (fresh draws, seeds seed+1...), their expected outputs, and the buffer sets to rotate.
 
-    Sized by input_pool.plan_pool from the problem's bytes and the free GPU memory.
+    Sized by input_pool.plan_pool from the problem's bytes and the memory available now; the
+    expected outputs wait on the host where only that lets the pool rotate (check/truth.py).
     """
     import torch
 
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.tolerance import TolerancePolicy, expect
+    from kernel_opt.check.truth import expectation_to_host, memory_budget
     from kernel_opt.solution.returning_call import deliver_outputs
 
     values, outputs, dims = instance.values, instance.outputs, instance.dims
     policy = TolerancePolicy.for_run(reference, tolerances)
     inputs = [name for name, value in values.items() if isinstance(value, torch.Tensor) and name not in outputs]
     truth = sum(8 * values[name].numel() for name in outputs if policy.needs_truth(values[name].dtype))
-    free, _ = torch.cuda.mem_get_info(values[outputs[0]].device)
+    budget = memory_budget(values[outputs[0]].device)
     plan = plan_pool(_tensor_bytes(values, inputs), _tensor_bytes(values, outputs),
-                     _tensor_bytes(values, outputs) + truth, free, versions=2 if other is not None else 1)
+                     _tensor_bytes(values, outputs) + truth, budget.device_available,
+                     versions=2 if other is not None else 1, host_bytes=budget.host)
     if plan.value_sets == 1:
         value_sets = [{name: values[name] for name in inputs}]
     else:
-        value_sets = [{name: make(dict(dims), seed + 1 + index).values[name] for name in inputs}
-                      for index in range(plan.value_sets)]
-    expectations = [expect(reference.reference, policy, dims, {**values, **value_set}, outputs)
-                    for value_set in value_sets]
+        value_sets = []
+        for index in range(plan.value_sets):  # one draw per value set: its inputs, weights included
+            drawn = make(dict(dims), seed + 1 + index).values
+            value_sets.append({name: drawn[name] for name in inputs})
+            del drawn  # its output buffers
+    row_arguments = reference.row_arguments(dims) if reference.row_arguments is not None else ()
+    expectations = []
+    for value_set in value_sets:
+        expectation = expect(reference.reference, policy, dims, {**values, **value_set}, outputs, row_arguments)
+        expectations.append(expectation_to_host(expectation) if plan.expectations_on_host else expectation)
+        if expectation.truth_plan is not None:
+            events.emit(MemoryEvent(step="input pool", plan=expectation.truth_plan))
     torch.cuda.synchronize()
 
     def rotation_of(launcher, buffers: list[dict[str, Any]]) -> InputRotation:
@@ -128,6 +140,8 @@ def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, so
     if other is not None:
         other_rotation = rotation_of(other, [fresh_buffers() for _ in range(plan.buffer_sets)])
     events.emit(NoteEvent(plan.note()))
+    if plan.expectations_on_host or plan.value_sets < POOL_BUFFER_SETS + 1:
+        events.emit(MemoryEvent(step="input pool", plan=plan.note()))
     return _Timed(outputs, policy, events, expectations, rotation, guard, other_rotation)
 
 
@@ -242,12 +256,14 @@ def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog)
     # The solution: one untimed call, then the pool of fresh inputs, then timing on rotated inputs.
     events.emit(PhaseEvent("solution", dims=dims, seed=seed))
     call_solution(solution, values, dims, outputs)
+    solution.forget_call()  # what a ModelNew returned: not kept through the timing
     guard.verify("the solution's first call")
     events.emit(PhaseEvent("input pool"))
     timed = _build_pool(prepared.make, request.benchmark.tolerances, prepared.reference, instance, seed, solution,
                         other, events, guard)
     if other is not None:
         call_solution(other, timed.other.buffers[0], dims, outputs)
+        other.forget_call()
         guard.verify("the --against version's first call", who="the --against version")
     events.emit(PhaseEvent("timing"))
     median_us = _time_solution(solution, timed)
@@ -257,8 +273,18 @@ def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog)
     _time_cuda_graph(solution, fixed, median_us, timed)
     if other is not None:
         _time_interleaved(timed)
+    del timed, fixed  # the pool's buffers, value sets and expected outputs: not kept while the baselines run
+    _release_cached_memory()
     _time_baselines(prepared.reference, values, dims, request, events, accepted_kwargs, prepared.compiler_warm_up_s)
     events.emit(DoneEvent())
+
+
+def _release_cached_memory() -> None:
+    """Give the allocator's unused blocks back, so a torch.compile baseline's own memory pool (CUDA graphs) can
+    have them."""
+    import torch
+
+    torch.cuda.empty_cache()
 
 
 def _time_solution(solution, timed: _Timed) -> float:
@@ -276,7 +302,10 @@ def _time_solution(solution, timed: _Timed) -> float:
         raise
     except Exception as error:
         from kernel_opt.run.events import classify_exception_message
+        from kernel_opt.run.memory import allocation_failure, is_out_of_memory
 
+        if is_out_of_memory(error):  # the solution's only where it failed inside its call (InputRotation.call)
+            raise allocation_failure(error) from error
         raise SolutionError(f"the solution raised {one_line(error)} while being timed",
                             kind=classify_exception_message(str(error))) from error
     timed.guard.verify("the timed calls")  # before a time measured with replaced timers is recorded

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_opt.run.memory import solution_code
+
 # Buffer sets the timed calls rotate through. Two suffice for "no call sees the previous call's
 # buffers"; a third keeps that true for a cache that remembers two entries. Value sets are one
 # more (coprime with the buffer sets, see the module docstring).
@@ -38,18 +40,21 @@ class PoolPlan:
     buffer_sets: int
     value_sets: int
     extra_bytes: int  # device memory the pool adds to the problem's own
+    expectations_on_host: bool = False  # the expected outputs and their float64 truth wait on the host
 
     def note(self) -> str:
         if self.value_sets == 1:
             return ("the timed calls could not rotate inputs (no room beside the problem for a second set): every "
                     "timed call saw the same inputs, so output caching is not excluded by this run")
+        host = ("; the reference's outputs and float64 truth for them waited on the host (no room on the GPU)"
+                if self.expectations_on_host else "")
         return (f"the timed calls rotated through {self.buffer_sets} input/output buffer set(s) and {self.value_sets} "
                 f"value sets ({self.extra_bytes / 1e6:.1f} MB beside the problem): no call saw the previous call's "
-                "inputs, and each buffer set's last outputs were checked against the reference for its values")
+                f"inputs, and each buffer set's last outputs were checked against the reference for its values{host}")
 
 
 def plan_pool(input_bytes: int, output_bytes: int, expectation_bytes: int, free_bytes: int,
-              versions: int = 1) -> PoolPlan:
+              versions: int = 1, host_bytes: int | None = None) -> PoolPlan:
     """The largest pool that fits in POOL_MEMORY_FRACTION of the free memory.
 
     Args:
@@ -58,13 +63,16 @@ def plan_pool(input_bytes: int, output_bytes: int, expectation_bytes: int, free_
         versions: solutions timed (2 when another version is compared): each rotates its own buffer
             sets; the value sets and their expected outputs are shared. The problem's own set is the
             first buffer set of the first version.
+        host_bytes: what the host may hold (check/memory_plan.Budget.host): where a pool fits only with its
+            expected outputs there, they wait on the host (the checks after timing read them in chunks); None: not.
     """
     budget = int(free_bytes * POOL_MEMORY_FRACTION)
     for buffer_sets, value_sets in _CANDIDATES:
-        extra = ((versions * buffer_sets - 1) * (input_bytes + output_bytes)
-                 + value_sets * (input_bytes + expectation_bytes))
-        if extra <= budget:
-            return PoolPlan(buffer_sets, value_sets, extra)
+        buffers = (versions * buffer_sets - 1) * (input_bytes + output_bytes) + value_sets * input_bytes
+        if buffers + value_sets * expectation_bytes <= budget:
+            return PoolPlan(buffer_sets, value_sets, buffers + value_sets * expectation_bytes)
+        if buffers <= budget and host_bytes is not None and value_sets * expectation_bytes <= host_bytes:
+            return PoolPlan(buffer_sets, value_sets, buffers, expectations_on_host=True)
     return PoolPlan(1, 1, 0)
 
 
@@ -108,6 +116,7 @@ class InputRotation:
         self.produced.pop(buffer, None)  # poisoned: nothing computed there yet
         self.current = buffer
 
+    @solution_code  # an allocation that fails below this call is the solution's (run/memory.py)
     def call(self) -> None:
         """The timed callable: the solution on the current buffer set."""
         self.calls[self.current]()

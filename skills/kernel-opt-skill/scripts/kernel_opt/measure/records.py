@@ -30,6 +30,7 @@ from kernel_opt.core.records import (
 from kernel_opt.env.probe_records import SmiGpu
 from kernel_opt.measure.roofline_records import CeilingBasis, CopySameBytes, Roofline, RoofPoint, Work
 from kernel_opt.run.environment import GpuInfo, RunEnvironment
+from kernel_opt.run.memory import MemoryUse
 from kernel_opt.solution.build_record import BuildRecord
 
 BENCHMARK_FILE = "benchmark.json"
@@ -243,10 +244,13 @@ class BenchmarkReport:
     notes: list[str] = field(default_factory=list)
     phases_s: dict[str, float] = field(default_factory=dict)  # where the command's wall time went
     exit_code: int | None = None  # benchmark.py's exit code; set when the record is final
+    memory: MemoryUse | None = None  # each step's peak GPU memory and what the memory plan chose (run/memory.py)
     schema: str = BENCHMARK_SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
         payload = {item.name: to_json(getattr(self, item.name)) for item in fields(self)}
+        if self.memory is None:
+            del payload["memory"]
         return {"exit_code": payload.pop("exit_code"), **payload}
 
     @classmethod
@@ -336,7 +340,7 @@ _SECTION_READERS = {
     "correctness": section_of(CorrectnessGate), "post_timing_check": dict_of(TimedOutputCheck),
     "cuda_graph": section_of(TimedEntry), "kernel_time": section_of(TimedEntry),
     "work": section_of(Work), "roofline": section_of(Roofline), "copy_same_bytes": section_of(CopySameBytes),
-    "error": section_of(ErrorRecord),
+    "error": section_of(ErrorRecord), "memory": section_of(MemoryUse),
 }
 
 

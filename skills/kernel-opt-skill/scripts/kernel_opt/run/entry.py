@@ -3,7 +3,8 @@
 Every program a parent starts (`python -m kernel_opt.child`, the profile target ncu runs, the
 size sweep's file) calls `child_main` with the runners of the modes it serves. A runner's
 exception never escapes as a bare traceback: `error_event` names it (the solution's fault, this
-machine's, a bug) in the event log the parent reads (run/runner.py), and the exit code says the same.
+machine's, a bug) in the event log the parent reads (run/runner.py), and the exit code says the same;
+an allocation that failed is the solution's only inside its own call (run/memory.py).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kernel_opt.core.dependencies import dependency_fault
-from kernel_opt.core.errors import ExitCode, KernelOptError, UsageError
+from kernel_opt.core.errors import EnvironmentFault, ExitCode, KernelOptError, UsageError
 from kernel_opt.run.events import ErrorEvent, EventLog, one_line
+from kernel_opt.run.memory import ALLOCATION_KINDS, MeteredEventLog, allocation_failure, out_of_memory_in
 from kernel_opt.run.request import ChildRequest
 
 TRACEBACK_CHARS = 2000  # of an unexpected exception's traceback, kept in its event's hint
@@ -23,8 +25,15 @@ Runner = Callable[[ChildRequest, EventLog], "int | None"]  # a mode's work; its 
 
 
 def error_event(error: BaseException, purpose: str = "running a solution") -> ErrorEvent:
-    """The event for an exception: a KernelOptError as it is; an ImportError of a known package is this machine's
-    (exit 4, with the install line); anything else is a bug or a side effect of the solution, reported whole."""
+    """The event for an exception: an allocation that failed, wherever it was raised or wrapped, by whose call it
+    failed in (run/memory.py: the solution's, exit 3; the harness's or this machine's, exit 4); a KernelOptError as it
+    is; an ImportError of a known package is this machine's (exit 4, with the install line); anything else is a bug
+    or a side effect of the solution, reported whole."""
+    decided = isinstance(error, EnvironmentFault) or (isinstance(error, KernelOptError)
+                                                      and error.kind in ALLOCATION_KINDS)
+    failed_allocation = None if decided else out_of_memory_in(error)
+    if failed_allocation is not None:
+        return ErrorEvent.from_error(allocation_failure(failed_allocation))
     if isinstance(error, KernelOptError):
         return ErrorEvent.from_error(error)
     fault = dependency_fault(error, purpose) if isinstance(error, ImportError) else None
@@ -57,7 +66,7 @@ def child_main(argv: list[str], runners: Mapping[str, Runner], mode: str | None 
         mode: the program's own mode, for a request file that does not name one (the profile target's, the sweep's).
     """
     payload = json.loads(Path(argv[0]).read_text())
-    events = EventLog(payload["events"])
+    events = MeteredEventLog(payload["events"])  # each phase's peak GPU memory, as it ends
 
     def run() -> int | None:
         request = ChildRequest.from_json(payload, mode)

@@ -272,6 +272,19 @@ class SweepOutcomeEvent(Event):
 
 
 @dataclass
+class MemoryEvent(Event):
+    """A step's GPU memory (run/memory.py): the peak allocated while it ran, and what the memory plan chose."""
+
+    tag: ClassVar[str] = "memory"
+    step: str  # the phase it belongs to ("reference", "truth", "solution", "input pool", ...)
+    peak_bytes: int | None = None  # torch.cuda.max_memory_allocated over the step, reset when it began
+    case: int | None = None
+    dims: dict[str, Any] | None = None
+    seed: int | None = None
+    plan: str | None = None  # what the plan chose where the whole did not fit, in one sentence
+
+
+@dataclass
 class InterleavedEvent(Event):
     tag: ClassVar[str] = "interleaved"
     this: dict[str, Any]  # TimingSamples.to_dict() of this solution
@@ -284,7 +297,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         EnvironmentEvent, PhaseEvent, CaseStartEvent, PlanEvent, NoteEvent, WarningEvent, ToleranceEvent,
         CaseResultEvent, IntegrityEvent, DoneEvent, ErrorEvent, PrecisionEvent, ProblemEvent,
         WorkEvent, CeilingsEvent, TimedEvent, PostTimingCheckEvent, KernelTimeEvent, CudaGraphEvent, CopySameBytesEvent,
-        InterleavedEvent, SweepSizeEvent, SweepOutcomeEvent,
+        InterleavedEvent, SweepSizeEvent, SweepOutcomeEvent, MemoryEvent,
     )
 }
 

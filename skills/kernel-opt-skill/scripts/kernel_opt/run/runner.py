@@ -110,6 +110,8 @@ class ChildOutcome:
 _PHASE_NAMES = {
     "setup": "while creating inputs",
     "reference": "in the reference",
+    "truth": "while computing the reference's float64 truth",
+    "before_call": "while the integrity checks prepared the solution's call",
     "solution": "in the solution's call",
     "launch_check": "in the solution's profiled call (the launch check)",
     "compare": "while comparing outputs",

@@ -96,6 +96,10 @@ class Reference:
     # (callable, args, kwargs). None: reference(**kwargs) itself.
     baseline: Callable[[dict[str, Any]], tuple[Callable, tuple, dict[str, Any]]] | None = None
     kind: str = "ref.py"  # or "kernelbench": a problem file in KernelBench's format
+    # The arguments whose first dimension indexes independent rows at these dims (a KernelBench Model's forward
+    # inputs), which lets the float64 truth run in row chunks where it does not fit whole (check/truth.py); None:
+    # never cut (a ref.py's reference may read its sizes from its keyword arguments).
+    row_arguments: Callable[[dict[str, Any]], tuple[str, ...]] | None = None
 
 
 def load_reference(path: Path) -> Reference:
@@ -109,6 +113,7 @@ def load_reference(path: Path) -> Reference:
         module = problem.module({})
         reference = _reference_from(module, path, problem.reference, problem.setup_function())
         reference.kind, reference.baseline = "kernelbench", problem.baseline
+        reference.row_arguments = problem.row_arguments
         if not reference.shapes:
             reference.derive_shapes = problem.derived_shapes
         return reference

@@ -39,6 +39,7 @@ from typing import Any
 from kernel_opt.core.dependencies import dependency_fault
 from kernel_opt.core.errors import KernelOptError, UsageError
 from kernel_opt.run.events import one_line
+from kernel_opt.run.memory import is_out_of_memory
 from kernel_opt.solution.kernelbench import outline_problem, scaled_shapes, weight_argument_name
 
 WEIGHT_SEED = 42  # KernelBench's eval: set_seed(42) before get_init_inputs() and again before Model(...)
@@ -76,7 +77,7 @@ class KernelBenchProblem:
         self.source = path.read_text(encoding="utf-8", errors="replace")
         self._modules: dict[tuple, types.ModuleType] = {}
         self._models: dict[tuple, Any] = {}
-        self._arguments: dict[tuple, Arguments] = {}
+        self._arguments: dict[tuple, Arguments] = {}  # per set of sizes
 
     # --- sizes and executions of the file ----------------------------------------------------------
 
@@ -140,6 +141,7 @@ class KernelBenchProblem:
         except KernelOptError:
             raise
         except Exception as error:
+            _reraise_out_of_memory(error)
             raise UsageError(f"{self.path.name}: Model(*get_init_inputs()) raised {one_line(error)}",
                              kind="reference_error") from error
         for parameter in model.parameters():
@@ -166,6 +168,7 @@ class KernelBenchProblem:
         except KernelOptError:
             raise
         except Exception as error:
+            _reraise_out_of_memory(error)
             raise UsageError(f"{self.path.name}: {function}() raised {one_line(error)}",
                              kind="reference_error") from error
         if not isinstance(returned, (list, tuple)):
@@ -173,8 +176,11 @@ class KernelBenchProblem:
         return list(returned)
 
     def arguments(self, dims: dict[str, Any], device: str, inputs: list[Any] | None = None) -> Arguments:
-        """The argument names at these sizes (outputs found by one forward on `inputs`, seed 0's by default)."""
-        key = (self.overrides(dims), device_key(device))
+        """The argument names at these sizes (outputs found by one forward on `inputs`, seed 0's by default).
+
+        The same on every device: a float64 truth run on the host (check/truth.py) reuses the GPU's.
+        """
+        key = self.overrides(dims)
         if key not in self._arguments:
             model = self.model(dims, device)
             inputs = self.inputs(dims, 0, device) if inputs is None else inputs
@@ -186,6 +192,12 @@ class KernelBenchProblem:
             weights = {weight_argument_name(state_key): state_key for state_key in state_keys}
             self._arguments[key] = Arguments(names, weights, outputs, specs)
         return self._arguments[key]
+
+    def row_arguments(self, dims: dict[str, Any]) -> tuple[str, ...]:
+        """The forward's inputs at these sizes, whose rows the float64 truth may compute apart (after its probe):
+        the weights never are. () before the sizes' arguments are known."""
+        known = self._arguments.get(self.overrides(self.sizes(dims)))
+        return () if known is None else known.inputs
 
     def _input_names(self, count: int) -> tuple[str, ...]:
         parameters = self.outline.forward_parameters
@@ -216,6 +228,7 @@ class KernelBenchProblem:
             try:
                 returned = torch.func.functional_call(model, state, tuple(inputs))
             except Exception as error:
+                _reraise_out_of_memory(error)
                 raise UsageError(f"{self.path.name}: Model.forward raised {one_line(error)}",
                                  kind="reference_error") from error
             return tuple((tuple(item.shape), item.dtype) for item in _as_outputs(returned, self.path.name))
@@ -330,6 +343,12 @@ def _with_overrides(body: list[ast.stmt], overrides: dict[str, Any]) -> list[ast
             assignment = ast.Assign(targets=[ast.Name(name, ast.Store())], value=ast.Constant(overrides[name]))
             result.append(ast.copy_location(assignment, statement))
     return result
+
+
+def _reraise_out_of_memory(error: Exception) -> None:
+    """An allocation that failed is this machine's (run/memory.py, exit 4), not the problem file's (exit 2)."""
+    if is_out_of_memory(error):
+        raise error
 
 
 def _to_device(value: Any, device: str) -> Any:

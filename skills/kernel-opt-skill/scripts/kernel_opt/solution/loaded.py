@@ -11,6 +11,7 @@ from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, NoteEvent, classify_exception_message, one_line
+from kernel_opt.run.memory import allocation_failure, is_out_of_memory, solution_code
 from kernel_opt.run.request import ChildRequest
 from kernel_opt.solution import registry
 from kernel_opt.solution.returning_call import deliver_outputs
@@ -22,6 +23,7 @@ class LoadedSolution:
     It loads `request.solution` (for the benchmark's --against version, a request whose solution is that one).
     """
 
+    @solution_code  # loading runs the solution's own code (its imports, a ModelNew's construction)
     def __init__(self, request: ChildRequest):
         self.backend = request.solution.backend
         self.path = request.solution.path  # the solution's own file: where an error's hint points
@@ -40,6 +42,7 @@ class LoadedSolution:
         """Raise if a launch inside the call failed (reading the error also clears it)."""
         self.launcher.raise_launch_error()
 
+    @solution_code  # an allocation that fails in here is the solution's (run/memory.py)
     def call(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str],
              after_return: Callable[[], None] | None = None) -> None:
         """Call, then wait for the GPU; `after_return` runs as soon as the call returns (the launch check's marker)."""
@@ -63,6 +66,11 @@ class LoadedSolution:
         copied into the buffers the checks read (solution.returning_call.ReturningCall); nothing for the others."""
         if self._last_call is not None:
             deliver_outputs(self._last_call)
+        self._last_call = None  # it holds the call's buffers: they must not outlive their case
+
+    def forget_call(self) -> None:
+        """Drop the last call undelivered (a warm-up whose outputs nobody reads), so its buffers can be freed."""
+        self._last_call = None
 
 
 def instance_maker(reference, solution: LoadedSolution, device: str, events: EventLog):
@@ -109,6 +117,12 @@ def call_solution(solution: LoadedSolution, values: dict[str, Any], dims: dict[s
     except KernelOptError:
         raise
     except Exception as error:
+        if is_out_of_memory(error):
+            failure, frame = allocation_failure(error), solution_frame(error, solution.path)
+            if frame is not None:  # where in its own code the solution asked for the memory
+                failure.hint = f"{Path(frame.filename).name} line {frame.lineno}, in {frame.name}: {frame.line}; " \
+                               f"{failure.hint}"
+            raise failure from error
         message = one_line(error)
         if interpreter_numpy_fault(type(error).__name__, message):
             raise EnvironmentFault(

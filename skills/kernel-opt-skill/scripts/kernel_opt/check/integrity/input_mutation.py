@@ -23,8 +23,10 @@ class InputMutation(IntegrityCheck):
     def before_call(self, call: CaseCall) -> None:
         import torch
 
-        self._pristine = {name: value.clone() for name, value in call.values.items()
-                          if isinstance(value, torch.Tensor) and name not in call.outputs}
+        from kernel_opt.check.truth import kept_copies  # on the host where the GPU needs the room for the call
+
+        self._pristine = kept_copies({name: value for name, value in call.values.items()
+                                      if isinstance(value, torch.Tensor) and name not in call.outputs})
 
     def after_call(self, call: CaseCall) -> list[str]:
         from kernel_opt.check.compare import inputs_modified

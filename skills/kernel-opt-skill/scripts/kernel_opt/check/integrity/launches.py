@@ -121,6 +121,7 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
 
     from kernel_opt.check.compare import inputs_modified, poison_
     from kernel_opt.check.integrity.launch_profile import profile_fenced_call
+    from kernel_opt.check.truth import kept_copies
     from kernel_opt.solution.loaded import call_solution
 
     solution = runner.solution
@@ -132,10 +133,12 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
         call_solution(solution, warm_up.values, warm_up.dims, warm_up.outputs)
     runner.solution_ran("the solution's warm-up call on the caller's stream")
     warm_host_s = solution.last_call_host_s
+    solution.forget_call()
+    del warm_up  # its inputs and outputs: one instance at a time
     instance = runner.instance(dims, seed)
     values, outputs = instance.values, instance.outputs
-    pristine = {name: value.clone() for name, value in values.items()
-                if isinstance(value, torch.Tensor) and name not in outputs}
+    pristine = kept_copies({name: value for name, value in values.items()  # on the host where the GPU lacks room
+                            if isinstance(value, torch.Tensor) and name not in outputs})
     expectation = runner.expect(instance.dims, values, outputs)
     for name in outputs:
         poison_(values[name])

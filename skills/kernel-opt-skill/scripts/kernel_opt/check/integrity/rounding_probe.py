@@ -171,14 +171,12 @@ def roundings_for(allow_tf32: bool) -> tuple[Rounding, ...]:
 
 
 def relative_change(after, before, scale: float) -> float:
-    """||after - before|| / scale over the elements finite in both (0 when there are none)."""
-    import torch
+    """||after - before|| / scale over the elements finite in both (0 when there are none); in float64 chunks
+    (check/chunked.py), not a float64 copy of each whole output."""
+    from kernel_opt.check.chunked import difference_norm
 
-    a, b = after.detach().to(torch.float64), before.detach().to(torch.float64)
-    usable = torch.isfinite(a) & torch.isfinite(b)
-    if scale <= 0 or not bool(usable.any()):
-        return 0.0
-    return float(torch.linalg.vector_norm((a - b)[usable])) / scale
+    norm = difference_norm(after, before) if scale > 0 else None
+    return 0.0 if norm is None else norm / scale
 
 
 # --- the check ----------------------------------------------------------------------------------
@@ -247,6 +245,7 @@ def probe_rounding(runner: CheckSession, dims: dict[str, Any], seed: int) -> Rou
     """
     import torch
 
+    from kernel_opt.check.chunked import finite_norm
     from kernel_opt.check.compare import poison_, run_reference
     from kernel_opt.run.events import PhaseEvent
     from kernel_opt.solution.inputs import cloned_arguments
@@ -287,8 +286,7 @@ def probe_rounding(runner: CheckSession, dims: dict[str, Any], seed: int) -> Rou
         return {name: copies[name] for name in compared}
 
     reference_before, solution_before = reference_outputs(values), solution_outputs(values)
-    scales = {name: float(torch.linalg.vector_norm(reference_before[name].double().nan_to_num(0, 0, 0)))
-              for name in compared}
+    scales = {name: finite_norm(reference_before[name]) for name in compared}
     for name in inputs[:MAX_INPUTS]:
         for rounding in roundings_for(runner.policy.allow_tf32):
             rounded = round_mantissa(values[name], rounding)
@@ -301,6 +299,7 @@ def probe_rounding(runner: CheckSession, dims: dict[str, Any], seed: int) -> Rou
                 solution_change = relative_change(solution_after[output], solution_before[output], scales[output])
                 probe.probes.append(ProbeResult(name, rounding.name, output, reference_change, solution_change,
                                                 judge_probe(reference_change, solution_change), rounding.precision))
+            del reference_after, solution_after, rounded, arguments  # not alive while the next rounding runs
     return probe
 
 

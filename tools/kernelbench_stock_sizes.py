@@ -1,0 +1,172 @@
+"""KernelBench's problems at their stock sizes with the identity ModelNew: the folders to run, and what came of it.
+
+tools/kernelbench_stock_sizes.sh runs this in two steps around `kernel-opt eval` on a GPU:
+
+  prepare KERNELBENCH OUT   copies the problems (PROBLEMS, from a KernelBench checkout: its
+                            KernelBench/level1/, or a folder holding level1/, such as
+                            reference/kernelbench_stock) to OUT/problems and writes each one's identity
+                            solution to OUT/solutions: the problem file itself plus
+                            `class ModelNew(Model): pass`, the simplest correct solution there is; and the
+                            blame rows (reference/kernelbench_stock/blame) to OUT/blame/<row>/.
+  summary OUT               reads every pair's records under OUT/eval/pairs and the blame rows under
+                            OUT/blame, and writes OUT/summary.md and OUT/summary.json: per problem the
+                            verdict, each step's exit code, wall time, the highest peak GPU memory and
+                            the step it was reached in, and what the memory plan chose.
+
+Usage (from the repository root):
+  python3 tools/kernelbench_stock_sizes.py prepare reference/kernelbench_stock OUT
+  python3 tools/kernelbench_stock_sizes.py summary OUT
+
+Exit codes: prepare 0, or 2 when a problem file is missing; summary 0 when every problem is correct
+and timed and each blame row exited as expected, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+# Level 1 at stock size: three that ran the harness out of memory on an H200 (23, 36, 89), the one
+# that took 134 s (47), and two ordinary ones (a square matmul, a LayerNorm with weights). Drawing the
+# inputs on the CPU (KernelBench's get_inputs) dominates their time: about 10 s per draw of 2.1e9
+# elements, a dozen draws per problem, so a ReLU as large as the softmax would not fit in 8 minutes.
+PROBLEMS = ("23_Softmax", "36_RMSNorm_", "89_cumsum", "47_Sum_reduction_over_a_dimension",
+            "1_Square_matrix_multiplication_", "40_LayerNorm")
+IDENTITY = "\n\n\nclass ModelNew(Model):  # the identity solution: the problem's own Model\n    pass\n"
+# name -> (problem, solution or None for the identity, the exit code and error kind the check must end with)
+BLAME_ROWS = {
+    "reference_allocates_too_much": ("reference_allocates_too_much.py", None, 4, "harness_out_of_memory"),
+    "solution_allocates_too_much": ("small_relu.py", "small_relu_solution_allocates_too_much.py", 3, "out_of_memory"),
+}
+BLAME_DIR = Path(__file__).resolve().parents[1] / "reference" / "kernelbench_stock" / "blame"  # this project's
+EXIT_CODES = {"pass": 0, "fail": 1, "usage_error": 2, "solution_error": 3, "environment_error": 4}
+
+
+def level1_folder(kernelbench: Path) -> Path:
+    """KERNELBENCH/KernelBench/level1 (a checkout) or KERNELBENCH/level1 (a copy of the problem files)."""
+    for candidate in (kernelbench / "KernelBench" / "level1", kernelbench / "level1"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"no level1/ folder under {kernelbench} (nor KernelBench/level1/)")
+
+
+def prepare(kernelbench: Path, out: Path, blame: Path | None = None) -> list[str]:
+    """Write OUT/problems, OUT/solutions and OUT/blame/<row>/{problem,solution}.py; the problem names."""
+    level1 = level1_folder(kernelbench)
+    problems, solutions = out / "problems", out / "solutions"
+    problems.mkdir(parents=True, exist_ok=True)
+    solutions.mkdir(parents=True, exist_ok=True)
+    for name in PROBLEMS:
+        source = level1 / f"{name}.py"
+        if not source.is_file():
+            raise FileNotFoundError(f"{source} is missing")
+        shutil.copyfile(source, problems / source.name)
+        (solutions / source.name).write_text(source.read_text() + IDENTITY)
+    blame = blame or BLAME_DIR
+    if blame.is_dir():
+        for row, (problem, solution, _, _) in BLAME_ROWS.items():
+            folder = out / "blame" / row
+            folder.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(blame / problem, folder / "problem.py")
+            text = (blame / solution).read_text() if solution else (blame / problem).read_text() + IDENTITY
+            (folder / "solution.py").write_text(text)
+    return list(PROBLEMS)
+
+
+def _read(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def correctness_exit(record: dict | None) -> int | None:
+    """correctness_check.py's exit code, from its record (commands/correctness_check.py: exit_code_of)."""
+    if record is None:
+        return None
+    if record.get("error"):
+        return int(record["error"].get("exit_code", 3))
+    return EXIT_CODES.get(record.get("verdict"), 1)
+
+
+def peak(records: list[dict | None]) -> tuple[float | None, str | None, list[str]]:
+    """The highest peak (GB) over the records' memory sections, the step it was reached in, and their plans."""
+    best, where, plans = None, None, []
+    for record in records:
+        memory = (record or {}).get("memory") or {}
+        for step in memory.get("steps") or []:
+            if best is None or step["peak_bytes"] > best:
+                best, where = step["peak_bytes"], step["step"]
+        plans += [plan for plan in memory.get("plans") or [] if plan not in plans]
+    return (None if best is None else round(best / 1e9, 2)), where, plans
+
+
+def pair_row(out: Path, name: str) -> dict:
+    folder = out / "eval" / "pairs" / name
+    entry, correctness, benchmark = (_read(folder / f) for f in ("entry.json", "correctness.json", "benchmark.json"))
+    peak_gb, step, plans = peak([correctness, benchmark])
+    timed = bool(entry and entry.get("timed"))
+    return {
+        "name": name, "verdict": (entry or {}).get("verdict", "not run"), "timed": timed,
+        "correctness_exit": correctness_exit(correctness),
+        "benchmark_exit": None if benchmark is None else benchmark.get("exit_code"),
+        "wall_s": (entry or {}).get("wall_s"), "peak_gb": peak_gb, "peak_step": step, "plans": plans,
+        "message": (entry or {}).get("message"),
+        "slowest_phases_s": dict(sorted(((benchmark or {}).get("phases_s") or {}).items(),
+                                        key=lambda item: -item[1])[:4]),
+        "ok": bool(entry) and entry.get("verdict") == "correct" and timed,
+    }
+
+
+def blame_row(out: Path, name: str) -> dict:
+    _, _, expected_exit, expected_kind = BLAME_ROWS[name]
+    record = _read(out / "blame" / name / "out" / "correctness.json")
+    error = (record or {}).get("error") or {}
+    got_exit = correctness_exit(record)
+    return {"name": name, "expected_exit": expected_exit, "expected_kind": expected_kind, "exit": got_exit,
+            "kind": error.get("kind"), "message": error.get("message"),
+            "ok": got_exit == expected_exit and error.get("kind") == expected_kind}
+
+
+def summary(out: Path) -> int:
+    """OUT/summary.json and OUT/summary.md from the records; 0 when every row is as expected."""
+    rows = [pair_row(out, name) for name in PROBLEMS]
+    blame = [blame_row(out, name) for name in BLAME_ROWS] if (out / "blame").is_dir() else []
+    (out / "summary.json").write_text(json.dumps({"problems": rows, "blame": blame}, indent=2) + "\n")
+    lines = ["| problem | verdict | correctness exit | benchmark exit | wall s | peak GB (step) | memory plan |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        where = f"{row['peak_gb']} ({row['peak_step']})" if row["peak_gb"] is not None else "—"
+        lines.append(f"| {row['name']} | {row['verdict']}{'' if row['timed'] else ', not timed'} | "
+                     f"{row['correctness_exit']} | {row['benchmark_exit']} | {row['wall_s']} | {where} | "
+                     f"{'; '.join(row['plans']) or ('all in one run on the GPU' if row['peak_gb'] else '—')} |")
+    if blame:
+        lines += ["", "| blame row | expected | got | message |", "| --- | --- | --- | --- |"]
+        lines += [f"| {row['name']} | exit {row['expected_exit']} {row['expected_kind']} | exit {row['exit']} "
+                  f"{row['kind']} | {row['message']} |" for row in blame]
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0 if all(row["ok"] for row in rows + blame) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    prepare_parser = commands.add_parser("prepare", help="problems and identity solutions into OUT")
+    prepare_parser.add_argument("kernelbench", type=Path, help="a KernelBench checkout, or a folder holding level1/")
+    prepare_parser.add_argument("out", type=Path)
+    summary_parser = commands.add_parser("summary", help="OUT/summary.md and .json from the records")
+    summary_parser.add_argument("out", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "prepare":
+        try:
+            print(" ".join(prepare(args.kernelbench, args.out)))
+        except FileNotFoundError as missing:
+            print(f"error: {missing}", file=sys.stderr)
+            return 2
+        return 0
+    return summary(args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
