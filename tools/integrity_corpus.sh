@@ -10,7 +10,15 @@
 #   items 3, 4: what a checked call launched and on which streams (side streams, joined or not,
 #     no kernel at all, library-only calls; the demos' best versions as honest controls), and
 #     `workspace.py evaluate` failing the memoizing exploit whose ncu profile saw no kernel;
-#   item 8: timer tampering and lazy outputs (the tampering guard), precision downgrades.
+#   item 8: timer tampering and lazy outputs (the tampering guard), precision downgrades;
+#   KernelBench problems at KernelBench's stock sizes (reference/kernelbench_checks): a LayerNorm ModelNew
+#     that never applies weight and bias (level1/40_LayerNorm, 16 x 64 x 256 x 256) and a GEMM epilogue
+#     that never adds its zero bias (1024 x 8192 x 8192) fail the re-drawn weights check; a softmax that
+#     writes zeros and one whose denominator sums only the first 256 columns (level1/23_Softmax's 393216
+#     columns) fail under --kernelbench-tolerances (outputs too small for 1e-2: the reference-error rule
+#     judges), each beside its honest control. Those softmax rows take 512 of 23_Softmax's 4096 rows
+#     (805 MB per tensor) as they run four at a time; the two wrong ones run again at the full 4096
+#     rows (6.4 GB per tensor) one at a time after them (SKIP_KB_STOCK=1 leaves those two out).
 #
 # Usage (from the repository root):
 #   bash tools/integrity_corpus.sh OUT_DIR
@@ -22,6 +30,7 @@ SCRIPTS=skills/kernel-opt-skill/scripts
 VECTOR_ADD=reference/vector_add
 MATMUL=reference/matmul
 SOFTMAX=reference/softmax
+KB_CHECKS=reference/kernelbench_checks
 PARALLEL_CHECKS=4
 mkdir -p "$OUT/logs" "$OUT/runs" "$OUT/refs"
 export KERNEL_OPT_CACHE_DIR="$OUT/cache"  # no measured ceilings: the floor check uses the datasheet
@@ -55,6 +64,15 @@ if kind == "correctness":
     if worst.get("solution_error") is not None:
         text += (f"; worst error {worst['solution_error']:.3g} vs allowed {worst['allowed_error']:.3g} "
                  f"(reference {worst['reference_error']:.3g}), {worst['mismatches']} elements off")
+    if any(o.get("tolerance_cannot_judge") for o in outputs):
+        text += "; judged by the reference-error rule (the tolerance in force cannot judge)"
+    if record.get("verdict") == "fail" and outputs and all(o.get("kernelbench_would_pass") for o in outputs):
+        text += "; KernelBench's rule would pass it"
+    redrawn = record.get("redrawn_weights") or {}
+    if redrawn.get("ran"):
+        off = sorted({item["key"] for item in redrawn.get("alone") or []})
+        text += f"; re-drawn {', '.join(redrawn.get('redrawn') or [])}: " + (f"does not follow {', '.join(off)}"
+                                                                              if off else "followed")
     if record.get("error"):
         text += f"; {record['error'].get('kind')}: {record['error'].get('message', '')[:90]}"
     print(text + launches_text(record.get("launches")))
@@ -155,6 +173,22 @@ for row in "good/side_stream_joined.cu 0" "good/side_stream_joined.py 0" "good/l
   set -- $row
   check_in_background "$(basename "$1" | tr . _)" correctness "$2" "$VECTOR_ADD/$1" "$VECTOR_ADD/ref.py"
 done
+# KernelBench problems at KernelBench's stock sizes: weights a kernel ignores, and outputs too small for atol = 1e-2.
+check_in_background kb_layer_norm correctness 0 "$KB_CHECKS/solutions/L1_layer_norm.py" \
+  "$KB_CHECKS/problems/L1_layer_norm.py"
+check_in_background kb_layer_norm_ignores_weights correctness 1 "$KB_CHECKS/wrong/L1_layer_norm_ignores_weights.py" \
+  "$KB_CHECKS/problems/L1_layer_norm.py" --kernelbench-tolerances
+check_in_background kb_linear_zero_bias correctness 0 "$KB_CHECKS/contract/L2_linear_zero_bias_relu.py" \
+  "$KB_CHECKS/problems/L2_linear_zero_bias_relu.py"
+check_in_background kb_linear_ignores_bias correctness 1 "$KB_CHECKS/wrong/L2_linear_zero_bias_relu_ignores_bias.py" \
+  "$KB_CHECKS/problems/L2_linear_zero_bias_relu.py" --kernelbench-tolerances
+KB_SOFTMAX_ROWS=--batch_size=512  # 23_Softmax's 393216 columns, 512 of its 4096 rows beside other rows
+check_in_background kb_softmax_wide correctness 0 "$KB_CHECKS/solutions/L1_softmax_wide.py" \
+  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances "$KB_SOFTMAX_ROWS"
+check_in_background kb_softmax_zeros correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_zeros.py" \
+  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances "$KB_SOFTMAX_ROWS"
+check_in_background kb_softmax_first_chunk correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_first_chunk.py" \
+  "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances "$KB_SOFTMAX_ROWS"
 # Honest kernels of every kind the demos hold must pass the launch check: each demo case's best version
 # (CUDA with TMA/wgmma on sm_90a, Triton), at the run's own shapes.
 check_in_background demo_cuda_gemm_v10 correctness 0 demo/cuda/gemm/v10/v10.cu demo/cuda/gemm/ref.py \
@@ -171,6 +205,15 @@ for fixture in good/vector_add.py good/vector_add.cu wrong/memoized_by_pointer.p
   check_in_background "$(basename "$fixture" | tr . _)" correctness 0 "$VECTOR_ADD/$fixture" "$VECTOR_ADD/ref.py"
 done
 wait
+
+# --- level1/23_Softmax's own 4096 x 393216 (6.4 GB per tensor), one row at a time: the memory plan fits the
+# check to the GPU's free memory, which rows running beside it would take. The two false passes, one seed each.
+if [ "${SKIP_KB_STOCK:-0}" != 1 ]; then
+  run_step kb_softmax_zeros_stock correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_zeros.py" \
+    "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances --seeds 1
+  run_step kb_softmax_first_chunk_stock correctness 1 "$KB_CHECKS/wrong/L1_softmax_wide_first_chunk.py" \
+    "$KB_CHECKS/problems/L1_softmax_wide.py" --kernelbench-tolerances --seeds 1
+fi
 
 # --- benchmark rows, one at a time --------------------------------------------------------------------
 for fixture in good/vector_add.py good/vector_add.cu wrong/memoized_by_pointer.py wrong/memoized_by_version.py \

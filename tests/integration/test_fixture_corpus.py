@@ -39,7 +39,8 @@ def test_fixture_gets_its_expected_verdict(problem, entry, tmp_path):
     if expected_exit is None:
         pytest.skip("needs a GPU")
     expected_kind = entry.get("kind") if on_gpu else entry.get("kind_without_gpu", "no_gpu")
-    arguments = [str(problem / entry["file"]), "--ref", str(problem / "ref.py"), "--output-dir", str(tmp_path)]
+    arguments = [str(problem / entry["file"]), "--ref", str(problem / entry.get("ref", "ref.py")),
+                 "--output-dir", str(tmp_path)]
     arguments += list(entry.get("args", []))
     if not HAS_GPU:
         arguments += ["--seeds", "2"]  # the interpreter is slow; two seeds still exercise reuse across calls
@@ -53,6 +54,8 @@ def test_fixture_gets_its_expected_verdict(problem, entry, tmp_path):
     if "reason" in entry and expected_exit == entry["exit"]:
         found = " ".join([*(launches.get("problems") or []), (report.get("error") or {}).get("message", "")])
         assert entry["reason"] in found
+    if "failure" in entry and expected_exit == entry["exit"]:  # a sentence of "Why it failed"
+        assert entry["failure"] in (tmp_path / "correctness.md").read_text()
     if HAS_GPU and "own_kernels" in entry:
         assert launches["profiled"] and launches["own_kernels"] == entry["own_kernels"], launches
     if not HAS_GPU and report.get("error") is None:  # nothing runs on a GPU here, and the record says so

@@ -41,8 +41,9 @@ def check(tmp_path: Path, solution: Path, capsys) -> tuple[int, dict, str, str]:
 
 def test_the_built_in_checks_run_in_their_order():
     assert [check.name for check in registry.checks()] == [
-        "tampering", "output_poisoning", "input_mutation", "launches", "rounding_probe"]
-    assert [check.name for check in registry.checks(When.AFTER_CASES)] == ["launches", "rounding_probe"]
+        "tampering", "output_poisoning", "input_mutation", "launches", "rounding_probe", "redrawn_weights"]
+    assert [check.name for check in registry.checks(When.AFTER_CASES)] == ["launches", "rounding_probe",
+                                                                           "redrawn_weights"]
     assert registry.child_names() == ()
 
 

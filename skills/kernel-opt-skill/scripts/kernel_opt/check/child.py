@@ -89,7 +89,7 @@ class CaseSession:
     def facts(self) -> RunFacts:
         part = self.request.correctness
         return RunFacts(self.device, part.sanitized, self.policy.explicit, part.tolerances.kernelbench,
-                        self.all_passed)
+                        self.all_passed, self.reference.kind)
 
     def solution_ran(self, after: str, who: str = "the solution") -> None:
         for check in self.checks:
@@ -247,7 +247,7 @@ class CaseSession:
         from kernel_opt.check.tolerance import judge
 
         comparison, rule = judge(name, actual, expectation, self.policy)
-        key = f"{name}:{rule.dtype}"
+        key = f"{name}:{rule.dtype}:{rule.kind}"  # one line per rule an output met (see tolerance_cannot_judge)
         if key not in self._tolerances_seen:
             self._tolerances_seen.add(key)
             self.events.emit(ToleranceEvent(output=name, dtype=rule.dtype, atol=rule.atol, rtol=rule.rtol,
@@ -259,6 +259,8 @@ class CaseSession:
             self.note_once(f"output {name!r}: the reference's float64 run gave exactly its own result, so the "
                            "allowed error is the dtype floor: the operation is exact, or the reference does not "
                            "compute in float64 (it casts its inputs, or allocates float32 buffers)")
+        if comparison.tolerance_cannot_judge:
+            self._weak_tolerance(name, comparison.tolerance_cannot_judge)
         if comparison.zeros_would_pass:
             self.warn(
                 f"output {name!r}: the reference values are so small that an all-zero output would pass "
@@ -267,3 +269,15 @@ class CaseSession:
                 "atol in ref.py"
             )
         return comparison
+
+    def _weak_tolerance(self, name: str, weak: str) -> None:
+        """Said once per output: a problem file's or command line's tolerance is a warning, KernelBench's a note."""
+        if f"weak tolerance: {name}" in self._warned:
+            return
+        self._warned.add(f"weak tolerance: {name}")
+        text = (f"output {name!r}: {weak}, so that tolerance cannot tell it from a kernel that computes nothing: "
+                "it is judged by the reference-error rule instead")
+        if self.policy.kernelbench:
+            self.note_once(text)
+        else:
+            self.warn(text + " (scale the inputs, or tighten atol in ref.py)")

@@ -119,6 +119,31 @@ def compare_tensors(
     )
 
 
+def constant_would_pass(expected: torch.Tensor, atol: float, rtol: float) -> str | None:
+    """Whether an output that carries no information would pass |actual - expected| <= atol + rtol * |expected|.
+
+    "an all-zero output" or "a constant output (c everywhere)" when one would: such a tolerance
+    cannot tell this output from a kernel that computes nothing. None when none would, and for an
+    output with a NaN or Inf (no constant matches those). A one-element output is asked about
+    zeros alone: any one value is a constant.
+
+    Both bounds are monotone in the expected value (rtol < 1), so the extremes decide: zeros pass
+    when max|expected| <= atol / (1 - rtol); some constant passes when the interval every element
+    allows has a common point, (max - rtol |max|) - (min + rtol |min|) <= 2 atol.
+    """
+    if not expected.dtype.is_floating_point or expected.numel() == 0:
+        return None
+    high, low = float(expected.max()), float(expected.min())  # a NaN anywhere makes both NaN: no extra tensor
+    if not (math.isfinite(high) and math.isfinite(low)):
+        return None
+    if rtol >= 1 or max(abs(high), abs(low)) <= atol / (1 - rtol):
+        return "an all-zero output"
+    if expected.numel() < 2:
+        return None
+    top, bottom = high - rtol * abs(high) - atol, low + rtol * abs(low) + atol
+    return f"a constant output ({(top + bottom) / 2:.3g} everywhere)" if top <= bottom else None
+
+
 def inputs_modified(before: dict[str, torch.Tensor], after: dict[str, Any]) -> list[str]:
     """Names of inputs whose bits changed during the call (NaN compares equal to NaN); `before` may be kept on the
     host (check/truth.kept_copies)."""

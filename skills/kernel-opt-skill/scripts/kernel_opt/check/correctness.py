@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.check.integrity import registry as integrity
-from kernel_opt.check.integrity.verdict import integrity_passed
+from kernel_opt.check.integrity.verdict import integrity_passed, unshown_kernelbench_passes
 from kernel_opt.check.records import CaseResult, CorrectnessReport, DeviceInfo, SanitizerRun, ToleranceEntry
 from kernel_opt.check.report import write_correctness_reports
 from kernel_opt.check.reuse import check_subject
@@ -286,7 +286,7 @@ def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     if report.error is not None:
         report.verdict = failure_verdict(report.error.exit_code)
     elif (report.cases and all(case.passed for case in report.cases) and len(report.cases) == report.planned_cases
-          and integrity_passed(report)):
+          and integrity_passed(report) and not unshown_kernelbench_passes(report)):
         report.verdict = "pass"
     else:
         report.verdict = "fail"

@@ -66,12 +66,22 @@ class OutputComparison:
     # less precise arithmetic than the reference's (check/tolerance.py). Under --kernelbench-tolerances the
     # output passes anyway and the error fields above are the reference-error rule's.
     precision_downgrade: bool = False
+    # Where the tolerance in force (explicit atol/rtol, or KernelBench's) would pass an output that carries no
+    # information: which one and at what, e.g. "an all-zero output would pass at KernelBench's atol = rtol = 1e-2".
+    # That tolerance cannot judge it, so the reference-error rule did (check/tolerance.py).
+    tolerance_cannot_judge: str | None = None
+    # Under --kernelbench-tolerances: KernelBench's own verdict on this output (atol = rtol = 1e-2 against the
+    # reference's output), and whether it passes only there (a precision downgrade where the rounding probe shows
+    # one, a wrong result otherwise: check/integrity/verdict.py).
+    kernelbench_would_pass: bool | None = None
+    kernelbench_only: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The record; the reference-error rule's fields only where that rule judged it (older records stay as read)."""
         payload = asdict(self)
-        if not self.precision_downgrade:
-            del payload["precision_downgrade"]
+        for name, unset in _OPTIONAL_FLAGS.items():
+            if payload[name] == unset:
+                del payload[name]
         if self.tolerance_rule == "atol/rtol":
             for name in _REFERENCE_RULE_FIELDS:
                 if payload[name] is None:
@@ -86,6 +96,8 @@ class OutputComparison:
 
 
 _REFERENCE_RULE_FIELDS = ("solution_error", "reference_error", "allowed_error", "element_bound")
+_OPTIONAL_FLAGS = {"precision_downgrade": False, "tolerance_cannot_judge": None, "kernelbench_would_pass": None,
+                   "kernelbench_only": False}  # written only where they say something
 
 
 @dataclass
@@ -240,9 +252,17 @@ class CorrectnessReport:
 
     @property
     def precision_downgrades(self) -> list[str]:
-        """The outputs flagged as precision downgrades in any case (check/tolerance.py), each named once."""
+        """The outputs flagged as precision downgrades in any case (check/tolerance.py), and those that pass only at
+        KernelBench's tolerance where the rounding probe shows the downgrade; each named once."""
         flagged = [output.name for case in self.cases for output in case.outputs if output.precision_downgrade]
-        return list(dict.fromkeys(flagged + self.rounding_downgrades))
+        shown = [name for name in self.kernelbench_only_outputs if name in self.rounding_downgrades]
+        return list(dict.fromkeys(flagged + shown + self.rounding_downgrades))
+
+    @property
+    def kernelbench_only_outputs(self) -> list[str]:
+        """Under --kernelbench-tolerances: the outputs that pass only at KernelBench's 1e-2 in some case, each once."""
+        return list(dict.fromkeys(output.name for case in self.cases for output in case.outputs
+                                  if output.kernelbench_only))
 
     @property
     def rounding_downgrades(self) -> list[str]:
@@ -303,6 +323,9 @@ _SECTION_READERS = {"device": section_of(DeviceInfo), "tolerances": list_of(Tole
                     "memory": section_of(MemoryUse)}
 
 
+KERNELBENCH_WOULD_PASS = "KernelBench's rule (atol = rtol = 1e-2) would pass it"
+
+
 def output_failure_text(output: OutputComparison) -> str:
     """Why one output failed, in one sentence: the rule it broke and the evidence."""
     if output.tolerance_rule == "reference error":
@@ -323,7 +346,9 @@ def output_failure_text(output: OutputComparison) -> str:
         text += f"; {output.nonfinite_unexpected} Inf where the reference is finite"
     elif _is_number(output.max_abs_error) and _is_number(output.max_rel_error):
         text += f"; max abs error {output.max_abs_error:.3g}, max rel error {output.max_rel_error:.3g}"
-    return text
+    if output.tolerance_cannot_judge:
+        text = f"{output.tolerance_cannot_judge}, so the reference-error rule judged it: {text}"
+    return text + (f"; {KERNELBENCH_WOULD_PASS}" if output.kernelbench_would_pass else "")
 
 
 def _is_number(value: Any) -> bool:

@@ -92,6 +92,7 @@ def show_progress(done: int, total: int, entry: EvalEntry, resumed: bool) -> Non
     filled = PROGRESS_WIDTH * done // max(total, 1)
     timing = f", {entry.speedup_vs_eager:.2f}x eager" if entry.speedup_vs_eager else ""
     flags = " PRECISION DOWNGRADE" if entry.precision_downgrade else ""
+    flags += " (KernelBench's rule would pass it)" if entry.kernelbench_would_pass and not entry.correct else ""
     where = f", GPU {entry.gpu['index']}" if entry.gpu and entry.gpu.get("index") is not None else ""
     how = "earlier run" if resumed else f"{entry.wall_s:.0f} s{where}"
     print(f"[{'#' * filled}{'-' * (PROGRESS_WIDTH - filled)}] {done}/{total} {entry.name}: "

@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, UsageError
 from kernel_opt.solution.outline import SolutionDims
@@ -83,6 +83,19 @@ class AnalysisInputs:
     options: BuildOptions
 
 
+@dataclass(frozen=True)
+class WeightHolder:
+    """Which of its own tensors holds one of the values a solution takes when it is built (a ModelNew's weight).
+
+    `how`: "by name" (the Model's state_dict key, as load_state_dict copies it), "by value" (another
+    name, the same number of elements and the same values at the seed every model is built from),
+    "ambiguous" (several of its tensors hold those values and none has the name), or "none".
+    """
+
+    how: Literal["by name", "by value", "ambiguous", "none"]
+    key: str | None = None  # the solution's own state_dict key, for "by name" and "by value"
+
+
 class Launcher(ABC):
     """A solution loaded in the child process: one call path whatever its language."""
 
@@ -119,6 +132,16 @@ class Launcher(ABC):
         (check/integrity/rounding_probe.py) leaves them alone.
         """
         return frozenset()
+
+    def weight_holders(self, dims: dict[str, Any], device: str) -> dict[str, WeightHolder]:
+        """For each value taken once (arguments_taken_once), the tensor of the solution's own that holds it."""
+        return {}
+
+    def use_weights(self, dims: dict[str, Any], device: str, weights: dict[str, Any] | None) -> None:
+        """From now on hold these values (argument name -> tensor) in place of those taken once, where a tensor of its
+        own holds them (weight_holders); None: back to the problem's own. The re-drawn weights check
+        (check/integrity/redrawn_weights.py) calls it; a solution that takes every value on each call ignores it."""
+        return None
 
     def takes_caller_stream(self) -> bool:
         """Whether the solution launches on the stream it is called on (torch's current stream, or a stream argument).

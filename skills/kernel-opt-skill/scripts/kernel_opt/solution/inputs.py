@@ -98,9 +98,11 @@ def degenerate_input_warnings(instance: ProblemInstance) -> list[str]:
             continue
         kind = _degenerate_kind(value)
         if kind == "zeros":
-            warnings.append(f"input {name!r} is all zeros: unwritten outputs and wrong indexing can pass unnoticed")
+            warnings.append(f"input {name!r} is all zeros: unwritten outputs, wrong indexing and a kernel that "
+                            "ignores it can pass unnoticed")
         elif kind == "constant":
-            warnings.append(f"input {name!r} holds one value everywhere: wrong indexing can pass unnoticed")
+            warnings.append(f"input {name!r} holds one value everywhere: wrong indexing, and a kernel that ignores it, "
+                            "can pass unnoticed")
         elif kind == "arange":
             warnings.append(f"input {name!r} is an arange: use random values so wrong indexing shows")
     return warnings

@@ -6,7 +6,10 @@ KernelBench's fast_p does: fast_p is the share of all problems whose solution is
 more than p times faster than the baseline (strictly, as KernelBench's `speed_up > p`). The
 geometric mean speedup is over the correct, timed problems. Each is given against eager PyTorch
 and against the best torch.compile mode, and again without precision downgrades and library-only
-solutions, so a figure that rests on them shows apart.
+solutions, so a figure that rests on them shows apart. Under --kernelbench-tolerances a solution
+that KernelBench's own rule would pass but this check fails (an output only a tolerance that
+cannot judge it lets through, a result off by more than its precision explains, a weight it
+ignores) counts as incorrect, and is counted and listed apart.
 
 Each entry names the GPU its worker held (`gpu`: nvidia-smi's index, the model, the board's UUID,
 the host). Where the entries were made on more than one GPU model, speedups from one model are
@@ -58,6 +61,9 @@ class EvalEntry:
     percent_of_ceiling: float | None = None
     bottleneck: str | None = None
     precision_downgrade: bool = False
+    # Under --kernelbench-tolerances: incorrect here, while KernelBench's rule (atol = rtol = 1e-2, its seed-42
+    # weights) would pass every output; counted as incorrect and listed apart (check/integrity/verdict.py).
+    kernelbench_would_pass: bool = False
     library_only: bool | None = None  # the source defines no kernel of its own (Backend.defines_own_kernels)
     timed: bool = False
     wall_s: float = 0.0
@@ -102,6 +108,7 @@ class EvalSummary:
     fast_p_own_kernels: dict[str, dict[str, float] | None]  # precision downgrades and library-only not counted
     geomean_speedup: dict[str, float | None]  # over correct, timed problems
     geomean_count: dict[str, int]
+    kernelbench_would_pass: int = 0  # incorrect here, correct by KernelBench's rule (EvalEntry.kernelbench_would_pass)
 
 
 def summarize(entries: list[EvalEntry]) -> EvalSummary:
@@ -123,6 +130,7 @@ def summarize(entries: list[EvalEntry]) -> EvalSummary:
         library_only=sum(entry.library_only is True for entry in correct),
         correct_rate=len(correct) / total if total else 0.0,
         fast_p=fast_p, fast_p_own_kernels=fast_p_own, geomean_speedup=geomean, geomean_count=counts,
+        kernelbench_would_pass=sum(entry.kernelbench_would_pass and not entry.correct for entry in entries),
     )
 
 

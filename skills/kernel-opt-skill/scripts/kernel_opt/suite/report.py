@@ -21,8 +21,10 @@ def write_eval_reports(report: EvalReport, output_dir: Path) -> list[Path]:
     options = report.options
     markdown = render(
         "eval.md.j2", report=report, tables=_tables(report), chart=chart.name if chart else None,
-        failures=[f"{entry.name}: {entry.verdict}{f' ({entry.error_kind})' if entry.error_kind else ''}: "
-                  f"{entry.message or ''}".rstrip(": ") for entry in report.entries if not entry.correct],
+        failures=[_failure_line(entry) for entry in report.entries
+                  if not entry.correct and not entry.kernelbench_would_pass],
+        kernelbench_would_pass=[_failure_line(entry) for entry in report.entries
+                                if not entry.correct and entry.kernelbench_would_pass],
         device=describe_device(report.device), spread=describe_execution(report),
         tolerances=("KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances); the reference-error rule measured "
                     "too" if options.get("kernelbench_tolerances") else
@@ -32,6 +34,11 @@ def write_eval_reports(report: EvalReport, output_dir: Path) -> list[Path]:
     )
     written.append(write_text_atomic(output_dir / EVAL_MARKDOWN, markdown))
     return written + ([chart] if chart else [])
+
+
+def _failure_line(entry: EvalEntry) -> str:
+    kind = f" ({entry.error_kind})" if entry.error_kind else ""
+    return f"{entry.name}: {entry.verdict}{kind}: {entry.message or ''}".rstrip(": ")
 
 
 def describe_device(device: dict) -> str:
@@ -91,13 +98,16 @@ def summary_rows(summary: EvalSummary) -> list[list[str]]:
     rows.append(["geometric-mean speedup", *(f"{_speedup(summary.geomean_speedup[b])} over "
                                              f"{summary.geomean_count[b]}" for b in ("eager", "compile"))])
     rows.append(["precision downgrades", str(summary.precision_downgrades), ""])
+    if summary.kernelbench_would_pass:  # only under --kernelbench-tolerances
+        rows.append(["incorrect, though KernelBench's rule would pass", str(summary.kernelbench_would_pass), ""])
     rows.append(["correct, library calls only", str(summary.library_only), ""])
     return rows
 
 
 def _flags(entry: EvalEntry) -> str:
     flags = (["PRECISION DOWNGRADE"] if entry.precision_downgrade else []) + (
-        ["library only"] if entry.library_only else [])
+        ["library only"] if entry.library_only else []) + (
+        ["KernelBench's rule would pass it"] if entry.kernelbench_would_pass and not entry.correct else [])
     return ", ".join(flags)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from kernel_opt.check.correctness import DEFAULT_SEEDS, CheckOptions, CorrectnessRequest, check_solution
 from kernel_opt.check.integrity.launches import launch_check_of
-from kernel_opt.check.integrity.verdict import correctness_failures
+from kernel_opt.check.integrity.verdict import correctness_failures, kernelbench_would_pass
 from kernel_opt.check.records import CorrectnessReport
 from kernel_opt.core.errors import KernelOptError, failure_verdict
 from kernel_opt.core.files import file_sha256, read_json, write_json_atomic
@@ -223,6 +223,7 @@ def _read_correctness(entry: EvalEntry, report: CorrectnessReport) -> None:
     if launches is not None and launches.profiled and launches.own_kernels is not None:
         entry.library_only = launches.own_kernels == 0  # what ran on the GPU outranks what the source defines
     entry.precision_downgrade = bool(report.precision_downgrades)
+    entry.kernelbench_would_pass = kernelbench_would_pass(report)
     if report.error is not None:
         entry.error_kind, entry.message = report.error.kind, report.error.message
     elif not report.passed:

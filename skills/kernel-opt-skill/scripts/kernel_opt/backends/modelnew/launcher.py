@@ -28,9 +28,9 @@ from typing import Any
 
 from kernel_opt.core.errors import KernelOptError, SolutionError, UsageError
 from kernel_opt.run.events import EventLog, NoteEvent, one_line
-from kernel_opt.solution.backend import Launcher
+from kernel_opt.solution.backend import Launcher, WeightHolder
 from kernel_opt.solution.kernelbench import is_problem_file
-from kernel_opt.solution.kernelbench_problem import WEIGHT_SEED, Arguments, KernelBenchProblem, problem_for
+from kernel_opt.solution.kernelbench_problem import WEIGHT_SEED, Arguments, KernelBenchProblem, device_key, problem_for
 from kernel_opt.solution.returning_call import ReturningCall
 
 _COMPILER_ERROR_LINE = re.compile(r"error", re.IGNORECASE)
@@ -59,6 +59,7 @@ class ModelNewLauncher(Launcher):
         if not callable(self.model_class):
             raise SolutionError(f"{solution} defines no class ModelNew", kind="missing_symbol")
         self._models: dict[tuple, Any] = {}
+        self._held: dict[tuple, Any] = {}  # (sizes, device) -> a ModelNew holding other weights (use_weights)
         self._noted: set[str] = set()
 
     def prepared(self, values: dict[str, Any], dims: dict[str, Any], outputs: list[str]) -> Callable[[], None]:
@@ -67,7 +68,7 @@ class ModelNewLauncher(Launcher):
         device = next(str(v.device) for v in values.values() if isinstance(v, torch.Tensor))
         sizes = self.problem.sizes(dims)
         arguments = self.problem.arguments(sizes, device)
-        model = self._model(sizes, device, arguments)
+        model = self._held.get(self._key(sizes, device)) or self._model(sizes, device, arguments)
         inputs = tuple(values[name] for name in arguments.inputs)
         return ReturningCall(lambda: model(*inputs), values, outputs, self._note_reused_memory)
 
@@ -75,13 +76,53 @@ class ModelNewLauncher(Launcher):
         """The Model's weights: copied into ModelNew when it is built for a size, never passed to forward."""
         return frozenset(self.problem.arguments(self.problem.sizes(dims), device).weights)
 
-    def _model(self, sizes: dict[str, Any], device: str, arguments: Arguments):
-        """ModelNew for these sizes, built and given the Model's weights once (they depend on the sizes alone)."""
+    def weight_holders(self, dims: dict[str, Any], device: str) -> dict[str, WeightHolder]:
+        """Per weight argument, the tensor of a ModelNew built for these sizes that holds it (find_holders)."""
+        sizes = self.problem.sizes(dims)
+        arguments = self.problem.arguments(sizes, device)
+        holders = find_holders(self._construct(sizes, device), self.problem.model(sizes, device),
+                               list(arguments.weights.values()))
+        return {argument: holders[key] for argument, key in arguments.weights.items()}
+
+    def use_weights(self, dims: dict[str, Any], device: str, weights: dict[str, Any] | None) -> None:
+        """A ModelNew of its own for these sizes, built as any other, whose holders of `weights` take those values."""
         import torch
 
+        sizes = self.problem.sizes(dims)
+        key = self._key(sizes, device)
+        if weights is None:
+            self._held.pop(key, None)
+            return
+        arguments = self.problem.arguments(sizes, device)
+        model, stock = self._construct(sizes, device), self.problem.model(sizes, device)
+        holders = find_holders(model, stock, list(arguments.weights.values()))  # before any weight is copied in
+        copy_weights(model, {state_key: stock.state_dict()[state_key] for state_key in arguments.weights.values()})
+        own = model.state_dict()
+        with torch.no_grad():
+            for argument, value in weights.items():
+                holder = holders[arguments.weights[argument]]
+                if holder.key is not None:
+                    own[holder.key].copy_(value.reshape(own[holder.key].shape))
+        self._held[key] = model
+
+    def _key(self, sizes: dict[str, Any], device: str) -> tuple:
+        return self.problem.overrides(sizes), device_key(device)
+
+    def _model(self, sizes: dict[str, Any], device: str, arguments: Arguments):
+        """ModelNew for these sizes, built and given the Model's weights once (they depend on the sizes alone)."""
         key = (self.problem.overrides(sizes), device)
         if key in self._models:
             return self._models[key]
+        model = self._construct(sizes, device)
+        weights = self.problem.model(sizes, device).state_dict()  # what setup() hands every call, cloned
+        self._note(copy_weights(model, {key: weights[key] for key in arguments.weights.values()}))
+        self._models[key] = model
+        return model
+
+    def _construct(self, sizes: dict[str, Any], device: str):
+        """A new ModelNew for these sizes as KernelBench builds it (seeded init inputs, seeded construction)."""
+        import torch
+
         for name, value in sizes.items():  # the solution's own copies of the problem's constants
             if hasattr(self.module, name):
                 setattr(self.module, name, value)
@@ -95,9 +136,6 @@ class ModelNewLauncher(Launcher):
             raise SolutionError(f"ModelNew(*get_init_inputs()) raised {one_line(error)}", kind="load_error") from error
         for parameter in model.parameters():
             parameter.requires_grad_(False)  # no autograd graph on any call, as for the Model
-        weights = self.problem.model(sizes, device).state_dict()  # what setup() hands every call, cloned
-        self._note(copy_weights(model, {key: weights[key] for key in arguments.weights.values()}))
-        self._models[key] = model
         return model
 
     def _note(self, text: str | None) -> None:
@@ -129,6 +167,46 @@ def copy_weights(model, weights: dict[str, Any]) -> str:
     if unused:
         parts.append(f"Model weights it has no place for: {', '.join(unused)}")
     return "; ".join(parts)
+
+
+def find_holders(model_new, model, keys: list[str]) -> dict[str, WeightHolder]:
+    """Which tensor of `model_new` (freshly built, seed 42) holds each of `model`'s state entries `keys`.
+
+    By name where the key and the shape agree (what copy_weights loads). Otherwise by value: the one
+    tensor of its own, not held by name, with the same dtype, number of elements and values as that
+    Model entry (the same seed drew both), which no other of those entries matches; parameters are
+    paired with parameters and buffers with buffers before a match is called ambiguous.
+    """
+    import torch
+
+    own, theirs = model_new.state_dict(), model.state_dict()
+    own_kinds, their_kinds = _state_kinds(model_new), _state_kinds(model)
+    holders = {key: WeightHolder("by name", key) for key in keys
+               if key in own and own[key].shape == theirs[key].shape}
+    free = [key for key in own if key not in holders]
+    unheld = [key for key in keys if key not in holders]
+
+    def same(mine: str, key: str) -> bool:
+        a, b = own[mine], theirs[key]
+        return a.dtype == b.dtype and a.numel() == b.numel() and torch.equal(a.reshape(-1), b.reshape(-1))
+
+    def narrowed(candidates: list[str], kinds: dict[str, str], kind: str | None) -> list[str]:
+        alike = [candidate for candidate in candidates if kinds.get(candidate) == kind]
+        return alike if len(candidates) > 1 and alike else candidates
+
+    for key in unheld:
+        mine = narrowed([name for name in free if same(name, key)], own_kinds, their_kinds.get(key))
+        if len(mine) != 1:
+            holders[key] = WeightHolder("ambiguous" if mine else "none")
+            continue
+        rivals = narrowed([other for other in unheld if same(mine[0], other)], their_kinds, own_kinds.get(mine[0]))
+        holders[key] = WeightHolder("by value", mine[0]) if rivals == [key] else WeightHolder("ambiguous")
+    return holders
+
+
+def _state_kinds(module) -> dict[str, str]:
+    kinds = {name: "buffer" for name, _ in module.named_buffers()}
+    return {**kinds, **{name: "parameter" for name, _ in module.named_parameters()}}
 
 
 def _import_solution(path: Path):

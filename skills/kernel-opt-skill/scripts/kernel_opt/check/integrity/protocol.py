@@ -23,6 +23,7 @@ class RunFacts:
     explicit_tolerances: bool  # ref.py or the command line set atol/rtol: they say which precision is allowed
     kernelbench_tolerances: bool  # --kernelbench-tolerances
     all_passed: bool = True  # every case so far matched the reference (after the cases: every case)
+    reference_kind: str = "ref.py"  # or "kernelbench": a problem file in KernelBench's format (solution/contract.py)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from kernel_opt.check.integrity.input_mutation import InputMutation
 from kernel_opt.check.integrity.launches import Launches
 from kernel_opt.check.integrity.output_poisoning import OutputPoisoning
 from kernel_opt.check.integrity.protocol import IntegrityCheck, When
+from kernel_opt.check.integrity.redrawn_weights import RedrawnWeightsCheck
 from kernel_opt.check.integrity.rounding_probe import RoundingProbeCheck
 from kernel_opt.check.integrity.tampering import Tampering
 from kernel_opt.core.errors import UsageError
@@ -28,6 +29,7 @@ BUILT_IN: tuple[type[IntegrityCheck], ...] = (
     InputMutation,  # inputs compared bit for bit after every call
     Launches,  # one more call, profiled: what it ran on the GPU and on which streams
     RoundingProbeCheck,  # each float32 input rounded: do the outputs follow its low bits as the reference's do
+    RedrawnWeightsCheck,  # a KernelBench Model's weights re-drawn: does every output follow every weight
 )
 _added: list[type[IntegrityCheck]] = []
 
