@@ -95,18 +95,23 @@ def final_row(run: Path) -> LoopRow:
     benchmark = final_benchmark(run)
     best = timed_version(benchmark) if benchmark else ""
     profile = _read(run / best / "ncu_summary.json") if best else {}
-    fastest = benchmark.fastest_compile() if benchmark else None
     return LoopRow(
         problem=run.name, version=f"{FINAL} ({best})" if best else FINAL,
         state=benchmark.verdict if benchmark else "not finished",
         exit_code=benchmark.exit_code if benchmark else None,
-        solution_us=benchmark.median_us if benchmark else None,
-        eager_us=benchmark.baseline_medians().get(EAGER_BASELINE) if benchmark else None,
-        compile_us=fastest[1] if fastest else None,
-        best_baseline=benchmark.best_baseline if benchmark else None,
-        speedup_vs_best=benchmark.speedup_vs_best_baseline if benchmark else None,
-        percent_of_ceiling=benchmark.percent_of_ceiling if benchmark else None,
+        **_timing_columns(benchmark),
         bottleneck=profile.get("bottleneck"), advice=None)
+
+
+def _timing_columns(benchmark: BenchmarkReport | None) -> dict[str, Any]:
+    """The row's columns a benchmark record holds, each None where there is no record."""
+    if benchmark is None:
+        return dict.fromkeys(("solution_us", "eager_us", "compile_us", "best_baseline", "speedup_vs_best",
+                              "percent_of_ceiling"))
+    fastest = benchmark.fastest_compile()
+    return {"solution_us": benchmark.median_us, "eager_us": benchmark.baseline_medians().get(EAGER_BASELINE),
+            "compile_us": fastest[1] if fastest else None, "best_baseline": benchmark.best_baseline,
+            "speedup_vs_best": benchmark.speedup_vs_best_baseline, "percent_of_ceiling": benchmark.percent_of_ceiling}
 
 
 def loop_row(run: Path, version: str) -> LoopRow:
@@ -117,17 +122,11 @@ def loop_row(run: Path, version: str) -> LoopRow:
     evaluation = _read(folder / "evaluation.json")
     benchmark = _benchmark(_read(folder / "benchmark.json"))
     profile = _read(folder / "ncu_summary.json")
-    fastest = benchmark.fastest_compile() if benchmark else None
     return LoopRow(
         problem=run.name, version=version,
         state=evaluation.get("state") or ("not evaluated" if folder.is_dir() else "no such version"),
         exit_code=evaluation.get("exit_code"),
-        solution_us=benchmark.median_us if benchmark else None,
-        eager_us=benchmark.baseline_medians().get(EAGER_BASELINE) if benchmark else None,
-        compile_us=fastest[1] if fastest else None,
-        best_baseline=benchmark.best_baseline if benchmark else None,
-        speedup_vs_best=benchmark.speedup_vs_best_baseline if benchmark else None,
-        percent_of_ceiling=benchmark.percent_of_ceiling if benchmark else None,
+        **_timing_columns(benchmark),
         bottleneck=profile.get("bottleneck"),
         advice=first_advice(evaluation, profile))
 
