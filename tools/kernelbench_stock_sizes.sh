@@ -15,6 +15,7 @@
 #   bash tools/kernelbench_stock_sizes.sh OUT_DIR                      # the copies in reference/kernelbench_stock
 #   bash tools/kernelbench_stock_sizes.sh OUT_DIR path/to/KernelBench  # a checkout (KernelBench/level1/)
 #   ONLY=23_Softmax,89_cumsum bash tools/kernelbench_stock_sizes.sh OUT_DIR
+#   GPUS=all bash tools/kernelbench_stock_sizes.sh OUT_DIR    # one eval spread over every GPU (no DEADLINE_S)
 # Exit code: 0 when every problem was correct and timed and each blame row exited as expected, 1 otherwise,
 # 2 when a problem file is missing.
 set -u
@@ -35,6 +36,14 @@ NAMES=$("$PY" tools/kernelbench_stock_sizes.py prepare "$KB" "$OUT") || exit 2
 BASELINES=(--baseline eager)
 [ "${COMPILE:-0}" = 1 ] && BASELINES=(--baseline eager,compile --compile-modes default)
 
+if [ -n "${GPUS:-}" ]; then  # one eval over every problem, spread over the GPUs (per-pair wall time in eval.json)
+  only=${ONLY:-$(echo $NAMES | tr ' ' ',')}
+  begin=$(date +%s)
+  "$PY" "$SCRIPTS/eval.py" "$OUT/problems" "$OUT/solutions" --output-dir "$OUT/eval" --only "$only" --gpus "$GPUS" \
+    --seeds 2 "${BASELINES[@]}" > "$OUT/logs/eval.log" 2> "$OUT/logs/eval.progress"
+  printf 'eval --gpus %s\texit %s\t%s s\n' "$GPUS" "$?" "$(( $(date +%s) - begin ))" | tee -a "$OUT/logs/wall.tsv"
+  NAMES=""
+fi
 for name in $NAMES; do
   if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
   elapsed=$(( $(date +%s) - STARTED ))

@@ -4,7 +4,9 @@
 // (as torch, CUDA graphs and the benchmark's timer may). What must report it:
 // - correctness_check on a GPU: FAIL (exit 1): its profiled call runs on a fresh non-blocking
 //   stream, and this kernel starts during the fence queued on it ("launched on stream S without
-//   waiting for the caller's stream"); on the legacy default stream the probe saw it ordered;
+//   waiting for the caller's stream"), or, on a GPU busy with other work, after the fence and still
+//   running when the call returns ("and not joined to the caller's stream"); on the legacy default
+//   stream the probe saw it ordered;
 // - without a GPU: compiled only, exit 4.
 #include <cuda_runtime.h>
 

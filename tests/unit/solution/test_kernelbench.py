@@ -166,6 +166,49 @@ def test_inputs_are_seeded_and_the_weights_are_kernelbench_s():
     assert first.values["output"].shape == (24, 36)
 
 
+HOST_ONLY_INPUTS = """\
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+size = 16
+drawn_on = []
+loaded_on = torch.empty(1).device.type
+HOST_STEP = True
+
+def get_inputs():
+    x = torch.rand(size)
+    drawn_on.append(x.device.type)
+    return [torch.from_numpy(x.numpy()) if HOST_STEP else x]  # numpy: a step only the host can take
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_inputs_for_a_device_are_drawn_there_and_the_file_runs_outside_its_context(tmp_path):
+    # torch's meta device stands in for a GPU on a machine without one: any non-host device takes this path
+    problem = problem_for(write(tmp_path, "on_device.py", HOST_ONLY_INPUTS.replace("HOST_STEP = True",
+                                                                                   "HOST_STEP = False")))
+    drawn = problem.inputs({}, 0, "meta")
+    assert [value.device.type for value in drawn] == ["meta"]
+    assert problem.module({}).drawn_on == ["meta"]
+    assert problem.module({}).loaded_on == "cpu"  # module-level tensors are where the file puts them
+
+
+def test_inputs_fall_back_to_the_host_where_get_inputs_has_a_host_only_step(tmp_path):
+    problem = problem_for(write(tmp_path, "host_only.py", HOST_ONLY_INPUTS))
+    drawn = problem.inputs({}, 3, "meta")
+    assert [value.device.type for value in drawn] == ["meta"]
+    assert problem.module({}).drawn_on == ["meta", "cpu"]  # tried on the device, then drawn on the host
+    on_host = problem.inputs({}, 3, "cpu")
+    torch.manual_seed(3)
+    assert torch.equal(on_host[0], torch.rand(16))  # seeded the same way as on the device
+
+
 def test_the_reference_runs_forward_on_the_weights_it_is_given():
     from kernel_opt.check.tolerance import TolerancePolicy, expect
 

@@ -9,8 +9,10 @@ The tools pass every tensor by name and let the reference write preallocated out
   torch.manual_seed(42) before get_init_inputs() and again before Model(*init_inputs), then
   moved to the device. Its state_dict (parameters and persistent buffers) is passed by name
   (kernelbench.weight_argument_name: `conv.weight` -> `conv_weight`), the same for every seed.
-- inputs: torch.manual_seed(seed) (which seeds every device's generator), get_inputs(), moved to
-  the device; named after Model.forward's parameters (`input0`, `input1`, ... where it takes *args).
+- inputs: torch.manual_seed(seed) (which seeds every device's generator), get_inputs() with the
+  device as torch's default (so stock-size inputs are drawn on the GPU; on the host where get_inputs()
+  cannot run that way), then moved to the device; named after Model.forward's parameters (`input0`,
+  `input1`, ... where it takes *args).
 - outputs: what forward returns, `output` (or `output0`, `output1`, ... for a tuple); their shapes
   and dtypes come from one forward per size, on cloned weights.
 - the reference runs forward on the weights it is given (torch.func.functional_call), so the
@@ -156,9 +158,24 @@ class KernelBenchProblem:
         return self._models[key]
 
     def inputs(self, dims: dict[str, Any], seed: int, device: str) -> list[Any]:
-        """get_inputs() after torch.manual_seed(seed), tensors moved to `device`."""
+        """get_inputs() after torch.manual_seed(seed), drawn on `device` (where it has no host-only step).
+
+        Drawn on the host, a stock-size input (KernelBench's 47_Sum: 8.6 GB) took about 15 s per set on an
+        H200 machine, and a check draws a dozen sets; on the GPU each takes milliseconds.
+        """
         import torch
 
+        target = torch.device(device)
+        if target.type != "cpu":
+            self.module(dims)  # the file itself runs outside the device context: its module-level tensors stay put
+            torch.manual_seed(seed)
+            try:
+                with target:
+                    return [_to_device(value, device) for value in self._call(dims, "get_inputs")]
+            except UsageError as error:
+                if error.kind != "reference_error":
+                    raise
+                # a step tied to the host (a CPU generator, numpy): draw there, as KernelBench does
         torch.manual_seed(seed)
         return [_to_device(value, device) for value in self._call(dims, "get_inputs")]
 

@@ -78,7 +78,9 @@ def instance_maker(reference, solution: LoadedSolution, device: str, events: Eve
     from kernel_opt.solution.inputs import build_instance
 
     if getattr(reference, "kind", "ref.py") == "kernelbench":
-        events.emit(NoteEvent(f"inputs from {reference.path.name}'s get_inputs() after torch.manual_seed(seed); "
+        drawn = "" if str(device) == "cpu" else (f", drawn on {device} (on the host where get_inputs() has a step "
+                                                  "only the host can take)")
+        events.emit(NoteEvent(f"inputs from {reference.path.name}'s get_inputs() after torch.manual_seed(seed){drawn}; "
                               "weights from its Model, built after torch.manual_seed(42) as KernelBench's eval does"))
         return lambda dims, seed: build_instance(reference.setup, dims, seed, device)
     if reference.setup is not None:
