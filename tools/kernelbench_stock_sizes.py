@@ -8,6 +8,8 @@ tools/kernelbench_stock_sizes.sh runs this in two steps around `kernel-opt eval`
                             solution to OUT/solutions: the problem file itself plus
                             `class ModelNew(Model): pass`, the simplest correct solution there is; and the
                             blame rows (reference/kernelbench_stock/blame) to OUT/blame/<row>/.
+                            With --levels 1,2: every problem of those levels instead, named L1_<file>,
+                            L2_<file> (the acceptance sweep), and no blame rows.
   summary OUT               reads every pair's records under OUT/eval/pairs and the blame rows under
                             OUT/blame, and writes OUT/summary.md and OUT/summary.json: per problem the
                             verdict, each step's exit code, wall time, the highest peak GPU memory and
@@ -45,35 +47,55 @@ BLAME_DIR = Path(__file__).resolve().parents[1] / "reference" / "kernelbench_sto
 EXIT_CODES = {"pass": 0, "fail": 1, "usage_error": 2, "solution_error": 3, "environment_error": 4}
 
 
-def level1_folder(kernelbench: Path) -> Path:
-    """KERNELBENCH/KernelBench/level1 (a checkout) or KERNELBENCH/level1 (a copy of the problem files)."""
-    for candidate in (kernelbench / "KernelBench" / "level1", kernelbench / "level1"):
+def level_folder(kernelbench: Path, level: int = 1) -> Path:
+    """KERNELBENCH/KernelBench/levelN (a checkout) or KERNELBENCH/levelN (a copy of the problem files)."""
+    for candidate in (kernelbench / "KernelBench" / f"level{level}", kernelbench / f"level{level}"):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(f"no level1/ folder under {kernelbench} (nor KernelBench/level1/)")
+    raise FileNotFoundError(f"no level{level}/ folder under {kernelbench} (nor KernelBench/level{level}/)")
 
 
-def prepare(kernelbench: Path, out: Path, blame: Path | None = None) -> list[str]:
-    """Write OUT/problems, OUT/solutions and OUT/blame/<row>/{problem,solution}.py; the problem names."""
-    level1 = level1_folder(kernelbench)
+def level1_folder(kernelbench: Path) -> Path:
+    return level_folder(kernelbench, 1)
+
+
+def _sources(kernelbench: Path, levels: list[int] | None) -> dict[str, Path]:
+    """name in OUT -> problem file: PROBLEMS of level 1, or every problem of `levels` as L<level>_<file>."""
+    if not levels:
+        return {name: level1_folder(kernelbench) / f"{name}.py" for name in PROBLEMS}
+    found: dict[str, Path] = {}
+    for level in levels:
+        files = sorted(level_folder(kernelbench, level).glob("*.py"), key=lambda path: _number(path.stem))
+        found.update({f"L{level}_{path.stem}": path for path in files})
+    return found
+
+
+def _number(stem: str) -> tuple[int, str]:
+    head = stem.split("_", 1)[0]
+    return (int(head), stem) if head.isdigit() else (10**9, stem)
+
+
+def prepare(kernelbench: Path, out: Path, blame: Path | None = None, levels: list[int] | None = None) -> list[str]:
+    """Write OUT/problems, OUT/solutions (and, for PROBLEMS, OUT/blame/<row>/{problem,solution}.py); the names."""
     problems, solutions = out / "problems", out / "solutions"
     problems.mkdir(parents=True, exist_ok=True)
     solutions.mkdir(parents=True, exist_ok=True)
-    for name in PROBLEMS:
-        source = level1 / f"{name}.py"
+    sources = _sources(kernelbench, levels)
+    for name, source in sources.items():
         if not source.is_file():
             raise FileNotFoundError(f"{source} is missing")
-        shutil.copyfile(source, problems / source.name)
-        (solutions / source.name).write_text(source.read_text() + IDENTITY)
+        shutil.copyfile(source, problems / f"{name}.py")
+        (solutions / f"{name}.py").write_text(source.read_text() + IDENTITY)
+    (out / "problems.txt").write_text("\n".join(sources) + "\n")
     blame = blame or BLAME_DIR
-    if blame.is_dir():
+    if not levels and blame.is_dir():
         for row, (problem, solution, _, _) in BLAME_ROWS.items():
             folder = out / "blame" / row
             folder.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(blame / problem, folder / "problem.py")
             text = (blame / solution).read_text() if solution else (blame / problem).read_text() + IDENTITY
             (folder / "solution.py").write_text(text)
-    return list(PROBLEMS)
+    return list(sources)
 
 
 def _read(path: Path) -> dict | None:
@@ -128,12 +150,30 @@ def blame_row(out: Path, name: str) -> dict:
             "ok": got_exit == expected_exit and error.get("kind") == expected_kind}
 
 
+def totals(rows: list[dict]) -> dict:
+    """The acceptance figures: pairs run, correct and timed, each failing exit code, median and slowest wall time."""
+    ran = [row for row in rows if row["verdict"] != "not run"]
+    walls = sorted(row["wall_s"] for row in ran if row["wall_s"] is not None)
+    exits = [code for row in ran for code in (row["correctness_exit"], row["benchmark_exit"]) if code]
+    slowest = max(ran, key=lambda row: row["wall_s"] or 0.0, default=None)
+    return {"problems": len(rows), "ran": len(ran), "correct_and_timed": sum(row["ok"] for row in ran),
+            "harness_or_environment_errors": exits.count(4), "blamed_on_the_solution": exits.count(3),
+            "out_of_memory": sum("out of memory" in (row["message"] or "") for row in ran),
+            "median_wall_s": walls[len(walls) // 2] if walls else None,
+            "slowest": None if slowest is None else [slowest["name"], slowest["wall_s"]]}
+
+
 def summary(out: Path) -> int:
     """OUT/summary.json and OUT/summary.md from the records; 0 when every row is as expected."""
-    rows = [pair_row(out, name) for name in PROBLEMS]
+    listed = out / "problems.txt"
+    names = listed.read_text().split() if listed.is_file() else list(PROBLEMS)
+    rows = [pair_row(out, name) for name in names]
     blame = [blame_row(out, name) for name in BLAME_ROWS] if (out / "blame").is_dir() else []
-    (out / "summary.json").write_text(json.dumps({"problems": rows, "blame": blame}, indent=2) + "\n")
-    lines = ["| problem | verdict | correctness exit | benchmark exit | wall s | peak GB (step) | memory plan |",
+    counted = totals(rows)
+    (out / "summary.json").write_text(json.dumps({"totals": counted, "problems": rows, "blame": blame},
+                                                 indent=2) + "\n")
+    lines = [", ".join(f"{key.replace('_', ' ')}: {value}" for key, value in counted.items()), "",
+             "| problem | verdict | correctness exit | benchmark exit | wall s | peak GB (step) | memory plan |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         where = f"{row['peak_gb']} ({row['peak_step']})" if row["peak_gb"] is not None else "—"
@@ -155,12 +195,20 @@ def main(argv: list[str] | None = None) -> int:
     prepare_parser = commands.add_parser("prepare", help="problems and identity solutions into OUT")
     prepare_parser.add_argument("kernelbench", type=Path, help="a KernelBench checkout, or a folder holding level1/")
     prepare_parser.add_argument("out", type=Path)
+    prepare_parser.add_argument("--levels", default="", help="every problem of these levels (e.g. 1,2) instead of "
+                                "the stock-size six")
     summary_parser = commands.add_parser("summary", help="OUT/summary.md and .json from the records")
     summary_parser.add_argument("out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "prepare":
         try:
-            print(" ".join(prepare(args.kernelbench, args.out)))
+            levels = [int(level) for level in args.levels.split(",") if level.strip()]
+        except ValueError:
+            print(f"error: --levels takes level numbers separated by commas (1,2), not {args.levels!r}",
+                  file=sys.stderr)
+            return 2
+        try:
+            print(" ".join(prepare(args.kernelbench, args.out, levels=levels)))
         except FileNotFoundError as missing:
             print(f"error: {missing}", file=sys.stderr)
             return 2

@@ -16,6 +16,8 @@
 #   bash tools/kernelbench_stock_sizes.sh OUT_DIR path/to/KernelBench  # a checkout (KernelBench/level1/)
 #   ONLY=23_Softmax,89_cumsum bash tools/kernelbench_stock_sizes.sh OUT_DIR
 #   GPUS=all bash tools/kernelbench_stock_sizes.sh OUT_DIR    # one eval spread over every GPU (no DEADLINE_S)
+#   LEVELS=1,2 GPUS=all bash tools/kernelbench_stock_sizes.sh OUT_DIR KERNELBENCH_DIR   # every L1 and L2 problem
+#     (the eval resumes: run it again with the same OUT_DIR to go on)
 # Exit code: 0 when every problem was correct and timed and each blame row exited as expected, 1 otherwise,
 # 2 when a problem file is missing.
 set -u
@@ -32,7 +34,7 @@ STARTED=$(date +%s)
   "$PY" -c "import torch; print('torch', torch.__version__)"; } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
-NAMES=$("$PY" tools/kernelbench_stock_sizes.py prepare "$KB" "$OUT") || exit 2
+NAMES=$("$PY" tools/kernelbench_stock_sizes.py prepare "$KB" "$OUT" --levels "${LEVELS:-}") || exit 2
 BASELINES=(--baseline eager)
 [ "${COMPILE:-0}" = 1 ] && BASELINES=(--baseline eager,compile --compile-modes default)
 

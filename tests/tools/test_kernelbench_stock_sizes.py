@@ -44,6 +44,22 @@ def test_prepare_reads_a_kernelbench_checkout_and_refuses_a_folder_without_the_p
     assert tool.main(["prepare", str(checkout), str(tmp_path / "again")]) == 2
 
 
+def test_prepare_with_levels_takes_every_problem_of_each_level_in_kernelbench_s_order(tool, tmp_path):
+    checkout = tmp_path / "KernelBench"
+    for level, stems in ((1, ("10_Matmul", "2_Relu", "1_Square")), (2, ("1_Conv_ReLU",))):
+        folder = checkout / "KernelBench" / f"level{level}"
+        folder.mkdir(parents=True)
+        for stem in stems:
+            (folder / f"{stem}.py").write_text(f"# {stem}\n")
+    out = tmp_path / "out"
+    assert tool.prepare(checkout, out, levels=[1, 2]) == ["L1_1_Square", "L1_2_Relu", "L1_10_Matmul", "L2_1_Conv_ReLU"]
+    assert (out / "problems.txt").read_text().split() == ["L1_1_Square", "L1_2_Relu", "L1_10_Matmul", "L2_1_Conv_ReLU"]
+    assert (out / "solutions" / "L2_1_Conv_ReLU.py").read_text() == "# 1_Conv_ReLU\n" + tool.IDENTITY
+    assert not (out / "blame").exists()  # the blame rows belong to the stock-size run
+    assert tool.main(["prepare", str(checkout), str(tmp_path / "bad"), "--levels", "one"]) == 2
+    assert tool.main(["prepare", str(checkout), str(tmp_path / "three"), "--levels", "3"]) == 2
+
+
 def write_pair(out, name, verdict="correct", correctness=None, benchmark=None):
     folder = out / "eval" / "pairs" / name
     folder.mkdir(parents=True)
@@ -69,8 +85,13 @@ def test_the_summary_passes_only_when_every_problem_is_correct_and_timed(tool, t
     write_pair(tmp_path, "89_cumsum", "broken", correctness={"verdict": "environment_error", "error": {
         "exit_code": 4, "kind": "harness_out_of_memory", "message": "the GPU ran out of memory in the harness"}})
     assert tool.summary(tmp_path) == 1
-    broken = json.loads((tmp_path / "summary.json").read_text())["problems"][2]
+    recorded = json.loads((tmp_path / "summary.json").read_text())
+    broken = recorded["problems"][2]
     assert (broken["name"], broken["correctness_exit"], broken["ok"]) == ("89_cumsum", 4, False)
+    assert recorded["totals"] == {"problems": 6, "ran": 6, "correct_and_timed": 5, "harness_or_environment_errors": 1,
+                                  "blamed_on_the_solution": 0, "out_of_memory": 0, "median_wall_s": 31.5,
+                                  "slowest": ["23_Softmax", 31.5]}
+    assert (tmp_path / "summary.md").read_text().startswith("problems: 6, ran: 6, correct and timed: 5, ")
 
 
 def run_check(tmp_path, solution, problem, *dims):
