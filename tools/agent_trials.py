@@ -11,9 +11,10 @@ its log) to demo/agent_trials/<trial>/. A comparison's "fast" kernel is then jud
         the problem list, drawn before any trial runs: N problems from levels 1 and 2 (random.Random(S)),
         the first K of the draw in CUDA and the rest in Triton, the first C also without the skill, and
         four reserves in draw order for a problem that cannot run; writes demo/agent_trials/plan.json
-  prepare TRIAL KERNELBENCH TRIALS_ROOT [--without-skill]
+  prepare TRIAL KERNELBENCH TRIALS_ROOT [--without-skill] [--cpu-only]
         TRIALS_ROOT/<trial>/ holding the problem file, the installed skill (unless --without-skill),
-        REQUEST.md (the slash command's words) and PROMPT.md (everything the subagent is given)
+        REQUEST.md (the slash command's words) and PROMPT.md (everything the subagent is given;
+        --cpu-only: no GPU host within reach, as for an agent in a CPU sandbox)
   collect TRIAL_DIR DEST
         the trial's folder without builds, ncu reports, compiled objects and files over 2 MB
 
@@ -98,9 +99,27 @@ def request(entry: dict) -> str:
             f"{language} of your own as its ModelNew, run {ITERATIONS} iterations, output to out/")
 
 
-def prompt(entry: dict, folder: Path, with_skill: bool) -> str:
+def machines(name: str, gpu: bool) -> str:
+    """The prompt's account of this machine and the GPU host (or of its absence, for a CPU-only trial)."""
+    here = "This machine has no GPU (Python 3.11, torch CPU build, triton; `TRITON_INTERPRET=1` runs Triton on the CPU)."
+    if not gpu:
+        return (f"{here} It has 2 CPU cores, shared with other work, so keep runs small. The user's GPU host is down "
+                "today and no other GPU is within reach: do what can be done here and leave the run so that it can "
+                "go on on a GPU later.")
+    return f"""{here}
+The user's GPU host (one NVIDIA H200, nvcc 13.0, ncu 2025.3.1, torch 2.11, triton 3.6, no network) is reached
+with the `run` tool. Each `run` call copies the repository checkout `/work/main` to a fresh folder there, plus the
+ignored paths you name in `carry`: name `.trials/{name}` so your folder travels, and start the command with
+`cd .trials/{name} &&`. Only files you write under `$OUT` on the host come back (at most 8 files, two folders
+deep): to bring a folder back, `tar czf $OUT/back.tgz out` there and unpack the file the reply names here.
+Nothing stays on the host between calls. nsight-python is not installed there; its wheels are in `/work/main/.whl`:
+carry `.whl` and run `python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export
+PYTHONPATH=/tmp/site` first if a step needs it. The host's time is scarce: use at most {DEVICE_MINUTES} minutes of it
+in all, in few calls (each call first waits a minute or more for the host to start; a call may take at most 600 s)."""
+
+
+def prompt(entry: dict, folder: Path, with_skill: bool, gpu: bool = True) -> str:
     """Everything the subagent is given: the request, its folder, the GPU host, and what to leave behind."""
-    name = folder.name
     skill = (f"The skill is installed in this project at `{folder}/.claude/skills/kernel-opt-skill/` (the slash "
              f"command at `{folder}/.claude/commands/kernel-opt-skill.md`). Read and use only the installed skill; "
              "nothing else about it exists for you.\n" if with_skill else
@@ -122,16 +141,7 @@ The user's request:
 The problem file is `{folder}/{entry['file']}`.
 
 ## The machines
-This machine has no GPU (Python 3.11, torch CPU build, triton; `TRITON_INTERPRET=1` runs Triton on the CPU).
-The user's GPU host (one NVIDIA H200, nvcc 13.0, ncu 2025.3.1, torch 2.11, triton 3.6, no network) is reached
-with the `run` tool. Each `run` call copies the repository checkout `/work/main` to a fresh folder there, plus the
-ignored paths you name in `carry`: name `.trials/{name}` so your folder travels, and start the command with
-`cd .trials/{name} &&`. Only files you write under `$OUT` on the host come back (at most 8 files, two folders
-deep): to bring a folder back, `tar czf $OUT/back.tgz out` there and unpack the file the reply names here.
-Nothing stays on the host between calls. nsight-python is not installed there; its wheels are in `/work/main/.whl`:
-carry `.whl` and run `python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export
-PYTHONPATH=/tmp/site` first if a step needs it. The host's time is scarce: use at most {DEVICE_MINUTES} minutes of it
-in all, in few calls (each call first waits a minute or more for the host to start; a call may take at most 600 s).
+{machines(folder.name, gpu)}
 
 ## What to leave behind
 Work unaided; the user is not available for questions. As you go, keep `{folder}/TRIAL_LOG.md`: every command
@@ -142,17 +152,17 @@ torch.compile, how many iterations you used and why you stopped, and the frictio
 """
 
 
-def prepare(entry: dict, kernelbench: Path, root: Path, with_skill: bool) -> Path:
+def prepare(entry: dict, kernelbench: Path, root: Path, with_skill: bool, gpu: bool = True) -> Path:
     level_folder = next(path.parent for level, path in problems(kernelbench)
                         if level == entry["level"] and path.name == entry["file"])
-    folder = root / (entry["trial"] if with_skill else f"{entry['trial']}-without-skill")
+    folder = root.resolve() / (entry["trial"] if with_skill else f"{entry['trial']}-without-skill")
     folder.mkdir(parents=True, exist_ok=False)
     shutil.copyfile(level_folder / entry["file"], folder / entry["file"])
     if with_skill:
         subprocess.run([sys.executable, str(REPO / "skills" / "kernel-opt-skill" / "scripts" / "install.py"),
                         "--project", str(folder)], check=True, capture_output=True, text=True)
     (folder / "REQUEST.md").write_text(request(entry) + "\n")
-    (folder / "PROMPT.md").write_text(prompt(entry, folder, with_skill))
+    (folder / "PROMPT.md").write_text(prompt(entry, folder, with_skill, gpu))
     return folder
 
 
@@ -189,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     prepare_parser.add_argument("kernelbench", type=Path)
     prepare_parser.add_argument("root", type=Path)
     prepare_parser.add_argument("--without-skill", action="store_true")
+    prepare_parser.add_argument("--cpu-only", action="store_true", help="a trial with no GPU host within reach")
     prepare_parser.add_argument("--plan", type=Path, default=PLAN)
     collect_parser = commands.add_parser("collect", help="a finished trial's folder, without large binaries")
     collect_parser.add_argument("trial_dir", type=Path)
@@ -208,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"reserves: {', '.join(plan['reserves'])}")
         elif args.command == "prepare":
             entry = plan_entry(json.loads(args.plan.read_text()), args.trial)
-            print(prepare(entry, args.kernelbench, args.root, not args.without_skill))
+            print(prepare(entry, args.kernelbench, args.root, not args.without_skill, gpu=not args.cpu_only))
         else:
             left = collect(args.trial_dir, args.dest)
             print(f"copied to {args.dest}; left behind: {', '.join(left) or 'nothing'}")

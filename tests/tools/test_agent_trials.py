@@ -52,6 +52,10 @@ def test_a_trial_folder_holds_the_problem_the_installed_skill_and_a_prompt_in_th
     without = tool.prepare(entry, kernelbench, tmp_path / "trials", with_skill=False)
     assert without.name == f"{entry['trial']}-without-skill" and not (without / ".claude").exists()
     assert "no optimization skill" in (without / "PROMPT.md").read_text()
+    assert folder.is_absolute() and "`run` tool" in prompt
+    cpu_only = tool.prepare(plan["trials"][1], kernelbench, tmp_path / "cpu", with_skill=True, gpu=False)
+    cpu_prompt = (cpu_only / "PROMPT.md").read_text()
+    assert "GPU host is down today" in cpu_prompt and "`run` tool" not in cpu_prompt
     assert tool.main(["prepare", entry["trial"], str(kernelbench), str(tmp_path / "trials"),
                       "--plan", str(_written(tmp_path, plan))]) == 2  # the folder exists: never overwritten
     assert tool.main(["prepare", "L9_nothing", str(kernelbench), str(tmp_path / "other"),
