@@ -101,7 +101,8 @@ def request(entry: dict) -> str:
 
 def machines(name: str, gpu: bool) -> str:
     """The prompt's account of this machine and the GPU host (or of its absence, for a CPU-only trial)."""
-    here = "This machine has no GPU (Python 3.11, torch CPU build, triton; `TRITON_INTERPRET=1` runs Triton on the CPU)."
+    here = ("This machine has no GPU (Python 3.11, torch CPU build, triton; `TRITON_INTERPRET=1` runs Triton on "
+            "the CPU).")
     if not gpu:
         return (f"{here} It has 2 CPU cores, shared with other work, so keep runs small. The user's GPU host is down "
                 "today and no other GPU is within reach: do what can be done here and leave the run so that it can "
