@@ -188,6 +188,17 @@ def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile(
     assert report.headline.startswith("No usable GPU")
 
 
+@pytest.mark.parametrize(("version", "limited"), [("2.4.6", True), ("3.0.0", True), ("2.3.5", False), (None, False)])
+def test_the_interpreter_row_says_what_numpy_2_4_breaks_and_how_to_keep_the_system_s_numpy(version, limited):
+    numpy = None if version is None else PackageProbe("numpy", "numpy", installed=True, version=version)
+    row = by_step(assessment.check_environment(make_probes(gpu=False, numpy=numpy)).capabilities)["triton_correctness"]
+    assert row.can_run  # most kernels still run there
+    assert ("the interpreter fails kernels whose loop bound or index is a runtime value" in row.reason) is limited
+    assert row.how_to_fix.startswith("python -m pip install 'numpy<2.4' (in a virtual environment") is limited
+    with_gpu = by_step(assessment.check_environment(make_probes(gpu=True, numpy=numpy)).capabilities)
+    assert "NumPy" not in with_gpu["triton_correctness"].reason  # compiled on the GPU, the interpreter is not used
+
+
 @pytest.mark.parametrize("gpu", [True, False])
 def test_each_capability_step_called_alone_gives_its_own_row(gpu):
     """assess_capabilities is the registered steps in order; each step answers for its step only."""

@@ -732,6 +732,31 @@ def test_a_model_new_without_a_gpu_is_checked_and_lists_what_needs_one(tmp_path,
     assert [kernel["name"] for kernel in analysis["kernels"]] == ["gemm_scale_relu_kernel"]
 
 
+def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter_takes(tmp_path, monkeypatch):
+    """KernelBench's L1Norm ships at 32768 x 65535 (8.6 GB per tensor): the CPU check shrinks it, and says so."""
+    problem = tmp_path / "38_L1Norm_.py"
+    problem.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                       "        return x / torch.mean(torch.abs(x), dim=1, keepdim=True)\n\nbatch_size = 32768\n"
+                       "dim = 65535\n\ndef get_inputs():\n    return [torch.rand(batch_size, dim)]\n\n"
+                       "def get_init_inputs():\n    return []\n")
+    solution = tmp_path / "identity.py"
+    solution.write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+    out = tmp_path / "run"
+    make_model_new_run(out, solution, problem)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4  # the GPU steps remain
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    correctness = next(step for step in record["steps"] if step["name"] == "correctness")
+    assert correctness["status"] == "ok"
+    assert correctness["summary"].endswith("; checked under the interpreter at batch_size=1024, dim=1023, not the "
+                                           "run's batch_size=32768, dim=65535 (get_inputs()'s largest tensor: "
+                                           "1,047,552 elements here, 2,147,450,880 there); evaluate on a GPU checks "
+                                           "the run's sizes")
+    checked = json.loads((out / "v0" / "correctness.json").read_text())
+    assert checked["passed"] and checked["dims"] == {"batch_size": 1024, "dim": 1023}
+
+
 @pytest.mark.slow
 def test_a_model_new_kernel_that_only_the_interpreter_accepts_fails_without_a_gpu(tmp_path, monkeypatch):
     """Correct under TRITON_INTERPRET=1, refused by Triton's compiler: the static analysis step compiles it."""

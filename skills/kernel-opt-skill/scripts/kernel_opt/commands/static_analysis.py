@@ -44,7 +44,8 @@ def main(argv=None) -> int:
 def build_parser():
     parser = make_parser(PROG, __doc__)
     parser.add_argument("solution", type=Path,
-                        help="a .cu with extern \"C\" solve(...) or a Triton .py with run_kernel(...)")
+                        help="a .cu with extern \"C\" solve(...), a Triton .py with run_kernel(...), or a KernelBench "
+                             ".py with class ModelNew (its Triton kernels; give --ref)")
     parser.add_argument("--output-dir", type=Path, required=True, help="where static_analysis.md and .json go")
     parser.add_argument("--ref", type=Path,
                         help="ref.py whose setup() makes the inputs a Triton kernel is specialised on")

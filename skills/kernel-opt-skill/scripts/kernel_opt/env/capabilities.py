@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from kernel_opt.env.probe_records import Probes
+from kernel_opt.env.probe_records import PackageProbe, Probes
 from kernel_opt.env.probes import collect_probes, driver_version
 from kernel_opt.env.tool_output import version_tuple
 
@@ -267,12 +267,26 @@ def triton_correctness_capability(probes: Probes, gpu: GpuAccess) -> Capability:
     if gpu.usable:
         return Capability("triton_correctness", label, needs, True,
                           f"triton {triton.version} on {probes.torch.gpus[0].name}")
-    return Capability(
-        "triton_correctness", label, needs, True,
-        f"on the CPU only, under the Triton interpreter (TRITON_INTERPRET=1, triton {triton.version}): "
-        "values are checked but bf16 is unsupported there and timings mean nothing",
-        f"for the compiled kernel, bf16 and timings: {RUN_ON_GPU_MACHINE}",
-    )
+    detail = (f"on the CPU only, under the Triton interpreter (TRITON_INTERPRET=1, triton {triton.version}): "
+              "values are checked but bf16 is unsupported there and timings mean nothing")
+    fix = f"for the compiled kernel, bf16 and timings: {RUN_ON_GPU_MACHINE}"
+    if numpy_breaks_interpreter(probes.numpy):
+        detail += (f"; with NumPy {probes.numpy.version} the interpreter fails kernels whose loop bound or index "
+                   "is a runtime value (triton-lang/triton#9171), and the check then exits 4")
+        fix = (f"python -m pip install 'numpy<2.4' (in a virtual environment, to leave the system's NumPy as it is: "
+               f"python -m venv --system-site-packages .venv); {fix}")
+    return Capability("triton_correctness", label, needs, True, detail, fix)
+
+
+def numpy_breaks_interpreter(numpy: PackageProbe | None) -> bool:
+    """NumPy 2.4 made int() of a 1-element array an error, which Triton's interpreter relies on."""
+    if numpy is None or not numpy.installed or not numpy.version:
+        return False
+    try:
+        major, minor = (int(part) for part in numpy.version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (2, 4)
 
 
 @capability_step

@@ -124,3 +124,4 @@ class Probes:
     nvidia_smi: NvidiaSmiProbe
     profiling_admin_only: bool | None = None  # driver restricts perf counters to root; None: unknown
     is_root: bool = False
+    numpy: PackageProbe | None = None  # the Triton interpreter computes with it (NumPy 2.4 breaks some kernels there)

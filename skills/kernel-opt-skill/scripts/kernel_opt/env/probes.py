@@ -357,4 +357,5 @@ def collect_probes() -> Probes:
         nvidia_smi=probe_nvidia_smi(),
         profiling_admin_only=probe_profiling_admin_only(),
         is_root=os.geteuid() == 0,
+        numpy=probe_package("numpy", "numpy"),
     )

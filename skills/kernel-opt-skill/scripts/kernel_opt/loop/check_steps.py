@@ -28,10 +28,17 @@ def correctness_outcome(request: CorrectnessRequest) -> StepOutcome:
     return StepOutcome(report, exit_code_of(report), correctness_summary(report, request.output_dir))
 
 
-def correctness_step(evaluation: Evaluation, request: CorrectnessRequest) -> None:
-    """The correctness check alone, recorded (where no sanitizer runs beside it: without a GPU)."""
+def correctness_step(evaluation: Evaluation, request: CorrectnessRequest, sizes_note: str | None = None) -> None:
+    """The correctness check alone, recorded (where no sanitizer runs beside it: without a GPU).
+
+    `sizes_note` says why the check ran at other sizes than the run's (the interpreter's, on a CPU).
+    """
+    def summarize(record) -> str:
+        line = correctness_line(record)
+        return line if sizes_note is None else f"{line}; {sizes_note}"
+
     evaluation.step("correctness", [CORRECTNESS_PROG, *request.argv()], lambda: correctness_outcome(request),
-                    correctness_line, ["correctness.json", "correctness.md"])
+                    summarize, ["correctness.json", "correctness.md"])
 
 
 def checks_before_timing(evaluation: Evaluation, sanitize_wanted: bool, hypothesis: StepResult | None) -> None:
@@ -145,7 +152,7 @@ def static_request(evaluation: Evaluation) -> StaticAnalysisRequest | None:
     needs_inputs = registry.get(run.backend).static_analysis_needs_inputs
     return StaticAnalysisRequest(evaluation.solution, evaluation.folder, build=run.build_options(),
                                  reference=evaluation.reference if needs_inputs else None,
-                                 dims=dict(run.dims) if needs_inputs else {})
+                                 dims=dict(evaluation.check_dims) if needs_inputs else {})
 
 
 def static_analysis_step(evaluation: Evaluation) -> None:

@@ -46,6 +46,7 @@ from kernel_opt.loop.step_summaries import compile_line
 from kernel_opt.loop.versions import VersionState, best_measured, list_versions
 from kernel_opt.loop.workspace import check_can_evaluate, conclude_evaluation, read_run, write_evaluation
 from kernel_opt.solution import registry
+from kernel_opt.solution.interpreter_sizes import interpreter_sizes
 
 EVALUATE_LOG = "evaluate.log"
 # Each iteration is judged against the best version (interleaved), not against PyTorch; the
@@ -166,8 +167,9 @@ def _cpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
     run, folder = evaluation.run, evaluation.folder
     backend = registry.get(run.backend)
     if backend.runs_on_cpu:
+        evaluation.check_dims, reduced = interpreter_sizes(evaluation.reference, dict(run.dims))
         correctness_step(evaluation, CorrectnessRequest(evaluation.solution, evaluation.reference, folder,
-                                                         dims=dict(run.dims), device="cpu"))
+                                                         dims=dict(evaluation.check_dims), device="cpu"), reduced)
     elif not backend.builds_ahead:
         evaluation.cannot_run("correctness", backend.gpu_only_reason)
     else:

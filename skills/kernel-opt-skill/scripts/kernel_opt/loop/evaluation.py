@@ -66,6 +66,7 @@ class Evaluation:
         self.log: list[str] = []
         self.recommendations: dict[str, Any] = {}
         self.static_report: StaticReport | None = None  # made once, for the racecheck decision or its own step
+        self.check_dims: dict[str, Any] = dict(run.dims)  # the run's sizes; the interpreter's on a CPU
 
     @property
     def stopped(self) -> bool:

@@ -317,7 +317,7 @@ class KernelBenchProblem:
                         "only its own sizes are checked"]
         shapes, notes = [], []
         for shape in scaled_shapes(sizes):
-            failure = self._meta_failure({**self.sizes(base), **shape})
+            failure = self.meta_failure({**self.sizes(base), **shape})
             if failure is None:
                 shapes.append(shape)
             else:
@@ -326,7 +326,7 @@ class KernelBenchProblem:
                         f"down (/2, /4, /4 made odd): {'; '.join(_text(shape) for shape in shapes) or 'none left'}")
         return shapes, notes
 
-    def _meta_failure(self, dims: dict[str, Any]) -> str | None:
+    def meta_failure(self, dims: dict[str, Any]) -> str | None:
         """Why the Model cannot run at these sizes (on the meta device), or None when it can or that cannot be told."""
         import torch
 
