@@ -41,7 +41,7 @@ PLAN = REPO / "demo" / "agent_trials" / "plan.json"
 ITERATIONS = 3
 RESERVES = 4
 LARGEST_KEPT_BYTES = 2 * 1024 * 1024
-LEFT_BEHIND_DIRECTORIES = {"build", "__pycache__", "compile_check", ".claude"}
+LEFT_BEHIND_DIRECTORIES = {"build", "__pycache__", "compile_check", ".claude", ".venv", ".git"}
 LEFT_BEHIND_SUFFIXES = {".ncu-rep", ".so", ".o", ".cubin", ".ptx", ".fatbin", ".pt", ".whl", ".tgz"}
 DEVICE_MINUTES = 8
 
@@ -223,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
             print(prepare(entry, args.kernelbench, args.root, not args.without_skill, gpu=not args.cpu_only))
         else:
             left = collect(args.trial_dir, args.dest)
-            print(f"copied to {args.dest}; left behind: {', '.join(left) or 'nothing'}")
+            tops = sorted({Path(path).parts[0] for path in left})
+            print(f"copied to {args.dest}; left behind: {len(left)} file(s)" + (f" under {', '.join(tops)}" if tops
+                                                                               else ""))
     except (FileNotFoundError, FileExistsError, KeyError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
