@@ -69,7 +69,7 @@ def write_pair(out, name, verdict="correct", correctness=None, benchmark=None):
         "steps": [{"step": "truth", "peak_bytes": 58_000_000_000, "dims": {}, "seed": 0}], "plans": []}}))
     (folder / "benchmark.json").write_text(json.dumps(benchmark or {"exit_code": 0, "phases_s": {"timing": 3.0},
         "memory": {"steps": [{"step": "input pool", "peak_bytes": 84_000_000_000, "dims": {}, "seed": 1}],
-                   "plans": ["the timed calls rotated ... waited on the host"]}}))
+                   "plans": ["the timed calls rotated ... computed after the timed calls"]}}))
 
 
 def test_the_summary_passes_only_when_every_problem_is_correct_and_timed(tool, tmp_path):
@@ -79,7 +79,7 @@ def test_the_summary_passes_only_when_every_problem_is_correct_and_timed(tool, t
     row = json.loads((tmp_path / "summary.json").read_text())["problems"][0]
     assert (row["correctness_exit"], row["benchmark_exit"], row["peak_gb"], row["peak_step"]) == (0, 0, 84.0,
                                                                                                   "input pool")
-    assert row["plans"] == ["the timed calls rotated ... waited on the host"]
+    assert row["plans"] == ["the timed calls rotated ... computed after the timed calls"]
     assert "| 23_Softmax | correct | 0 | 0 | 31.5 | 84.0 (input pool) |" in (tmp_path / "summary.md").read_text()
     shutil.rmtree(tmp_path / "eval" / "pairs" / "89_cumsum")
     write_pair(tmp_path, "89_cumsum", "broken", correctness={"verdict": "environment_error", "error": {

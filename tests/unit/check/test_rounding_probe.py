@@ -21,6 +21,7 @@ from kernel_opt.check.integrity.rounding_probe import (
     ROUNDINGS,
     RoundingProbe,
     judge_probe,
+    probed_case,
     round_mantissa,
     roundings_for,
 )
@@ -100,6 +101,25 @@ def test_the_record_round_trips_and_names_the_first_downgrade():
     assert RoundingProbe.from_dict({**payload, "probes": payload["probes"][:1]}).finding() is None
 
 
+class Session:
+    """What probed_case reads of the correctness child's session."""
+
+    def __init__(self, device: str, largest_inputs: dict[int, int]):
+        self.device, self.largest_inputs = device, largest_inputs
+        self.cases = [{"n": 1 << 20}, {"n": 1}, {"n": 4097}, {"n": 8192}]
+
+
+def test_on_a_gpu_the_probe_runs_at_the_command_line_s_shape():
+    assert probed_case(Session("cuda", {0: 1 << 20, 1: 1, 2: 4097, 3: 8192})) == ({"n": 1 << 20}, None)
+
+
+def test_under_the_interpreter_the_probe_runs_at_the_smallest_shape_large_enough():
+    dims, note = probed_case(Session("cpu", {0: 1 << 20, 1: 1, 2: 4097, 3: 8192}))
+    assert dims == {"n": 4097} and note.startswith("probed at n=4097, the smallest checked shape with at least 4096")
+    assert probed_case(Session("cpu", {0: 1 << 20, 1: 1})) == ({"n": 1 << 20}, None)  # none smaller is enough
+    assert probed_case(Session("cpu", {0: 100, 1: 1})) == ({"n": 1 << 20}, None)  # none is enough
+
+
 # --- the real check on the CPU ----------------------------------------------------------------------
 
 
@@ -118,7 +138,9 @@ def test_an_honest_sum_follows_every_rounding(tmp_path):
     code, record = check(tmp_path, "row_sum", "row_sum_honest")
     assert code == 0 and record["verdict"] == "pass"
     assert set(verdicts(record).values()) == {"followed"} and len(verdicts(record)) == 4
-    assert record["rounding_probe"]["dims"] == {"rows": 64, "length": 65536}
+    # the interpreter probes the smallest checked shape with 4096 elements in an input, and says so
+    assert record["rounding_probe"]["dims"] == {"rows": 16, "length": 16384}
+    assert record["rounding_probe"]["note"].startswith("probed at rows=16, length=16384, the smallest checked shape")
     assert "## Rounding probe" in (tmp_path / "correctness.md").read_text()
 
 

@@ -78,6 +78,7 @@ class CaseSession:
         self.solution: Any = None  # solution.loaded.LoadedSolution, once loaded
         self.make: Callable | None = None  # (dims, seed) -> ProblemInstance
         self.cases: list[dict[str, Any]] = []
+        self.largest_inputs: dict[int, int] = {}  # per case, the elements of its largest input tensor
         self.seeds: list[int] = list(request.correctness.seeds)
         self.all_passed = True  # every case so far matched the reference
         self._warned: set[str] = set()
@@ -142,6 +143,8 @@ class CaseSession:
 
     def run(self, case: int, dims: dict[str, Any], seed: int) -> tuple:
         """Reference, then the solution between the checks' hooks, then the comparison; the inputs' fingerprint."""
+        import torch
+
         from kernel_opt.check.compare import poison_
         from kernel_opt.solution.inputs import fingerprint
 
@@ -153,6 +156,8 @@ class CaseSession:
                 poison_(instance.values[name])
         inputs_fingerprint = fingerprint(instance)
         values, outputs = instance.values, instance.outputs
+        self.largest_inputs[case] = max((value.numel() for name, value in values.items()
+                                         if isinstance(value, torch.Tensor) and name not in outputs), default=0)
         self.events.emit(PhaseEvent("reference", case=case, dims=dims, seed=seed))
         self._where = (case, seed)
         expectation = self.expect(instance.dims, values, outputs)

@@ -286,19 +286,3 @@ def kept_copies(values: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     if where == "device":
         return {name: value.clone() for name, value in values.items()}
     return {name: value.to("cpu", copy=True) for name, value in values.items()}
-
-
-def expectation_to_host(expectation):
-    """A check.tolerance.Expectation with its reference outputs and truth moved to the host (the benchmark's input
-    pool, where only that lets the timed calls rotate)."""
-    def host(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return value.to("cpu")
-        if isinstance(value, SampledTruth):
-            return SampledTruth(value.shape, [(first, end, truth.to("cpu")) for first, end, truth in value.pieces])
-        return value
-
-    expectation.reference = {name: host(value) for name, value in expectation.reference.items()}
-    if expectation.truth is not None:
-        expectation.truth = {name: host(value) for name, value in expectation.truth.items()}
-    return expectation

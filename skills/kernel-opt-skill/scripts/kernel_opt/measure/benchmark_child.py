@@ -47,7 +47,7 @@ class _Timed:
     outputs: list[str]
     policy: Any  # check.tolerance.TolerancePolicy, the correctness check's
     events: EventLog
-    expectations: list[Any]  # check.tolerance.Expectation per value set
+    expected: _Expected  # what each value set should give
     rotation: InputRotation  # the solution's buffer sets; its buffer set 0 is the problem instance
     guard: PrimitiveGuard  # checked before every comparison: nothing the timers and checks use was replaced
     other: InputRotation | None = None  # another version's own buffer sets, same value sets
@@ -80,12 +80,26 @@ class _Timed:
         self.guard.verify(f"the timed calls ({name})", who="the solution or the --against version")
         comparisons = []
         for buffer, value_set, buffers in checked:
+            expectation = self.expected.of(value_set)
             for output in self.outputs:
-                comparison = judge(output, buffers[output], self.expectations[value_set], self.policy)[0]
+                comparison = judge(output, buffers[output], expectation, self.policy)[0]
                 comparison.name = f"{output} (buffer set {buffer}, value set {value_set})"
                 comparisons.append(comparison)
+            del expectation  # one value set's expected outputs at a time where they are computed for the check
         passed = bool(comparisons) and all(c.passed for c in comparisons)
         self.events.emit(PostTimingCheckEvent(name=name, passed=passed, outputs=[c.to_dict() for c in comparisons]))
+
+
+@dataclass
+class _Expected:
+    """What each value set should give: computed before the timed calls and kept, or, where the pool leaves no room
+    to keep them (input_pool.PoolPlan.expected_after_timing), computed on the GPU each time one is checked."""
+
+    compute: Callable[[int], Any]  # value set -> check.tolerance.Expectation
+    kept: list[Any] | None = None
+
+    def of(self, value_set: int) -> Any:
+        return self.kept[value_set] if self.kept is not None else self.compute(value_set)
 
 
 def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, solution, other,
@@ -93,13 +107,13 @@ def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, so
     """Value sets (fresh draws, seeds seed+1...), their expected outputs, and the buffer sets to rotate.
 
     Sized by input_pool.plan_pool from the problem's bytes and the memory available now; the
-    expected outputs wait on the host where only that lets the pool rotate (check/truth.py).
+    expected outputs are computed when they are checked where only that lets the pool rotate.
     """
     import torch
 
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.tolerance import TolerancePolicy, expect
-    from kernel_opt.check.truth import expectation_to_host, memory_budget
+    from kernel_opt.check.truth import memory_budget
     from kernel_opt.solution.returning_call import deliver_outputs
 
     values, outputs, dims = instance.values, instance.outputs, instance.dims
@@ -109,7 +123,7 @@ def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, so
     budget = memory_budget(values[outputs[0]].device)
     plan = plan_pool(_tensor_bytes(values, inputs), _tensor_bytes(values, outputs),
                      _tensor_bytes(values, outputs) + truth, budget.device_available,
-                     versions=2 if other is not None else 1, host_bytes=budget.host)
+                     versions=2 if other is not None else 1, defer_expected=True)
     if plan.value_sets == 1:
         value_sets = [{name: values[name] for name in inputs}]
     else:
@@ -119,12 +133,18 @@ def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, so
             value_sets.append({name: drawn[name] for name in inputs})
             del drawn  # its output buffers
     row_arguments = reference.row_arguments(dims) if reference.row_arguments is not None else ()
-    expectations = []
-    for value_set in value_sets:
-        expectation = expect(reference.reference, policy, dims, {**values, **value_set}, outputs, row_arguments)
-        expectations.append(expectation_to_host(expectation) if plan.expectations_on_host else expectation)
+
+    def expected_for(value_set: int) -> Any:
+        expectation = expect(reference.reference, policy, dims, {**values, **value_sets[value_set]}, outputs,
+                             row_arguments)
         if expectation.truth_plan is not None:
-            events.emit(MemoryEvent(step="input pool", plan=expectation.truth_plan))
+            step = "timed outputs check" if plan.expected_after_timing else "input pool"
+            events.emit(MemoryEvent(step=step, plan=expectation.truth_plan))
+        return expectation
+
+    expected = _Expected(expected_for)
+    if not plan.expected_after_timing:
+        expected.kept = [expected_for(index) for index in range(len(value_sets))]
     torch.cuda.synchronize()
 
     def rotation_of(launcher, buffers: list[dict[str, Any]]) -> InputRotation:
@@ -140,9 +160,9 @@ def _build_pool(make, tolerances: Tolerances, reference, instance, seed: int, so
     if other is not None:
         other_rotation = rotation_of(other, [fresh_buffers() for _ in range(plan.buffer_sets)])
     events.emit(NoteEvent(plan.note()))
-    if plan.expectations_on_host or plan.value_sets < POOL_BUFFER_SETS + 1:
+    if plan.expected_after_timing or plan.value_sets < POOL_BUFFER_SETS + 1:
         events.emit(MemoryEvent(step="input pool", plan=plan.note()))
-    return _Timed(outputs, policy, events, expectations, rotation, guard, other_rotation)
+    return _Timed(outputs, policy, events, expected, rotation, guard, other_rotation)
 
 
 def _copy_unless_same(destination, source) -> None:

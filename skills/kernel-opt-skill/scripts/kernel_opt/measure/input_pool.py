@@ -40,21 +40,22 @@ class PoolPlan:
     buffer_sets: int
     value_sets: int
     extra_bytes: int  # device memory the pool adds to the problem's own
-    expectations_on_host: bool = False  # the expected outputs and their float64 truth wait on the host
+    expected_after_timing: bool = False  # each value set's expected outputs computed when its outputs are checked
 
     def note(self) -> str:
         if self.value_sets == 1:
             return ("the timed calls could not rotate inputs (no room beside the problem for a second set): every "
                     "timed call saw the same inputs, so output caching is not excluded by this run")
-        host = ("; the reference's outputs and float64 truth for them waited on the host (no room on the GPU)"
-                if self.expectations_on_host else "")
+        later = ("; the reference's outputs and float64 truth for each value set were computed after the timed calls, "
+                 "one value set at a time as its outputs were checked (no room to keep them all beside the pool)"
+                 if self.expected_after_timing else "")
         return (f"the timed calls rotated through {self.buffer_sets} input/output buffer set(s) and {self.value_sets} "
                 f"value sets ({self.extra_bytes / 1e6:.1f} MB beside the problem): no call saw the previous call's "
-                f"inputs, and each buffer set's last outputs were checked against the reference for its values{host}")
+                f"inputs, and each buffer set's last outputs were checked against the reference for its values{later}")
 
 
 def plan_pool(input_bytes: int, output_bytes: int, expectation_bytes: int, free_bytes: int,
-              versions: int = 1, host_bytes: int | None = None) -> PoolPlan:
+              versions: int = 1, defer_expected: bool = False) -> PoolPlan:
     """The largest pool that fits in POOL_MEMORY_FRACTION of the free memory.
 
     Args:
@@ -63,16 +64,18 @@ def plan_pool(input_bytes: int, output_bytes: int, expectation_bytes: int, free_
         versions: solutions timed (2 when another version is compared): each rotates its own buffer
             sets; the value sets and their expected outputs are shared. The problem's own set is the
             first buffer set of the first version.
-        host_bytes: what the host may hold (check/memory_plan.Budget.host): where a pool fits only with its
-            expected outputs there, they wait on the host (the checks after timing read them in chunks); None: not.
+        defer_expected: where a pool fits only without its expected outputs, compute each value set's after the
+            timed calls, when its outputs are checked (the float64 truth then planned to fit: check/truth.py),
+            rather than rotate fewer sets. Recomputing on the GPU beats keeping them on the host: at KernelBench's
+            stock sizes (19 GB per value set) the copies there and back took minutes.
     """
     budget = int(free_bytes * POOL_MEMORY_FRACTION)
     for buffer_sets, value_sets in _CANDIDATES:
         buffers = (versions * buffer_sets - 1) * (input_bytes + output_bytes) + value_sets * input_bytes
         if buffers + value_sets * expectation_bytes <= budget:
             return PoolPlan(buffer_sets, value_sets, buffers + value_sets * expectation_bytes)
-        if buffers <= budget and host_bytes is not None and value_sets * expectation_bytes <= host_bytes:
-            return PoolPlan(buffer_sets, value_sets, buffers, expectations_on_host=True)
+        if buffers <= budget and defer_expected:
+            return PoolPlan(buffer_sets, value_sets, buffers, expected_after_timing=True)
     return PoolPlan(1, 1, 0)
 
 

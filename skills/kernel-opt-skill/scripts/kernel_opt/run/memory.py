@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, SolutionError
-from kernel_opt.core.records import Section
+from kernel_opt.core.records import Section, list_of
 from kernel_opt.env.memory import device_memory, gib
 from kernel_opt.run.events import DoneEvent, ErrorEvent, Event, EventLog, MemoryEvent, PhaseEvent, one_line
 
@@ -209,17 +209,28 @@ class MeteredEventLog(EventLog):
 
 
 @dataclass
+class MemoryStep(Section):
+    """One step's highest peak GPU memory over the run, and the case (shape and seed) where it was reached."""
+
+    step: str | None = None
+    peak_bytes: int | None = None
+    dims: dict[str, Any] | None = None
+    seed: int | None = None
+
+
+@dataclass
 class MemoryUse(Section):
     """A record's `memory` section: each step's highest peak GPU memory, and what the memory plan chose.
 
-    `steps` has one entry per step name, {"step", "peak_bytes", "dims", "seed"}: the highest peak
-    any case reached in it and where; `peak_bytes` is the highest of them. `plans` lists, once
-    each, what the plan did where the whole did not fit (a float64 truth in row chunks, copies kept
-    on the host, a smaller input pool).
+    `steps` has one entry per step name: the highest peak any case reached in it and where;
+    `peak_bytes` is the highest of them. `plans` lists, once each, what the plan did where the
+    whole did not fit (a float64 truth in row chunks, copies kept on the host, a smaller input pool).
     """
 
+    readers = {"steps": list_of(MemoryStep)}
+
     peak_bytes: int | None = None
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[MemoryStep] = field(default_factory=list)
     plans: list[str] = field(default_factory=list)
 
     def add(self, event: MemoryEvent) -> None:
@@ -227,11 +238,11 @@ class MemoryUse(Section):
             self.plans.append(event.plan)
         if event.peak_bytes is None:
             return
-        entry = {"step": event.step, "peak_bytes": int(event.peak_bytes), "dims": event.dims, "seed": event.seed}
-        self.peak_bytes = max(self.peak_bytes or 0, entry["peak_bytes"])
+        entry = MemoryStep(event.step, int(event.peak_bytes), event.dims, event.seed)
+        self.peak_bytes = max(self.peak_bytes or 0, entry.peak_bytes)
         for index, known in enumerate(self.steps):
-            if known["step"] == event.step:
-                if entry["peak_bytes"] > known["peak_bytes"]:
+            if known.step == event.step:
+                if entry.peak_bytes > (known.peak_bytes or 0):
                     self.steps[index] = entry
                 return
         self.steps.append(entry)

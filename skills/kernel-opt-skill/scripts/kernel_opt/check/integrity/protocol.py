@@ -47,6 +47,7 @@ class CheckSession(Protocol):
     events: Any  # run.events.EventLog
     policy: Any  # check.tolerance.TolerancePolicy
     cases: list[dict[str, Any]]  # every planned case's dims, the command line's first
+    largest_inputs: dict[int, int]  # per case run, the elements of its largest input tensor
     seeds: list[int]
 
     def instance(self, dims: dict[str, Any], seed: int) -> Any:
