@@ -226,8 +226,12 @@ def test_a_partial_flop_count_places_the_kernel_but_never_makes_it_invalid():
                    "flops_lower_bound": True}
     report = assemble(sequence)
     assert report.verdict == "measured" and report.roofline.physical_floor.bound == "memory"
-    assert report.roofline.points["datasheet"].bound == "compute"  # the count still places it
+    # 10% under the count's floor at the datasheet's peak: those FLOPs were not all performed, the memory roof places it
+    assert report.roofline.points["datasheet"].bound == "memory" and "FLOPs" in report.notes[-1]
     assert "at least: counted by torch FlopCounterMode" in render_markdown(report)
+    slower = gemm_events("bfloat16", flops, flops / 989.5e12 * 1e6 * 1.1)
+    slower[3] = sequence[3]
+    assert assemble(slower).roofline.points["datasheet"].bound == "compute"  # where the count allows it, it places it
 
 
 def test_a_gpu_without_a_datasheet_entry_gets_no_floor_check():
@@ -260,6 +264,30 @@ def test_a_solution_beating_every_measured_roof_is_placed_against_the_datasheet(
     assert basis.name == "datasheet" and basis.measured_at is None
     over = 100 * 3350 / 3000 / 1.04
     assert basis.reason.startswith(f"the solution ran at {over:.1f}% of the best measured roof (measured)")
+
+
+def test_a_solution_beating_the_counted_flops_roof_is_placed_on_the_memory_roof_and_does_not_reach_the_target():
+    """KernelBench level2 18: a 1024 x 8192 x 8192 matmul whose output is summed over its columns. The FLOP counter
+    counts the matmul (137.4 GFLOP, a lower bound); a kernel that sums the weights first does 0.1% of it and reads
+    302 MB. At 338 us it is 607% of the datasheet's fp32 roof for the counted FLOPs, and 29.8% of the measured copy."""
+    sequence = events(solution_us=338.0)
+    work = next(event for event in sequence if event["event"] == "work")
+    work.update(flops=137.4e9, flops_source="at least: counted by torch FlopCounterMode", flops_lower_bound=True,
+                bytes=302e6, bytes_source="inputs read once + outputs written once")
+    report = assemble(sequence)
+    assert report.verdict == "measured" and report.roofline.primary == "measured"
+    assert report.percent_of_ceiling == pytest.approx(100 * (302e6 / 3000e9 * 1e6) / 338.0)
+    assert report.target_reached is False
+    assert report.roofline.points["measured"].flops is None  # placed without the counted FLOPs
+    [note] = [note for note in report.notes if "of the compute roof for the counted 1.37e+11 FLOPs" in note]
+    assert note.startswith("the solution ran at 607% of the compute roof") and "memory roof alone" in note
+    assert report.ceiling_basis().reason.endswith("the memory roof alone (the solution beat the counted FLOPs' roof)")
+
+
+def test_a_solution_under_the_counted_flops_roof_keeps_them():
+    report = assemble(events(solution_us=1200.0))
+    assert report.roofline.points["measured"].flops == float(N)
+    assert not any("counted" in note and "FLOPs" in note for note in report.notes)
 
 
 def test_wrong_outputs_after_timing_invalidate_the_timing():

@@ -382,11 +382,24 @@ def test_a_compute_bound_sweep_charts_tflops():
     heavy = [EnvironmentEvent({"gpu": {"name": H100}})]
     for value in SIZES:
         heavy += size_events(value)
-        # 25 FLOP per counted byte: past the fp32 ridge (67 TFLOP/s over 3350 GB/s = 20), under the floor's TF32 roof
-        heavy[-2] = SweepSizeEvent(dims={"N": value}, work={**work(value), "flops": 25 * work(value)["bytes"]})
+        # 21 FLOP per counted byte: past the fp32 ridge (67 TFLOP/s over 3350 GB/s = 20), at rates under that roof
+        heavy[-2] = SweepSizeEvent(dims={"N": value}, work={**work(value), "flops": 21 * work(value)["bytes"]})
     points = points_for(events=heavy)
     assert [p.status for p in points] == ["profiled"] * 4
     assert {p.solution.bound for p in points} == {"compute"} and assemble.chart_rate(points) == "flops"
+
+
+def test_a_size_that_beats_the_counted_flops_roof_is_placed_on_the_memory_roof():
+    """25 FLOP per byte at these times is more than the fp32 roof allows: the FLOPs were not all performed."""
+    heavy = [EnvironmentEvent({"gpu": {"name": H100}})]
+    for value in SIZES:
+        heavy += size_events(value)
+        heavy[-2] = SweepSizeEvent(dims={"N": value}, work={**work(value), "flops": 25 * work(value)["bytes"]})
+    points = points_for(events=heavy)
+    assert {p.value: p.solution.bound for p in points} == {1024: "compute", 2048: "compute", 4096: "memory",
+                                                           8192: "memory"}
+    eight = next(p for p in points if p.value == 8192)
+    assert eight.solution.percent_of_ceiling == pytest.approx(100 * 2 * 8192 * 4096 * 4 / 3350e9 * 1e9 / 91800.0)
 
 
 # --- the record and its reports ------------------------------------------------------------------

@@ -209,7 +209,10 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     sheet = lookup_gpu(report.gpu.name)
     sheet_roofs = placement.datasheet_roofs(sheet, dtype, allow_tf32)
     copy_bandwidth = report.copy_same_bytes.bandwidth_gbps if report.copy_same_bytes else None
-    points = placement.roofline_points(flops, traffic, time_us, measured_roofs, sheet_roofs, copy_bandwidth)
+    points, primary, reason, flops_set_aside = placement.place_on_roofs(flops, traffic, time_us, measured_roofs,
+                                                                          sheet_roofs, copy_bandwidth)
+    if flops_set_aside:
+        report.notes.append(flops_set_aside)
     report.roofline.points = {name: RoofPoint.from_dict(point) for name, point in points.items()}
     bandwidths = {"measured copy": measured.memory_bandwidth_gbps if measured else None,
                   "same-size copy": copy_bandwidth}
@@ -222,7 +225,6 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     else:
         floor.message = floor.invalid_message() if floor.beaten else None
         report.roofline.physical_floor = floor
-    primary, reason = placement.choose_basis(points)
     if primary is None:
         return
     report.roofline.primary, point = primary, report.roofline.points[primary]

@@ -15,7 +15,8 @@ Two different questions, two different roofs:
   copy and matmuls, the copy of the same bytes timed beside the solution), the practical
   limits the loop's target is set against. A solution faster than every measured roof is
   placed against the datasheet instead, and the report says so, so that an honest result
-  never reads above 100%.
+  never reads above 100%; one faster than the compute roof of its counted FLOPs does not
+  perform them all, and is placed on the memory roof alone (place_on_roofs).
 
 Pure arithmetic on the benchmark's record: no torch, no GPU.
 """
@@ -125,6 +126,36 @@ def choose_basis(points: dict[str, dict[str, Any]]) -> tuple[str | None, str]:
     if "datasheet" in points:
         return "datasheet", "no measured ceilings for this GPU (run measure_ceilings.py): the datasheet's peaks"
     return None, "no ceilings"
+
+
+def place_on_roofs(flops: float | None, traffic: float, time_us: float, measured_roofs: roofline.Ceilings | None,
+                   sheet_roofs: roofline.Ceilings | None, copy_bandwidth_gbps: float | None
+                   ) -> tuple[dict[str, Any], str | None, str, str | None]:
+    """roofline_points and choose_basis, with the counted FLOPs set aside where the solution beat their compute roof
+    on the chosen basis: (points, basis, why that basis, why the FLOPs were set aside or None).
+
+    A time under the compute floor of the counted FLOPs means the solution does not perform them
+    all: the count is the reference's arithmetic (a matmul whose result is then summed away), and an
+    algebraic shortcut needs less. Against that roof it would read several times 100% and end the
+    loop at "target reached"; against the memory roof alone it reads what it achieves. The bytes
+    stay a floor: a time under them is the physical floor's business (physical_floor).
+    """
+    points = roofline_points(flops, traffic, time_us, measured_roofs, sheet_roofs, copy_bandwidth_gbps)
+    basis, reason = choose_basis(points)
+    if basis is None or not flops:
+        return points, basis, reason, None
+    point = points[basis]
+    compute_floor = point["compute_floor_us"]
+    if not (compute_floor and compute_floor > point["memory_floor_us"] and time_us < compute_floor):
+        return points, basis, reason, None
+    set_aside = (f"the solution ran at {point['percent_of_ceiling']:.0f}% of the compute roof for the counted "
+                 f"{flops:.3g} FLOPs ({basis}): it does less arithmetic than counted (an algebraic shortcut of the "
+                 "reference's), or computes in a way that roof does not bound, so its % of ceiling is against the "
+                 "memory roof alone; a flops(**dims) in ref.py with the arithmetic the problem needs at least places "
+                 "it on both")
+    points = roofline_points(None, traffic, time_us, measured_roofs, sheet_roofs, copy_bandwidth_gbps)
+    basis, reason = choose_basis(points)
+    return points, basis, f"{reason}; the memory roof alone (the solution beat the counted FLOPs' roof)", set_aside
 
 
 def compute_roof(points: dict[str, dict[str, Any]], name: str) -> str:

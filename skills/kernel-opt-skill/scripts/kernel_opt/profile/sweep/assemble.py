@@ -185,9 +185,8 @@ def _place(measurement: Measurement, work: dict[str, Any], roofs: Roofs, copy_gb
     if not traffic:
         return
     measured = roofs.measured.roofline_ceilings(dtype, allow_tf32) if roofs.measured else None
-    points = placement.roofline_points(flops, traffic, measurement.time_us, measured,
-                                       placement.datasheet_roofs(roofs.sheet, dtype, allow_tf32), copy_gbps)
-    basis, _ = placement.choose_basis(points)
+    points, basis, _, _ = placement.place_on_roofs(flops, traffic, measurement.time_us, measured,
+                                                   placement.datasheet_roofs(roofs.sheet, dtype, allow_tf32), copy_gbps)
     if basis is not None:
         measurement.percent_of_ceiling = points[basis]["percent_of_ceiling"]
         measurement.ceiling_basis, measurement.bound = basis, points[basis]["bound"]
