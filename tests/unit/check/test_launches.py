@@ -34,7 +34,7 @@ from kernel_opt.check.integrity.launches import launch_check_of
 from kernel_opt.check.integrity.verdict import correctness_failures
 from kernel_opt.check.records import CorrectnessReport, DeviceInfo
 from kernel_opt.check.report import correctness_summary, write_correctness_reports
-from kernel_opt.run.events import CaseResultEvent, IntegrityEvent, PlanEvent
+from kernel_opt.run.events import CaseResultEvent, IntegrityEvent, PhaseEvent, PlanEvent
 from kernel_opt.run.request import ChildRequest, CorrectnessPart, SolutionSpec
 from kernel_opt.run.runner import ChildOutcome
 from kernel_opt.solution import registry
@@ -471,3 +471,14 @@ def test_a_passing_check_prints_what_it_launched(tmp_path):
                         library_kernels=verdict.library_kernels, values_passed=True)
     report = report_from_events(empty_report(), outcome_with(check))
     assert "launched: 1 kernel(s) of its own (add), 1 library kernel(s)" in correctness_summary(report, tmp_path)
+
+
+def test_the_record_keeps_where_the_worker_s_time_went_and_an_old_record_writes_none():
+    outcome = outcome_with(LaunchCheck(profiled=False, note="not profiled"))
+    outcome.events = [PhaseEvent("load_solution", t=10.0), PhaseEvent("setup", t=11.0),
+                      PhaseEvent("reference", t=11.5), PhaseEvent("setup", t=13.0), *outcome.events]
+    outcome.spawned, outcome.ended = 8.0, 16.0
+    report = report_from_events(empty_report(), outcome)
+    assert report.phases_s == {"worker start": 2.0, "load_solution": 1.0, "setup": 3.5, "reference": 1.5}
+    assert CorrectnessReport.from_dict(report.to_dict()).phases_s == report.phases_s
+    assert "phases_s" not in empty_report().to_dict()

@@ -18,7 +18,7 @@ from kernel_opt.check.integrity.launch_rules import LaunchCheck, LaunchedWork
 from kernel_opt.check.records import DeviceInfo
 from kernel_opt.commands.benchmark import main
 from kernel_opt.loop.step_summaries import benchmark_line
-from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for, phase_durations
+from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for
 from kernel_opt.measure.benchmark_report import benchmark_markdown, benchmark_summary
 from kernel_opt.measure.ceilings import CopyCeiling
 from kernel_opt.measure.placement import CEILING_BASIS_RULE, PHYSICAL_FLOOR_MARGIN
@@ -149,9 +149,12 @@ def test_phase_durations_follow_the_event_timestamps():
         PhaseEvent("baseline eager", t=107.0),
         DoneEvent(t=109.0),
     ]
-    assert phase_durations(stamped, spawned=100.0, ended=109.5) == {
+    assert ChildOutcome(stamped, spawned=100.0, ended=109.5).phase_durations() == {
         "worker start": 2.0, "load_solution": 1.5, "solution": 2.5, "baseline eager": 2.5}
-    assert phase_durations([DoneEvent()], 0.0, 1.0) == {}  # records from before timestamps
+    assert ChildOutcome([DoneEvent()], spawned=0.0, ended=1.0).phase_durations() == {}  # records before timestamps
+    repeated = [PhaseEvent("setup", t=1.0), PhaseEvent("solution", t=2.0), PhaseEvent("setup", t=2.5)]
+    assert ChildOutcome(repeated, spawned=0.5, ended=4.0).phase_durations() == {  # a phase named again adds up
+        "worker start": 0.5, "setup": 2.5, "solution": 0.5}
 
 
 DATASHEET_FLOOR_US = BYTES / 3350e9 * 1e6  # H100 SXM: 3.35 TB/s, above the 3000 GB/s measured here
@@ -509,6 +512,7 @@ class _FakeHeldProcess:
         outcome.events[:0] = [PhaseEvent("load_solution", t=self.spawned + 3.0),
                               PhaseEvent(WAITING_PHASE, t=self.spawned + 4.0),
                               PhaseEvent("solution", t=self.released_at)]
+        outcome.spawned, outcome.ended = self.spawned, time.time()  # as WorkerProcess.watch stamps them
         return outcome
 
     def alive(self):

@@ -281,6 +281,7 @@ _HANDLERS: dict[type[Event], Callable[[CorrectnessReport, Any], None]] = {
 def report_from_events(report: CorrectnessReport, outcome) -> CorrectnessReport:
     """Fill a report from the worker's events (see check/child.py) and how the child ended."""
     dispatch(outcome.events, _HANDLERS, report)
+    report.phases_s = outcome.phase_durations()
     failure = outcome.failure()
     report.error = None if failure is None else ErrorRecord.from_dict(failure)
     if report.error is not None:

@@ -244,6 +244,7 @@ class CorrectnessReport:
     sanitizer: SanitizerRun | None = None  # --sanitize: the tool, its command and its findings
     kernelbench_tolerances: bool = False  # judged at KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)
     memory: MemoryUse | None = None  # each step's peak GPU memory and what the memory plan chose (run/memory.py)
+    phases_s: dict[str, float] = field(default_factory=dict)  # where the worker's wall time went, summed per phase
     schema: str = CORRECTNESS_SCHEMA
 
     @property
@@ -286,6 +287,8 @@ class CorrectnessReport:
             del payload["kernelbench_tolerances"]
         if self.memory is None:
             del payload["memory"]
+        if not self.phases_s:
+            del payload["phases_s"]
         return payload
 
     @classmethod

@@ -35,7 +35,7 @@ from kernel_opt.check.reuse import check_subject, reusable_check
 from kernel_opt.core.errors import EnvironmentFault, KernelOptError, failure_verdict
 from kernel_opt.core.records import ErrorRecord
 from kernel_opt.env.device import resolve_device
-from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for, phase_durations
+from kernel_opt.measure.benchmark_assembly import assemble_report, exit_code_for
 from kernel_opt.measure.benchmark_report import write_benchmark_reports
 from kernel_opt.measure.benchmark_request import CHECK_TIMEOUT_CAP_S, PROG, BenchmarkRequest, validated_paths
 from kernel_opt.measure.held_worker import HeldBenchmarkWorker
@@ -142,13 +142,11 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
         report.clocks_start = list(probe_nvidia_smi().gpus)  # now, just before timing
     release = release_fields(report, request, plan)
     if held is None:
-        spawned = time.time()
         outcome = run_worker(plan.request.released(release), timeout_s=request.timeout_s)
     else:
-        spawned = held.worker.spawned
         held.worker.release(release)
         outcome = held.worker.watch(request.timeout_s)
-    report.phases_s.update(phase_durations(outcome.events, spawned, time.time()))
+    report.phases_s.update(outcome.phase_durations())
     report.clocks_end = list(probe_nvidia_smi().gpus)
     against_dir = str(request.against.parent) if request.against is not None else None
     assemble_report(report, outcome, str(request.against) if request.against else None, against_dir)

@@ -22,7 +22,6 @@ from kernel_opt.run.events import (
     KernelTimeEvent,
     MemoryEvent,
     NoteEvent,
-    PhaseEvent,
     PostTimingCheckEvent,
     PrecisionEvent,
     ProblemEvent,
@@ -32,23 +31,6 @@ from kernel_opt.run.events import (
     dispatch,
 )
 from kernel_opt.run.memory import add_memory_event
-
-
-def phase_durations(events: list[Event], spawned: float, ended: float) -> dict[str, float]:
-    """Seconds per worker phase, from the events' timestamps: where a benchmark's wall time went.
-
-    "worker start" runs from spawning the child to its first event (interpreter, torch import);
-    each phase lasts until the next one begins; the last lasts until the worker ended.
-    """
-    stamped = [event for event in events if isinstance(event.t, (int, float))]
-    if not stamped:
-        return {}
-    durations = {"worker start": round(stamped[0].t - spawned, 2)}
-    phases = [event for event in stamped if isinstance(event, PhaseEvent)]
-    for this, following in zip(phases, phases[1:] + [None], strict=False):  # phases may be empty: then None is unpaired
-        end = following.t if following is not None else ended
-        durations[this.phase] = round(durations.get(this.phase, 0.0) + end - this.t, 2)
-    return durations
 
 
 def _environment(report: BenchmarkReport, event: EnvironmentEvent) -> None:

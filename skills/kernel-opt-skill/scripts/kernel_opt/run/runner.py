@@ -52,6 +52,25 @@ class ChildOutcome:
     timed_out: bool = False
     timeout_s: float = 0.0
     stderr_tail: str = ""
+    spawned: float | None = None  # wall clock (time.time()) when the child was started, and when it was seen ending
+    ended: float | None = None
+
+    def phase_durations(self) -> dict[str, float]:
+        """Seconds per worker phase, from the events' timestamps: where the child's wall time went.
+
+        "worker start" runs from spawning the child to its first event (interpreter, torch import);
+        each phase lasts until the next one begins (a phase named again adds up); the last lasts
+        until the worker ended.
+        """
+        stamped = [event for event in self.events if isinstance(event.t, (int, float))]
+        if not stamped or self.spawned is None:
+            return {}
+        durations = {"worker start": round(stamped[0].t - self.spawned, 2)}
+        phases = [event for event in stamped if isinstance(event, PhaseEvent)]
+        for this, following in zip(phases, phases[1:] + [None], strict=False):  # phases may be empty
+            end = following.t if following is not None else (self.ended or this.t)
+            durations[this.phase] = round(durations.get(this.phase, 0.0) + end - this.t, 2)
+        return durations
 
     @property
     def last_phase(self) -> PhaseEvent | CaseStartEvent | None:
@@ -215,7 +234,7 @@ class WorkerProcess:
 
     def watch(self, timeout_s: float, startup_allowance_s: float = STARTUP_ALLOWANCE_S) -> ChildOutcome:
         """Collect its events until it exits; kill it once it writes none for `timeout_s` (from this call on)."""
-        outcome = ChildOutcome(timeout_s=timeout_s)
+        outcome = ChildOutcome(timeout_s=timeout_s, spawned=self.spawned)
         process, reader = self.process, self._reader
         last_progress = time.monotonic()
         buffer = b""
@@ -244,6 +263,7 @@ class WorkerProcess:
                 outcome.returncode = process.returncode
                 break
             time.sleep(POLL_INTERVAL_S)
+        outcome.ended = time.time()
         outcome.stderr_tail = self._stderr_path.read_text(errors="replace")[-4000:]
         return outcome
 
