@@ -61,10 +61,27 @@ def test_arch_names_become_torch_s_arch_list_entries():
         arch_list("hopper")
 
 
-def test_prepare_refuses_cuda_extensions_without_a_gpu_and_nvcc_flags_always(tmp_path):
+INLINE = FIXTURES / "inline"
+
+
+def test_without_a_gpu_a_cuda_extension_is_compiled_and_what_runs_it_needs_a_gpu(tmp_path):
     with pytest.raises(EnvironmentFault, match="builds CUDA code") as caught:
-        BACKEND.prepare(ADVERSARIAL / "build_error.py", "cpu", tmp_path, BuildOptions(), [])
+        BACKEND.prepare(INLINE / "compiles.py", "cpu", tmp_path, BuildOptions(), [])
     assert caught.value.exit_code == 4 and caught.value.kind == "no_gpu"
+    assert ("its extension(s) 'kernel_opt_inline_compiles' compiled here for sm_90 with nvcc and the host compiler "
+            "(not linked, not run)") in str(caught.value)
+    assert (tmp_path / "inline_compile" / "kernel_opt_inline_compiles" / "cuda.cu").is_file()  # as torch wrote it
+
+
+def test_without_a_gpu_a_cuda_extension_that_does_not_compile_is_the_solution_s_compile_error(tmp_path):
+    with pytest.raises(SolutionError, match="does not compile") as caught:
+        BACKEND.prepare(INLINE / "does_not_compile.py", "cpu", tmp_path, BuildOptions(arch="sm_90a"), [])
+    assert caught.value.exit_code == 3 and caught.value.kind == "compile_error"
+    assert 'cuda.cu(4): error: identifier "j" is undefined' in str(caught.value)
+    assert "compute_90a" in caught.value.hint  # the architecture asked for
+
+
+def test_prepare_refuses_nvcc_flags_and_leaves_the_build_to_the_child(tmp_path):
     with pytest.raises(UsageError, match="--nvcc-flags applies to .cu solutions"):
         BACKEND.prepare(SOLUTIONS / "3_Sum_reduction.py", "cuda", tmp_path, BuildOptions(compiler_flags="-O3"), [])
     prepared = BACKEND.prepare(SOLUTIONS / "3_Sum_reduction.py", "cuda", tmp_path, BuildOptions(arch="sm_90a"), [])

@@ -65,10 +65,10 @@ class ModelNewBackend(Backend):
                              "(extra_cuda_cflags) itself")
         source = solution.read_text(errors="replace")
         if device != "cuda" and BUILDS_CUDA.search(source):
-            raise EnvironmentFault(
-                f"{solution.name} builds CUDA code (load_inline / cpp_extension), which runs only on an NVIDIA GPU, "
-                "and this run is on the CPU (no GPU, or --device cpu); run this command on a GPU machine",
-                kind="no_gpu")
+            raise EnvironmentFault(f"{solution.name} builds CUDA code (load_inline / cpp_extension), which runs only "
+                                   f"on an NVIDIA GPU, and this run is on the CPU (no GPU, or --device cpu): "
+                                   f"{_compile_here(solution, build_dir, options)}; run this command on a GPU machine",
+                                   kind="no_gpu")
         request: dict[str, Any] = {"extensions_dir": str((build_dir / EXTENSIONS_DIR).resolve())}
         if options.arch != "auto":
             request["cuda_arch_list"] = arch_list(options.arch)
@@ -113,3 +113,16 @@ class ModelNewBackend(Backend):
 
 
 BACKEND = ModelNewBackend()
+
+
+def _compile_here(solution: Path, build_dir: Path, options: BuildOptions) -> str:
+    """The compile check without a GPU (modelnew/inline_build.py): what compiled, in words; its errors raise."""
+    from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+    from kernel_opt.backends.modelnew.inline_build import compile_inline_extensions
+
+    arch = DEFAULT_ARCH_WITHOUT_GPU if options.arch == "auto" else normalize_arch(options.arch)
+    extensions = compile_inline_extensions(solution, build_dir / "inline_compile", arch)
+    if not extensions:
+        return "it asked cpp_extension to build nothing when imported, so nothing was compiled here"
+    names = ", ".join(repr(extension.name) for extension in extensions)
+    return f"its extension(s) {names} compiled here for {arch} with nvcc and the host compiler (not linked, not run)"

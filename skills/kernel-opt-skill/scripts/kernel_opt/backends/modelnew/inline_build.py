@@ -1,0 +1,180 @@
+"""The compile check of a ModelNew that builds CUDA with load_inline, on a machine without a GPU.
+
+load_inline writes its sources (main.cpp with the pybind11 bindings, cuda.cu) and then builds
+them; the build needs a GPU build of torch to link, the sources only need the compilers. So the
+solution file is imported in a child process (`python -m kernel_opt.backends.modelnew.inline_build`)
+with torch's build step replaced by a recorder: every extension the file builds is written out
+by torch itself, exactly as it would be on the GPU machine, and recorded with its flags. The
+parent then compiles each source without linking: cuda.cu with nvcc for the target architecture,
+main.cpp with the host compiler (syntax only). A compiler error is the solution's (exit 3,
+compile_error, the compiler's lines); a missing compiler is this machine's (exit 4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from kernel_opt.core.errors import EnvironmentFault, SolutionError
+
+CAPTURE_TIMEOUT_S = 300
+COMPILE_TIMEOUT_S = 600
+MAX_ERROR_LINES = 6
+# What torch's own build passes nvcc for an extension (torch.utils.cpp_extension.COMMON_NVCC_FLAGS, stable
+# across the versions this skill supports): half and bfloat16 operators off, relaxed constexpr.
+TORCH_NVCC_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr")
+
+
+@dataclass
+class InlineExtension:
+    """One extension the solution asked load_inline (or load) to build: its sources as torch wrote them."""
+
+    name: str
+    sources: list[str]
+    extra_cflags: list[str] = field(default_factory=list)
+    extra_cuda_cflags: list[str] = field(default_factory=list)
+    extra_include_paths: list[str] = field(default_factory=list)
+
+
+# --- the child: import the solution with torch's build step recorded, not run ------------------------------------
+
+
+def capture(solution: Path, build_dir: Path, result: Path) -> None:
+    """Import `solution` with cpp_extension's build replaced by a recorder; write what it asked for to `result`."""
+    import inspect
+
+    import torch.utils.cpp_extension as cpp_extension
+
+    from kernel_opt.solution.contract import load_module
+
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(build_dir)
+    asked: list[InlineExtension] = []
+    signature = inspect.signature(cpp_extension._jit_compile)  # its parameters differ between torch versions
+
+    def record(*args, **kwargs):
+        given = signature.bind_partial(*args, **kwargs).arguments
+        asked.append(InlineExtension(given["name"], [str(Path(s).resolve()) for s in given["sources"]],
+                                     list(given.get("extra_cflags") or []), list(given.get("extra_cuda_cflags") or []),
+                                     list(given.get("extra_include_paths") or [])))
+        return _NotBuilt(given["name"])
+
+    cpp_extension._jit_compile = record
+    load_module(solution, "solution")
+    result.write_text(json.dumps([asdict(extension) for extension in asked]))
+
+
+class _NotBuilt:
+    """What the recorder hands back for a module: any function of it says it was compiled, not built."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        def not_built(*_args, **_kwargs):
+            raise RuntimeError(f"extension {self._name!r} was only compiled (no GPU here): {attribute} cannot run")
+        return not_built
+
+
+# --- the parent: run the child, then the compilers -----------------------------------------------------------------
+
+
+def compile_inline_extensions(solution: Path, build_dir: Path, arch: str) -> list[InlineExtension]:
+    """Every extension the solution builds, compiled without linking for `arch`; their records.
+
+    Raises SolutionError (import_error or compile_error) for the solution's faults and
+    EnvironmentFault where a compiler is missing.
+    """
+    extensions = _captured(solution, build_dir)
+    nvcc, host = shutil.which("nvcc"), shutil.which("c++") or shutil.which("g++")
+    if nvcc is None or host is None:
+        raise EnvironmentFault(f"compiling {solution.name}'s load_inline sources needs nvcc and a C++ compiler on "
+                               "PATH", kind="no_compiler")
+    commands = [(extension.name, _nvcc_command(nvcc, source, extension, arch) if source.endswith(".cu")
+                 else _host_command(host, source, extension))
+                for extension in extensions for source in extension.sources]
+    for name, command, finished in _run_compilers(commands):
+        _judge_compiler(command, finished, solution, name)
+    return extensions
+
+
+def _captured(solution: Path, build_dir: Path) -> list[InlineExtension]:
+    from kernel_opt.run.runner import PACKAGE_PARENT
+
+    build_dir.mkdir(parents=True, exist_ok=True)
+    result = build_dir / "inline_sources.json"
+    result.unlink(missing_ok=True)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(PACKAGE_PARENT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+    command = [sys.executable, "-m", "kernel_opt.backends.modelnew.inline_build", str(solution.resolve()),
+               str(build_dir.resolve()), str(result.resolve())]
+    try:
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=CAPTURE_TIMEOUT_S, env=environment)
+    except subprocess.TimeoutExpired as error:
+        raise SolutionError(f"importing {solution.name} took over {CAPTURE_TIMEOUT_S} s", kind="timeout") from error
+    if finished.returncode != 0 or not result.is_file():
+        lines = [line for line in finished.stderr.strip().splitlines() if line.strip()]
+        raise SolutionError(f"{solution.name} failed to import: {lines[-1] if lines else 'no message'}",
+                            kind="import_error", hint="\n".join(lines[-15:]))
+    return [InlineExtension(**entry) for entry in json.loads(result.read_text())]
+
+
+def _includes(extension: InlineExtension) -> list[str]:
+    import sysconfig
+
+    from torch.utils.cpp_extension import include_paths
+
+    paths = [*include_paths(), *extension.extra_include_paths, sysconfig.get_paths()["include"]]
+    return [f"-I{path}" for path in paths]
+
+
+def _defines(extension: InlineExtension) -> list[str]:
+    return [f"-DTORCH_EXTENSION_NAME={extension.name}", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+
+
+def _nvcc_command(nvcc: str, source: str, extension: InlineExtension, arch: str) -> list[str]:
+    number = arch.removeprefix("sm_")
+    return [nvcc, "-c", source, "-o", os.devnull, "-std=c++17", "--compiler-options", "-fPIC",
+            f"-gencode=arch=compute_{number},code=sm_{number}", *TORCH_NVCC_FLAGS, *_defines(extension),
+            *_includes(extension), *extension.extra_cuda_cflags]
+
+
+def _host_command(host: str, source: str, extension: InlineExtension) -> list[str]:
+    return [host, "-fsyntax-only", "-std=c++17", "-fPIC", source, *_defines(extension), *_includes(extension),
+            *extension.extra_cflags]
+
+
+def _run_compilers(commands: list[tuple[str, list[str]]]) -> list[tuple[str, list[str], subprocess.CompletedProcess]]:
+    """Every command at once (each parses torch's headers for tens of seconds); (extension, command, result)."""
+    started = [(name, command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+               for name, command in commands]
+    finished = []
+    for name, command, process in started:
+        try:
+            stdout, stderr = process.communicate(timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+            stderr += f"\nerror: the compiler took over {COMPILE_TIMEOUT_S} s and was stopped"
+        finished.append((name, command, subprocess.CompletedProcess(command, process.returncode, stdout, stderr)))
+    return finished
+
+
+def _judge_compiler(command: list[str], finished: subprocess.CompletedProcess, solution: Path, extension: str) -> None:
+    if finished.returncode == 0:
+        return
+    output = (finished.stderr or "") + (finished.stdout or "")
+    errors = [line.strip() for line in output.splitlines() if "error" in line.lower()]
+    raise SolutionError(f"{solution.name}'s CUDA extension {extension!r} does not compile: "
+                        + "; ".join(errors[:MAX_ERROR_LINES] or output.strip().splitlines()[-1:]),
+                        kind="compile_error", hint=f"{shlex.join(command)}\n{output[-1500:]}")
+
+
+if __name__ == "__main__":
+    capture(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
