@@ -81,6 +81,13 @@ def test_without_a_gpu_a_cuda_extension_that_does_not_compile_is_the_solution_s_
     assert "compute_90a" in caught.value.hint  # the architecture asked for
 
 
+def test_without_a_gpu_a_torch_header_this_torch_lacks_is_not_blamed_on_the_solution(tmp_path):
+    with pytest.raises(EnvironmentFault, match="which this machine's torch does not ship") as caught:
+        BACKEND.prepare(INLINE / "missing_torch_header.py", "cpu", tmp_path, BuildOptions(), [])
+    assert caught.value.exit_code == 4 and caught.value.kind == "cpu_torch_headers"
+    assert "ATen/cuda/kernel_opt_no_such_header.h" in str(caught.value)
+
+
 def test_prepare_refuses_nvcc_flags_and_leaves_the_build_to_the_child(tmp_path):
     with pytest.raises(UsageError, match="--nvcc-flags applies to .cu solutions"):
         BACKEND.prepare(SOLUTIONS / "3_Sum_reduction.py", "cuda", tmp_path, BuildOptions(compiler_flags="-O3"), [])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -96,8 +97,9 @@ def compile_inline_extensions(solution: Path, build_dir: Path, arch: str) -> lis
     if nvcc is None or host is None:
         raise EnvironmentFault(f"compiling {solution.name}'s load_inline sources needs nvcc and a C++ compiler on "
                                "PATH", kind="no_compiler")
-    commands = [(extension.name, _nvcc_command(nvcc, source, extension, arch) if source.endswith(".cu")
-                 else _host_command(host, source, extension))
+    includes = [*_toolkit_and_stub_includes(nvcc, build_dir), *_includes()]
+    commands = [(extension.name, _nvcc_command(nvcc, source, extension, arch, includes) if source.endswith(".cu")
+                 else _host_command(host, source, extension, includes))
                 for extension in extensions for source in extension.sources]
     for name, command, finished in _run_compilers(commands):
         _judge_compiler(command, finished, solution, name)
@@ -125,29 +127,67 @@ def _captured(solution: Path, build_dir: Path) -> list[InlineExtension]:
     return [InlineExtension(**entry) for entry in json.loads(result.read_text())]
 
 
-def _includes(extension: InlineExtension) -> list[str]:
+def _includes() -> list[str]:
     import sysconfig
 
     from torch.utils.cpp_extension import include_paths
 
-    paths = [*include_paths(), *extension.extra_include_paths, sysconfig.get_paths()["include"]]
-    return [f"-I{path}" for path in paths]
+    return [f"-I{path}" for path in [*include_paths(), sysconfig.get_paths()["include"]]]
+
+
+# The one header torch's CUDA build generates that a CPU build of torch lacks, though it ships the c10/cuda
+# headers that include it (c10/cuda/CUDAMacros.h); a wheel's value is a shared-library build.
+CUDA_BUILD_ONLY_HEADERS = {"c10/cuda/impl/cuda_cmake_macros.h": "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n"}
+TORCH_HEADER_ROOTS = ("c10/", "ATen/", "torch/", "caffe2/")
+_MISSING_HEADER = re.compile(r"""(?:fatal error: |cannot open source file ")([\w./+-]+\.(?:h|hpp|cuh))""")
+
+
+def _toolkit_and_stub_includes(nvcc: str, build_dir: Path) -> list[str]:
+    """The CUDA toolkit's headers (the host compiler does not know them), and where this torch is a CPU build, the
+    headers only its CUDA build generates, as that build writes them."""
+    from torch.utils.cpp_extension import include_paths
+
+    flags = _toolkit_includes(nvcc)
+    roots = [Path(path) for path in include_paths()]
+    stubs = build_dir / "cuda_build_headers"
+    for header, text in CUDA_BUILD_ONLY_HEADERS.items():
+        if not any((root / header).is_file() for root in roots):
+            (stubs / header).parent.mkdir(parents=True, exist_ok=True)
+            (stubs / header).write_text(text)
+            flags.append(f"-I{stubs}")
+    return list(dict.fromkeys(flags))
 
 
 def _defines(extension: InlineExtension) -> list[str]:
     return [f"-DTORCH_EXTENSION_NAME={extension.name}", "-DTORCH_API_INCLUDE_EXTENSION_H"]
 
 
-def _nvcc_command(nvcc: str, source: str, extension: InlineExtension, arch: str) -> list[str]:
+def _toolkit_includes(nvcc: str) -> list[str]:
+    """The include flags nvcc itself uses for the toolkit's headers (it may be a wrapper far from the toolkit)."""
+    try:
+        shown = subprocess.run([nvcc, "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+                               capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    flags = []
+    for line in (shown.stdout + shown.stderr).splitlines():
+        for key in ("INCLUDES=", "SYSTEM_INCLUDES="):
+            if key in line:
+                words = shlex.split(line.split(key, 1)[1])
+                flags += [f"-I{word.removeprefix('-I')}" for word in words if word not in ("-isystem", "")]
+    return flags
+
+
+def _nvcc_command(nvcc: str, source: str, extension: InlineExtension, arch: str, includes: list[str]) -> list[str]:
     number = arch.removeprefix("sm_")
     return [nvcc, "-c", source, "-o", os.devnull, "-std=c++17", "--compiler-options", "-fPIC",
             f"-gencode=arch=compute_{number},code=sm_{number}", *TORCH_NVCC_FLAGS, *_defines(extension),
-            *_includes(extension), *extension.extra_cuda_cflags]
+            *includes, *(f"-I{path}" for path in extension.extra_include_paths), *extension.extra_cuda_cflags]
 
 
-def _host_command(host: str, source: str, extension: InlineExtension) -> list[str]:
-    return [host, "-fsyntax-only", "-std=c++17", "-fPIC", source, *_defines(extension), *_includes(extension),
-            *extension.extra_cflags]
+def _host_command(host: str, source: str, extension: InlineExtension, includes: list[str]) -> list[str]:
+    return [host, "-fsyntax-only", "-std=c++17", "-fPIC", source, *_defines(extension), *includes,
+            *(f"-I{path}" for path in extension.extra_include_paths), *extension.extra_cflags]
 
 
 def _run_compilers(commands: list[tuple[str, list[str]]]) -> list[tuple[str, list[str], subprocess.CompletedProcess]]:
@@ -170,6 +210,12 @@ def _judge_compiler(command: list[str], finished: subprocess.CompletedProcess, s
     if finished.returncode == 0:
         return
     output = (finished.stderr or "") + (finished.stdout or "")
+    missing = [header for header in _MISSING_HEADER.findall(output) if header.startswith(TORCH_HEADER_ROOTS)]
+    if missing:  # torch's own header, absent from this machine's torch: the check cannot judge it here
+        raise EnvironmentFault(f"{solution.name}'s CUDA extension {extension!r} includes {missing[0]}, which this "
+                               "machine's torch does not ship (a CPU build of torch lacks some of its CUDA build's "
+                               "headers): the compile check cannot judge it here; run it on a GPU machine",
+                               kind="cpu_torch_headers", hint=f"{shlex.join(command)}\n{output[-1500:]}")
     errors = [line.strip() for line in output.splitlines() if "error" in line.lower()]
     raise SolutionError(f"{solution.name}'s CUDA extension {extension!r} does not compile: "
                         + "; ".join(errors[:MAX_ERROR_LINES] or output.strip().splitlines()[-1:]),
