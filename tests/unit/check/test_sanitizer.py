@@ -277,6 +277,25 @@ def test_a_tool_that_did_not_finish_is_never_a_pass():
     assert message.startswith("memcheck found 25 report(s) before it stopped without its summary")
 
 
+def test_memory_the_gpu_lacked_under_the_tool_is_whoever_s_the_child_says_never_a_finding():
+    """memcheck reports a failed cudaMalloc as an API error: the harness's own allocation (here the inputs, while
+    another process held the GPU's memory) must not become the solution's sanitizer finding."""
+    section = section_from("memcheck_out_of_memory.txt", FINDINGS_EXIT_CODE)
+    assert section.errors == 2 and all(finding.kernel is None for finding in section.findings)
+    harness = ErrorEvent("harness_out_of_memory", "the GPU ran out of memory in the harness while creating inputs",
+                         None, 4)
+    error = sanitizer_error(section, outcome(harness, returncode=4))
+    assert (error["kind"], error["exit_code"]) == ("harness_out_of_memory", 4)
+    assert error["message"].endswith("which reported the failed allocation as an API error, not a bad access)")
+    solution = sanitizer_error(section, outcome(ErrorEvent("out_of_memory", "the solution asked for 1 TiB", None, 3),
+                                                returncode=3))
+    assert (solution["kind"], solution["exit_code"]) == ("out_of_memory", 3)  # its own call's allocation: its fault
+    silent = sanitizer_error(section, outcome(DoneEvent(), returncode=86))
+    assert (silent["kind"], silent["exit_code"]) == ("harness_out_of_memory", 4)
+    oob = section_from("memcheck_oob.txt", FINDINGS_EXIT_CODE)  # a bad access beside API errors stays a finding
+    assert sanitizer_error(oob, outcome(harness, returncode=4))["kind"] == "sanitizer_finding"
+
+
 def kernel(name, shared_bytes=0, **counts) -> KernelStaticAnalysis:
     return KernelStaticAnalysis(name=name, mangled_name=name, arch="sm_90", registers_per_thread=16,
                                 shared_memory_per_block_bytes=shared_bytes, stack_frame_bytes=0,

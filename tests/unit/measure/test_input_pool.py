@@ -356,3 +356,18 @@ def test_without_room_for_a_pool_every_call_sees_the_same_inputs_and_the_report_
     fake_timer(timed.rotation, reps=3)
     timed.check_fixed("solution (kernel time)")
     assert events.emitted[-1].passed
+
+
+def test_a_held_worker_gives_back_what_preparing_freed_before_it_waits(monkeypatch):
+    """The checks run beside the wait (compute-sanitizer among them): the allocator's cached blocks must not
+    starve them (a fresh agent's memcheck ran out of memory beside a held worker at 4096 x 393216)."""
+    from kernel_opt.measure import benchmark_child
+    from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
+
+    order = []
+    monkeypatch.setattr(benchmark_child, "_prepare", lambda request, events: order.append("prepare"))
+    monkeypatch.setattr(benchmark_child, "_release_cached_memory", lambda: order.append("release cached"))
+    monkeypatch.setattr(benchmark_child, "wait_for_release", lambda events: order.append("wait"))  # stopped: None
+    request = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cuda", {}, BenchmarkPart(wait_for_release=True))
+    benchmark_child.run_benchmark(request, Events())
+    assert order == ["prepare", "release cached", "wait"]

@@ -184,6 +184,8 @@ def sanitizer_error(section: SanitizerRun, outcome: ChildOutcome) -> dict[str, A
     """
     tool, log = section.tool, section.log_file
     unfinished_reports = not section.completed and section.findings  # printed before it was stopped
+    if section.findings and all(_out_of_memory(finding) for finding in section.findings):
+        return _out_of_memory_error(section, outcome)
     if section.finding_count or unfinished_reports or section.exit_code == FINDINGS_EXIT_CODE:
         if section.completed:
             count = f"{section.errors} error(s)" + (f", {section.warnings} warning(s)" if section.warnings else "")
@@ -205,6 +207,25 @@ def sanitizer_error(section: SanitizerRun, outcome: ChildOutcome) -> dict[str, A
             "message": f"compute-sanitizer {tool} ended (exit code {section.exit_code}) without its summary line, so "
                        f"its findings are unknown; it said: {said}",
             "hint": f"read {log}; run the command in the report's sanitizer section by hand to see why"}
+
+
+def _out_of_memory(finding) -> bool:
+    """A CUDA API call that failed for want of memory: not a kernel's bad access (memcheck reports it as an error)."""
+    return finding.kernel is None and "cudaErrorMemoryAllocation" in finding.kind
+
+
+def _out_of_memory_error(section: SanitizerRun, outcome: ChildOutcome) -> dict[str, Any]:
+    """The GPU ran out of memory under the tool: whose fault is the child's to say (run/memory.py tells the harness's
+    allocations from the solution's call); where it said nothing, this machine's (exit 4)."""
+    child_error = outcome.failure()
+    if child_error is not None and outcome.error_event is not None:
+        return {**child_error, "message": f"{child_error['message']} (under compute-sanitizer {section.tool}, which "
+                                          "reported the failed allocation as an API error, not a bad access)"}
+    return {"kind": "harness_out_of_memory", "exit_code": int(ExitCode.ENVIRONMENT_FAULT),
+            "message": f"the GPU ran out of memory under compute-sanitizer {section.tool} (a failed cudaMalloc, not a "
+                       "bad access by a kernel); nothing was found against the solution",
+            "hint": f"free the GPU's memory (another process may hold it) and run it again; the tool's output: "
+                    f"{section.log_file}"}
 
 
 def racecheck_reason(report: StaticReport | None) -> tuple[bool, str]:

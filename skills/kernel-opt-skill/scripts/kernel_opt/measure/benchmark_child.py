@@ -178,6 +178,7 @@ def run_benchmark(request: ChildRequest, events: EventLog) -> None:
     """
     prepared = _prepare(request, events)
     if request.benchmark.wait_for_release:
+        _release_cached_memory()  # what preparing freed goes back to the GPU: the checks run beside this wait
         release = wait_for_release(events)
         if release is None:
             return  # stopped: the checks failed, nothing is timed
