@@ -123,6 +123,7 @@ def _compile_here(solution: Path, build_dir: Path, options: BuildOptions) -> str
     arch = DEFAULT_ARCH_WITHOUT_GPU if options.arch == "auto" else normalize_arch(options.arch)
     extensions = compile_inline_extensions(solution, build_dir / "inline_compile", arch)
     if not extensions:
-        return "it asked cpp_extension to build nothing when imported, so nothing was compiled here"
+        return ("it asked torch's cpp_extension to build nothing when imported, and its import ran without error here "
+                "(a build of its own at import, nvcc through subprocess for one, succeeded)")
     names = ", ".join(repr(extension.name) for extension in extensions)
     return f"its extension(s) {names} compiled here for {arch} with nvcc and the host compiler (not linked, not run)"

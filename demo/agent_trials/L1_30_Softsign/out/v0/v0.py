@@ -1,0 +1,54 @@
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+# v0: the simplest correct CUDA kernel for Softsign, y = x / (1 + |x|):
+# one thread per element, scalar fp32 loads and stores, 256 threads per block.
+cuda_source = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__global__ void softsign_kernel(const float* __restrict__ x, float* __restrict__ y, long long n) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        y[i] = v / (1.0f + fabsf(v));
+    }
+}
+
+torch::Tensor softsign_cuda(torch::Tensor x, int64_t stream_handle) {
+    TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
+    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "x must be float32");
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    long long n = xc.numel();
+    if (n == 0) return y;
+    const int threads = 256;
+    long long blocks = (n + threads - 1) / threads;
+    // the caller passes torch.cuda.current_stream().cuda_stream (keeps c10/cuda headers out of the build)
+    cudaStream_t stream = reinterpret_cast<cudaStream_t>(stream_handle);
+    softsign_kernel<<<(unsigned int)blocks, threads, 0, stream>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
+    cudaError_t err = cudaGetLastError();
+    TORCH_CHECK(err == cudaSuccess, "softsign_kernel launch failed: ", cudaGetErrorString(err));
+    return y;
+}
+"""
+
+cpp_source = "torch::Tensor softsign_cuda(torch::Tensor x, int64_t stream_handle);"
+
+softsign_ext = load_inline(
+    name="softsign_ext_v0",
+    cpp_sources=cpp_source,
+    cuda_sources=cuda_source,
+    functions=["softsign_cuda"],
+    extra_cuda_cflags=["-O3"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return softsign_ext.softsign_cuda(x, torch.cuda.current_stream(x.device).cuda_stream)
