@@ -212,7 +212,10 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     report.roofline.primary, point = primary, report.roofline.points[primary]
     report.roofline.basis = placement.basis_record(primary, point, reason, measured.measured_at if measured else None)
     report.percent_of_ceiling = point.percent_of_ceiling
-    report.target_reached = report.percent_of_ceiling >= report.target_percent
+    # Faster than every roof measured on this GPU, it is placed against the datasheet's peaks (placement.choose_basis)
+    # and can read under the target there: it is at the practical roof all the same, so the target is reached.
+    beat_measured = primary == "datasheet" and any(source in points for source in placement.MEASURED_SOURCES)
+    report.target_reached = report.percent_of_ceiling >= report.target_percent or beat_measured
 
 
 def _mark_invalid(report: BenchmarkReport) -> bool:

@@ -15,7 +15,8 @@ Two different questions, two different roofs:
   copy and matmuls, the copy of the same bytes timed beside the solution), the practical
   limits the loop's target is set against. A solution faster than every measured roof is
   placed against the datasheet instead, and the report says so, so that an honest result
-  never reads above 100%; one faster than the compute roof of its counted FLOPs does not
+  never reads above 100% (it has reached the target all the same: it is at the practical
+  roof, whatever it reads against the datasheet); one faster than the compute roof of its counted FLOPs does not
   perform them all, and is placed on the memory roof alone (place_on_roofs).
 
 Pure arithmetic on the benchmark's record: no torch, no GPU.
