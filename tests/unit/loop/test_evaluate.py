@@ -758,6 +758,25 @@ def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter
 
 
 @pytest.mark.slow
+def test_without_a_gpu_a_model_new_that_builds_cuda_is_compiled_and_no_interpreter_sizes_are_claimed(tmp_path,
+                                                                                                       monkeypatch):
+    problem = tmp_path / "30_Softsign.py"
+    problem.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                       "        return x / (1 + torch.abs(x))\n\nbatch_size = 4096\ndim = 393216\n\n"
+                       "def get_inputs():\n    return [torch.rand(batch_size, dim)]\n\n"
+                       "def get_init_inputs():\n    return []\n")
+    out = tmp_path / "run"
+    make_model_new_run(out, KERNELBENCH / "inline" / "compiles.py", problem)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    correctness = next(step for step in record["steps"] if step["name"] == "correctness")
+    assert "compiled here for sm_90 with nvcc" in correctness["summary"]
+    assert "checked under the interpreter" not in correctness["summary"]  # nothing ran under it
+
+
+@pytest.mark.slow
 def test_a_model_new_kernel_that_only_the_interpreter_accepts_fails_without_a_gpu(tmp_path, monkeypatch):
     """Correct under TRITON_INTERPRET=1, refused by Triton's compiler: the static analysis step compiles it."""
     out = tmp_path / "run"

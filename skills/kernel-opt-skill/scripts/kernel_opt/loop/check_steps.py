@@ -35,7 +35,8 @@ def correctness_step(evaluation: Evaluation, request: CorrectnessRequest, sizes_
     """
     def summarize(record) -> str:
         line = correctness_line(record)
-        return line if sizes_note is None else f"{line}; {sizes_note}"
+        ran = bool(getattr(record, "cases", None))  # no case ran (a ModelNew that builds CUDA): no sizes to name
+        return line if sizes_note is None or not ran else f"{line}; {sizes_note}"
 
     evaluation.step("correctness", [CORRECTNESS_PROG, *request.argv()], lambda: correctness_outcome(request),
                     summarize, ["correctness.json", "correctness.md"])
