@@ -758,6 +758,7 @@ def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter
 
 
 @pytest.mark.slow
+@pytest.mark.nvcc
 def test_without_a_gpu_a_model_new_that_builds_cuda_is_compiled_and_no_interpreter_sizes_are_claimed(tmp_path,
                                                                                                        monkeypatch):
     problem = tmp_path / "30_Softsign.py"

@@ -64,6 +64,7 @@ def test_arch_names_become_torch_s_arch_list_entries():
 INLINE = FIXTURES / "inline"
 
 
+@pytest.mark.nvcc
 def test_without_a_gpu_a_cuda_extension_is_compiled_and_what_runs_it_needs_a_gpu(tmp_path):
     with pytest.raises(EnvironmentFault, match="builds CUDA code") as caught:
         BACKEND.prepare(INLINE / "compiles.py", "cpu", tmp_path, BuildOptions(), [])
@@ -73,6 +74,7 @@ def test_without_a_gpu_a_cuda_extension_is_compiled_and_what_runs_it_needs_a_gpu
     assert (tmp_path / "inline_compile" / "kernel_opt_inline_compiles" / "cuda.cu").is_file()  # as torch wrote it
 
 
+@pytest.mark.nvcc
 def test_without_a_gpu_a_cuda_extension_that_does_not_compile_is_the_solution_s_compile_error(tmp_path):
     with pytest.raises(SolutionError, match="does not compile") as caught:
         BACKEND.prepare(INLINE / "does_not_compile.py", "cpu", tmp_path, BuildOptions(arch="sm_90a"), [])
@@ -81,6 +83,7 @@ def test_without_a_gpu_a_cuda_extension_that_does_not_compile_is_the_solution_s_
     assert "compute_90a" in caught.value.hint  # the architecture asked for
 
 
+@pytest.mark.nvcc
 def test_without_a_gpu_a_torch_header_this_torch_lacks_is_not_blamed_on_the_solution(tmp_path):
     with pytest.raises(EnvironmentFault, match="which this machine's torch does not ship") as caught:
         BACKEND.prepare(INLINE / "missing_torch_header.py", "cpu", tmp_path, BuildOptions(), [])
