@@ -337,3 +337,28 @@ def test_a_triton_solution_in_the_project_s_contract_binds_the_model_s_weights_b
     assert "ref.py has no SHAPES" not in " ".join(report.warnings)  # derived shapes count as shapes
     assert any(note.startswith("2_Gemm_Multiply_ReLU.py has no SHAPES: extra shapes scale") for note in report.notes)
     assert any(note.startswith("inputs from 2_Gemm_Multiply_ReLU.py's get_inputs()") for note in report.notes)
+
+
+def test_checking_a_small_problem_never_imports_dynamo():
+    """torch._dynamo takes about 2 s to import, and nothing here compiles: neither the shape probe (a real CPU run at
+    small sizes, not the meta device's decompositions) nor the reference run's poisoning mode may pull it in."""
+    import subprocess
+    import sys
+
+    script = textwrap.dedent(f"""\
+        import sys
+        sys.path.insert(0, {str(REPO_ROOT / "skills" / "kernel-opt-skill" / "scripts")!r})
+        from kernel_opt.solution.contract import load_reference, plan_cases
+        from kernel_opt.solution.inputs import build_instance
+        reference = load_reference(__import__("pathlib").Path({str(CONV)!r}))
+        cases, _ = plan_cases(reference, {{}}, reference.setup)
+        instance = build_instance(reference.setup, cases[0], 0, "cpu")
+        kwargs = {{**instance.dims, **{{name: value.clone() if hasattr(value, "clone") else value
+                                        for name, value in instance.values.items()}}}}
+        reference.reference(**kwargs)
+        print(len(cases), "torch._dynamo" in sys.modules)
+        """)
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    count, imported = finished.stdout.split()
+    assert int(count) >= 2 and imported == "False"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -46,6 +47,8 @@ from kernel_opt.solution.kernelbench import outline_problem, scaled_shapes, weig
 
 WEIGHT_SEED = 42  # KernelBench's eval: set_seed(42) before get_init_inputs() and again before Model(...)
 OUTPUT_NAME = "output"
+# Sizes whose product is at most this are tried by a real run on the CPU, not on the meta device (meta_failure).
+REAL_RUN_ELEMENTS = 1 << 16
 _CHECKER_ARGUMENTS = ("seed", "device")  # setup()'s own parameters, never sizes
 
 
@@ -327,12 +330,19 @@ class KernelBenchProblem:
         return shapes, notes
 
     def meta_failure(self, dims: dict[str, Any]) -> str | None:
-        """Why the Model cannot run at these sizes (on the meta device), or None when it can or that cannot be told."""
+        """Why the Model cannot run at these sizes, or None when it can or that cannot be told.
+
+        On PyTorch's meta device (shapes only), except where the sizes multiply to at most
+        REAL_RUN_ELEMENTS: there a real run on the CPU costs microseconds, while the meta device's
+        decompositions import torch._dynamo on first use (2 s of a checking process's start).
+        """
         import torch
 
+        sizes = [value for value in dims.values() if isinstance(value, int) and not isinstance(value, bool)]
+        device = "cpu" if all(value > 0 for value in sizes) and math.prod(sizes) <= REAL_RUN_ELEMENTS else "meta"
         try:
             module = self.module(dims)
-            with torch.device("meta"), torch.no_grad():
+            with torch.device(device), torch.no_grad():
                 model = module.Model(*module.get_init_inputs())
                 model(*module.get_inputs())
         except NotImplementedError:  # an operation without a meta kernel: cannot tell
@@ -444,6 +454,13 @@ def _remembering_mode() -> type:
         from torch.utils._pytree import tree_leaves
 
         class RememberCreated(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls) -> bool:
+                # Left as torch defines it, the mode's dispatch is wrapped to keep dynamo out of it, and the wrapper
+                # imports torch._dynamo on the first op: 2 s of every checking process's start, for a mode that
+                # never runs under torch.compile.
+                return False
+
             def __init__(self) -> None:
                 super().__init__()
                 self.created: list[torch.Tensor] = []
