@@ -167,6 +167,15 @@ def run_worker(request: ChildRequest, timeout_s: float, env: dict[str, str] | No
         worker.stop()
 
 
+def child_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment with `env` over it and this package first on PYTHONPATH: what a child that runs
+    `python -m kernel_opt...` from any working directory needs."""
+    child_env = {**os.environ, **(env or {})}
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        [str(PACKAGE_PARENT)] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else []))
+    return child_env
+
+
 class WorkerProcess:
     """A started worker child: watched until it ends, or stopped; its scratch folder lives as long as it does.
 
@@ -182,10 +191,7 @@ class WorkerProcess:
         self.events_path.touch()
         request_path = request.with_events(self.events_path).write(scratch / "request.json")
         self._stderr_path = scratch / "stderr.txt"
-        child_env = {**os.environ, **(env or {})}
-        child_env["PYTHONPATH"] = os.pathsep.join(
-            [str(PACKAGE_PARENT)] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else [])
-        )
+        child_env = child_environment(env)
         child_env.setdefault("PYTHONUNBUFFERED", "1")
         self._stderr = open(self._stderr_path, "wb")
         self._reader = open(self.events_path, "rb")

@@ -97,7 +97,7 @@ def compile_inline_extensions(solution: Path, build_dir: Path, arch: str) -> lis
     if nvcc is None or host is None:
         raise EnvironmentFault(f"compiling {solution.name}'s load_inline sources needs nvcc and a C++ compiler on "
                                "PATH", kind="no_compiler")
-    includes = [*_toolkit_and_stub_includes(nvcc, build_dir), *_includes()]
+    includes = _includes(nvcc, build_dir)
     commands = [(extension.name, _nvcc_command(nvcc, source, extension, arch, includes) if source.endswith(".cu")
                  else _host_command(host, source, extension, includes))
                 for extension in extensions for source in extension.sources]
@@ -107,13 +107,12 @@ def compile_inline_extensions(solution: Path, build_dir: Path, arch: str) -> lis
 
 
 def _captured(solution: Path, build_dir: Path) -> list[InlineExtension]:
-    from kernel_opt.run.runner import PACKAGE_PARENT
+    from kernel_opt.run.runner import child_environment
 
     build_dir.mkdir(parents=True, exist_ok=True)
     result = build_dir / "inline_sources.json"
     result.unlink(missing_ok=True)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(PACKAGE_PARENT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+    environment = child_environment()
     command = [sys.executable, "-m", "kernel_opt.backends.modelnew.inline_build", str(solution.resolve()),
                str(build_dir.resolve()), str(result.resolve())]
     try:
@@ -127,14 +126,6 @@ def _captured(solution: Path, build_dir: Path) -> list[InlineExtension]:
     return [InlineExtension(**entry) for entry in json.loads(result.read_text())]
 
 
-def _includes() -> list[str]:
-    import sysconfig
-
-    from torch.utils.cpp_extension import include_paths
-
-    return [f"-I{path}" for path in [*include_paths(), sysconfig.get_paths()["include"]]]
-
-
 # The one header torch's CUDA build generates that a CPU build of torch lacks, though it ships the c10/cuda
 # headers that include it (c10/cuda/CUDAMacros.h); a wheel's value is a shared-library build.
 CUDA_BUILD_ONLY_HEADERS = {"c10/cuda/impl/cuda_cmake_macros.h": "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n"}
@@ -142,19 +133,22 @@ TORCH_HEADER_ROOTS = ("c10/", "ATen/", "torch/", "caffe2/")
 _MISSING_HEADER = re.compile(r"""(?:fatal error: |cannot open source file ")([\w./+-]+\.(?:h|hpp|cuh))""")
 
 
-def _toolkit_and_stub_includes(nvcc: str, build_dir: Path) -> list[str]:
-    """The CUDA toolkit's headers (the host compiler does not know them), and where this torch is a CPU build, the
-    headers only its CUDA build generates, as that build writes them."""
+def _includes(nvcc: str, build_dir: Path) -> list[str]:
+    """The CUDA toolkit's headers (the host compiler does not know them), where this torch is a CPU build the headers
+    only its CUDA build generates (as that build writes them), torch's own and Python's."""
+    import sysconfig
+
     from torch.utils.cpp_extension import include_paths
 
-    flags = _toolkit_includes(nvcc)
     roots = [Path(path) for path in include_paths()]
+    flags = _toolkit_includes(nvcc)
     stubs = build_dir / "cuda_build_headers"
     for header, text in CUDA_BUILD_ONLY_HEADERS.items():
         if not any((root / header).is_file() for root in roots):
             (stubs / header).parent.mkdir(parents=True, exist_ok=True)
             (stubs / header).write_text(text)
             flags.append(f"-I{stubs}")
+    flags += [f"-I{path}" for path in [*roots, sysconfig.get_paths()["include"]]]
     return list(dict.fromkeys(flags))
 
 
