@@ -8,7 +8,7 @@ by pointer and tensor version.
 
 import pytest
 import torch
-from conftest import REFERENCE_DIR
+from conftest import FIXTURES_DIR, REFERENCE_DIR
 
 from kernel_opt.check.compare import poison_
 from kernel_opt.core.errors import SolutionError
@@ -371,3 +371,60 @@ def test_a_held_worker_gives_back_what_preparing_freed_before_it_waits(monkeypat
     request = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cuda", {}, BenchmarkPart(wait_for_release=True))
     benchmark_child.run_benchmark(request, Events())
     assert order == ["prepare", "release cached", "wait"]
+
+
+# --- the eager baseline, timed on the solution's buffer sets ---------------------------------------
+
+
+def test_the_eager_baseline_is_timed_on_the_solution_s_buffer_sets_in_turn(monkeypatch):
+    """Where a tensor lies moves a memory-bound call's time, so eager runs where the solution ran: each call on the
+    next buffer set, its value set copied in and its outputs poisoned first, as the solution's were."""
+    from kernel_opt.measure import benchmark_child
+    from kernel_opt.measure.timing import events as timing_events
+    from kernel_opt.measure.timing.samples import TimingSamples
+    from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
+
+    timed, _, events = child_pool(monkeypatch, Counting())
+    seen = []
+
+    def fake_time_callable(fn, before_each=None, **_):
+        fn()
+        for _ in range(8):
+            before_each()
+            assert torch.isnan(timed.rotation.buffers[_current(timed, seen)]["out"]).all()  # poisoned before the call
+            fn()
+        return TimingSamples([1.0] * 8, warmup=1, reps=8, flush_l2=True, method="events")
+
+    def _current(timed, seen):
+        buffer = next(index for index, buffers in enumerate(timed.rotation.buffers)
+                      if torch.isnan(buffers["out"]).all())
+        seen.append(buffer)
+        return buffer
+
+    monkeypatch.setattr(timing_events, "time_callable", fake_time_callable)
+    from kernel_opt.solution.contract import load_reference
+
+    reference = load_reference(REFERENCE_DIR / "vector_add" / "ref.py")
+    request = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["eager"]))
+    assert benchmark_child._time_eager_rotated(reference, timed, {"n": 4097}, request, events) is True
+    assert seen == [1, 2, 0, 1, 2, 0, 1, 2]  # every buffer set in turn, never the same one twice in a row
+    assert all(torch.equal(buffers["out"], buffers["x"] + buffers["y"]) for buffers in timed.rotation.buffers)
+    entry = events.emitted[-1].entry
+    assert entry["name"] == "eager" and benchmark_child.EAGER_ROTATED_NOTE in entry["timing"]["notes"]
+    none = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["compile"]))
+    assert benchmark_child._time_eager_rotated(reference, timed, {"n": 4097}, none, events) is False
+
+
+def test_a_kernelbench_model_is_built_once_and_called_on_each_buffer_set_s_inputs():
+    from kernel_opt.measure.benchmark_child import _eager_calls
+    from kernel_opt.solution.contract import load_reference
+    from kernel_opt.solution.inputs import build_instance
+
+    reference = load_reference(FIXTURES_DIR / "kernelbench" / "problems" / "3_Sum_reduction.py")
+    sets = [build_instance(reference.setup, {}, seed, "cpu").values for seed in (1, 2)]
+    dims = {name: value for name, value in sets[0].items() if not isinstance(value, torch.Tensor)}
+    first, second = _eager_calls(reference, sets, dims)
+    assert first.func is second.func  # one Model
+    inputs = [name for name, value in sets[0].items() if isinstance(value, torch.Tensor) and name != "output"]
+    assert [argument is sets[1][name] for argument, name in zip(second.args, inputs, strict=True)] == [True]
+    assert torch.allclose(second(), sets[1][inputs[0]].sum(dim=1, keepdim=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -294,10 +295,70 @@ def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog)
     _time_cuda_graph(solution, fixed, median_us, timed)
     if other is not None:
         _time_interleaved(timed)
+    eager_rotated = _time_eager_rotated(prepared.reference, timed, dims, request, events)
     del timed, fixed  # the pool's buffers, value sets and expected outputs: not kept while the baselines run
     _release_cached_memory()
-    _time_baselines(prepared.reference, values, dims, request, events, accepted_kwargs, prepared.compiler_warm_up_s)
+    _time_baselines(prepared.reference, values, dims, request, events, accepted_kwargs, prepared.compiler_warm_up_s,
+                    eager=not eager_rotated)
     events.emit(DoneEvent())
+
+
+EAGER_ROTATED_NOTE = ("timed on the solution's own rotated buffer sets: the same inputs in the same memory, the "
+                      "same copy, poisoning and L2 flush before each call")
+
+
+def _time_eager_rotated(reference, timed: _Timed, dims: dict[str, Any], request: ChildRequest,
+                        events: EventLog) -> bool:
+    """The eager baseline timed exactly as the solution was, on its buffer sets in turn; whether it was.
+
+    Where the tensors lie in memory moves a memory-bound call's time: on an H200 the same 6.4 GB
+    leaky_relu took 3035 us or 3390 us depending on where its input and output were placed (an input
+    allocated beside a freed 90 GB pool read after empty_cache), so the eager baseline timed on fresh
+    copies after the pool was freed read up to 14% slower than the identical identity ModelNew.
+    On the same buffer sets, the same placements. An eager call that runs out of memory beside the
+    pool is timed the former way, after it (False).
+    """
+    import torch
+
+    from kernel_opt.check.compare import poison_
+    from kernel_opt.measure.timing.events import time_callable
+    from kernel_opt.run.memory import is_out_of_memory
+
+    if "eager" not in (request.benchmark.baselines or []):
+        return False
+    rotation = timed.rotation
+    eager = InputRotation(rotation.buffers, rotation.value_sets, timed.outputs,
+                          _eager_calls(reference, rotation.buffers, dims), _copy_unless_same, poison_)
+    events.emit(PhaseEvent("baseline eager"))
+    out_of_memory = False
+    try:
+        samples = time_callable(lambda: eager.calls[eager.current](), before_each=eager.before_call)
+        torch.cuda.synchronize()
+    except Exception as error:
+        if not is_out_of_memory(error):
+            events.emit(TimedEvent(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500]).to_dict()))
+            return True
+        out_of_memory = True
+    if out_of_memory:  # out of the except block: its traceback no longer holds the call's tensors
+        del eager
+        torch.cuda.empty_cache()
+        return False
+    samples.notes.append(EAGER_ROTATED_NOTE)
+    events.emit(TimedEvent(TimedEntry.from_samples("eager", samples).to_dict()))
+    return True
+
+
+def _eager_calls(reference, buffer_sets: list[dict[str, Any]], dims: dict[str, Any]) -> list[Callable[[], Any]]:
+    """The eager baseline's call on each buffer set: the reference, or for a KernelBench problem its Model (built
+    once) on that set's inputs."""
+    from kernel_opt.solution.contract import accepted_kwargs
+
+    arguments = [accepted_kwargs(reference.reference, {**dims, **buffers}) for buffers in buffer_sets]
+    if reference.baseline is None:
+        return [partial(reference.reference, **kwargs) for kwargs in arguments]
+    model, first_args, _ = reference.baseline(arguments[0])
+    keys = [next(key for key, value in arguments[0].items() if value is argument) for argument in first_args]
+    return [partial(model, *(kwargs[key] for key in keys)) for kwargs in arguments]
 
 
 def _release_cached_memory() -> None:
@@ -460,7 +521,7 @@ def _emit_ceilings(events: EventLog) -> None:
 
 
 def _time_baselines(reference, values, dims, request, events: EventLog, accepted_kwargs,
-                    compiler_warm_up_s: float = 0.0) -> None:
+                    compiler_warm_up_s: float = 0.0, eager: bool = True) -> None:
     import torch
 
     from kernel_opt.measure.timing.events import time_callable
@@ -470,7 +531,7 @@ def _time_baselines(reference, values, dims, request, events: EventLog, accepted
     function, args = reference.reference, ()
     if reference.baseline is not None:  # a KernelBench problem: its Model, called as KernelBench times it
         function, args, kwargs = reference.baseline(kwargs)
-    if "eager" in kinds:
+    if eager and "eager" in kinds:  # else timed on the solution's buffer sets already (_time_eager_rotated)
         events.emit(PhaseEvent("baseline eager"))
         try:
             samples = time_callable(lambda: function(*args, **kwargs))
