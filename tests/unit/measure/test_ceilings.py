@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from kernel_opt.commands import measure_ceilings as command
+from kernel_opt.core.cache import CACHE_DIR_ENV
 from kernel_opt.main import main as kernel_opt_main
 from kernel_opt.measure import ceilings
 
@@ -62,18 +63,11 @@ class FakeDevice:
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv(ceilings.CACHE_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
     return tmp_path
 
 
 # --- where the cache lives ---------------------------------------------------------------
-
-
-def test_cache_dir_precedence():
-    home = Path.home()
-    assert ceilings.cache_dir({"KERNEL_OPT_CACHE_DIR": "/x/ko", "XDG_CACHE_HOME": "/y"}) == Path("/x/ko")
-    assert ceilings.cache_dir({"XDG_CACHE_HOME": "/y"}) == Path("/y/kernel-opt-skill")
-    assert ceilings.cache_dir({}) == home / ".cache" / "kernel-opt-skill"
 
 
 def test_cache_file_is_named_by_gpu_and_driver(tmp_path):
@@ -275,7 +269,7 @@ def test_cli_without_gpu_exits_4_with_a_sentence(cache, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_wrapper_script_exits_4_where_torch_sees_no_gpu(scripts_dir, tmp_path):
-    environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", ceilings.CACHE_DIR_ENV: str(tmp_path)}
+    environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", CACHE_DIR_ENV: str(tmp_path)}
     completed = subprocess.run(
         [sys.executable, str(scripts_dir / "measure_ceilings.py")],
         capture_output=True,

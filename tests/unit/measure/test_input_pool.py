@@ -379,7 +379,7 @@ def test_a_held_worker_gives_back_what_preparing_freed_before_it_waits(monkeypat
 def test_the_eager_baseline_is_timed_on_the_solution_s_buffer_sets_in_turn(monkeypatch):
     """Where a tensor lies moves a memory-bound call's time, so eager runs where the solution ran: each call on the
     next buffer set, its value set copied in and its outputs poisoned first, as the solution's were."""
-    from kernel_opt.measure import benchmark_child
+    from kernel_opt.measure import baseline_timing
     from kernel_opt.measure.timing import events as timing_events
     from kernel_opt.measure.timing.samples import TimingSamples
     from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
@@ -406,24 +406,24 @@ def test_the_eager_baseline_is_timed_on_the_solution_s_buffer_sets_in_turn(monke
 
     reference = load_reference(REFERENCE_DIR / "vector_add" / "ref.py")
     request = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["eager"]))
-    assert benchmark_child._time_eager_rotated(reference, timed, {"n": 4097}, request, events) is True
+    assert baseline_timing.time_eager_rotated(reference, timed, {"n": 4097}, request, events) is True
     assert seen == [1, 2, 0, 1, 2, 0, 1, 2]  # every buffer set in turn, never the same one twice in a row
     assert all(torch.equal(buffers["out"], buffers["x"] + buffers["y"]) for buffers in timed.rotation.buffers)
     entry = events.emitted[-1].entry
-    assert entry["name"] == "eager" and benchmark_child.EAGER_ROTATED_NOTE in entry["timing"]["notes"]
+    assert entry["name"] == "eager" and baseline_timing.EAGER_ROTATED_NOTE in entry["timing"]["notes"]
     none = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["compile"]))
-    assert benchmark_child._time_eager_rotated(reference, timed, {"n": 4097}, none, events) is False
+    assert baseline_timing.time_eager_rotated(reference, timed, {"n": 4097}, none, events) is False
 
 
 def test_a_kernelbench_model_is_built_once_and_called_on_each_buffer_set_s_inputs():
-    from kernel_opt.measure.benchmark_child import _eager_calls
+    from kernel_opt.measure.baseline_timing import eager_calls
     from kernel_opt.solution.contract import load_reference
     from kernel_opt.solution.inputs import build_instance
 
     reference = load_reference(FIXTURES_DIR / "kernelbench" / "problems" / "3_Sum_reduction.py")
     sets = [build_instance(reference.setup, {}, seed, "cpu").values for seed in (1, 2)]
     dims = {name: value for name, value in sets[0].items() if not isinstance(value, torch.Tensor)}
-    first, second = _eager_calls(reference, sets, dims)
+    first, second = eager_calls(reference, sets, dims)
     assert first.func is second.func  # one Model
     inputs = [name for name, value in sets[0].items() if isinstance(value, torch.Tensor) and name != "output"]
     assert [argument is sets[1][name] for argument, name in zip(second.args, inputs, strict=True)] == [True]

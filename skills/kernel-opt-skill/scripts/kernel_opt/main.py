@@ -15,6 +15,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from kernel_opt.run.bytecode import use_bytecode_cache
+
 # command name -> module under kernel_opt.commands; each module has main(argv) -> int and a
 # docstring whose first line is its summary. Script wrappers in scripts/ share these names.
 COMMANDS: dict[str, str] = {
@@ -51,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"error: unknown command {argv[0]!r}; run `kernel-opt --help` for the list", file=sys.stderr)
         return 2
+    use_bytecode_cache()  # before the command imports torch
     module = importlib.import_module(f"kernel_opt.commands.{COMMANDS[name]}")
     return module.main(argv[1:])
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.core.cache import cache_dir
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.files import write_json_atomic
 from kernel_opt.core.records import now_iso
@@ -41,8 +41,6 @@ from kernel_opt.measure.timing.events import time_callable
 from kernel_opt.measure.timing.gpu import cuda_device
 
 SCHEMA_VERSION = 2  # 2: several matmul sizes per precision (a cache of one size is measured again)
-CACHE_DIR_ENV = "KERNEL_OPT_CACHE_DIR"
-CACHE_SUBDIR = "kernel-opt-skill"
 
 COPY_BYTES = 1024**3  # per buffer; read 1 GiB + write 1 GiB per copy
 COPY_MAX_FRACTION_OF_MEMORY = 8  # two buffers plus the L2 flush buffer must fit comfortably
@@ -175,15 +173,6 @@ class CeilingsResult:
 
 
 # --- cache -------------------------------------------------------------------------------
-
-
-def cache_dir(environ: dict[str, str] | None = None) -> Path:
-    """$KERNEL_OPT_CACHE_DIR, else $XDG_CACHE_HOME/kernel-opt-skill, else ~/.cache/kernel-opt-skill."""
-    environ = os.environ if environ is None else environ
-    if environ.get(CACHE_DIR_ENV):
-        return Path(environ[CACHE_DIR_ENV]).expanduser()
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / CACHE_SUBDIR
 
 
 def slugify(text: str) -> str:

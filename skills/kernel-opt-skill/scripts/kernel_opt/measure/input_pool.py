@@ -133,3 +133,9 @@ class InputRotation:
     def _deliver_current(self) -> None:
         if self.current in self.produced:
             self._deliver(self.calls[self.current])
+
+
+def copy_unless_same(destination, source) -> None:
+    """A value set into a buffer set; buffer set 0 may already hold it (the problem instance)."""
+    if destination is not source:
+        destination.copy_(source)

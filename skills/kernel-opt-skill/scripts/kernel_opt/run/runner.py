@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import ExitCode
+from kernel_opt.run.bytecode import with_bytecode_cache
 from kernel_opt.run.events import CaseStartEvent, ErrorEvent, Event, PhaseEvent, parse_event
 from kernel_opt.run.release import release_line
 from kernel_opt.run.request import ChildRequest
@@ -169,11 +170,11 @@ def run_worker(request: ChildRequest, timeout_s: float, env: dict[str, str] | No
 
 def child_environment(env: dict[str, str] | None = None) -> dict[str, str]:
     """This process's environment with `env` over it and this package first on PYTHONPATH: what a child that runs
-    `python -m kernel_opt...` from any working directory needs."""
+    `python -m kernel_opt...` from any working directory needs, with its compiled Python kept (run/bytecode.py)."""
     child_env = {**os.environ, **(env or {})}
     child_env["PYTHONPATH"] = os.pathsep.join(
         [str(PACKAGE_PARENT)] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else []))
-    return child_env
+    return with_bytecode_cache(child_env)
 
 
 class WorkerProcess:

@@ -12,7 +12,6 @@ messages, never scraped for numbers.
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.env.capabilities import nsight_python_compatibility
+from kernel_opt.run.runner import child_environment
 
 SectionSet = Literal["targeted", "full"]
 ClockControl = Literal["none", "base"]
@@ -239,9 +239,7 @@ def nsight_python_note(ncu_version: str | None) -> str:
 
 
 def environment_for_child(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The profiled program's environment: this package importable, output unbuffered."""
-    package_parent = str(Path(__file__).resolve().parents[3])  # the folder holding kernel_opt/
-    env = {**os.environ, **(extra or {})}
-    env["PYTHONPATH"] = os.pathsep.join([package_parent] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    """The profiled program's environment: a worker's (run/runner.child_environment), output unbuffered."""
+    env = child_environment(dict(extra or {}))
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
