@@ -19,6 +19,7 @@ from kernel_opt.check.integrity.launch_profile import (
     FENCE_MIN_US,
     activity_of,
     fence_cycles,
+    outlasted_fence,
 )
 from kernel_opt.check.integrity.launch_rules import (
     STREAM_SLACK_NS,
@@ -415,6 +416,16 @@ def test_the_fence_outlasts_the_call_s_host_side(host_s, fence_us):
     assert fence_cycles(host_s) == pytest.approx(fence_us * CYCLES_PER_US_BOUND)
     # On the probe's H100 (2e6 cycles in 1011 us) the minimum fence lasts about 1.5 ms.
     assert fence_cycles(0.0) * 1011.0 / 2e6 == pytest.approx(1516.5)
+
+
+@pytest.mark.parametrize("call_host_s, fenced_for_s, outlasted", [
+    (0.0009, 0.0001, False),  # inside the 1 ms floor
+    (0.0084, 0.0001, True),  # 8.4 ms against a 1 ms fence: seen on a loaded H200, profiled once more
+    (0.0039, 0.001, False),  # inside 4 x 1 ms
+    (0.0041, 0.001, True),
+])
+def test_a_call_whose_host_side_outlasts_its_fence_is_told_apart(call_host_s, fenced_for_s, outlasted):
+    assert outlasted_fence(call_host_s, fenced_for_s) is outlasted
 
 
 # --- the backends' hooks: whose kernels, which stream -------------------------------------------------------------

@@ -40,6 +40,12 @@ def fence_cycles(call_host_s: float) -> int:
     return int(math.ceil(target_us * CYCLES_PER_US_BOUND))
 
 
+def outlasted_fence(call_host_s: float, fenced_for_host_s: float) -> bool:
+    """Whether a call's host side ran longer than the shortest fence sized for `fenced_for_host_s` can last: then a
+    side-stream launch late in the call may have started after the fence ended, unseen."""
+    return call_host_s * 1e6 > fence_cycles(fenced_for_host_s) / CYCLES_PER_US_BOUND
+
+
 def activity_of(event: Any) -> GpuActivity | None:
     """A Kineto event as a GpuActivity; None for what is not GPU work (CPU events, waits)."""
     if not str(event.device_type()).endswith("CUDA"):

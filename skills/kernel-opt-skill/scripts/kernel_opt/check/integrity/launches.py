@@ -120,7 +120,7 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
     import torch
 
     from kernel_opt.check.compare import inputs_modified, poison_
-    from kernel_opt.check.integrity.launch_profile import profile_fenced_call
+    from kernel_opt.check.integrity.launch_profile import outlasted_fence, profile_fenced_call
     from kernel_opt.check.truth import kept_copies
     from kernel_opt.solution.loaded import call_solution
 
@@ -140,14 +140,21 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
     pristine = kept_copies({name: value for name, value in values.items()  # on the host where the GPU lacks room
                             if isinstance(value, torch.Tensor) and name not in outputs})
     expectation = runner.expect(instance.dims, values, outputs)
-    for name in outputs:
-        poison_(values[name])
     check = LaunchCheck(profiled=True, dims=instance.dims, seed=seed, caller=FRESH_STREAM if takes_stream
                         else LEGACY_STREAM)
+
+    def profiled_call(host_s: float) -> tuple[list, float]:
+        for name in outputs:
+            poison_(values[name])
+        return profile_fenced_call(
+            lambda marker: call_solution(solution, values, instance.dims, outputs, after_return=marker), caller, host_s)
+
     try:
-        activities, call_host_s = profile_fenced_call(
-            lambda marker: call_solution(solution, values, instance.dims, outputs, after_return=marker),
-            caller, warm_host_s)
+        activities, call_host_s = profiled_call(warm_host_s)
+        if outlasted_fence(call_host_s, warm_host_s):  # slower than its warm-up (a loaded host, the profiler's
+            runner.solution_ran("the solution's profiled call")  # first launches): again, fenced for that time
+            solution.forget_call()
+            activities, call_host_s = profiled_call(call_host_s)
     except KernelOptError:
         raise
     except Exception as error:  # the profiler itself (CUPTI busy or missing): say so, judge nothing
