@@ -119,8 +119,7 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
         return LaunchCheck(profiled=False, note=CPU_NOTE)
     import torch
 
-    from kernel_opt.check.compare import inputs_modified, poison_
-    from kernel_opt.check.integrity.launch_profile import outlasted_fence, profile_fenced_call
+    from kernel_opt.check.compare import inputs_modified
     from kernel_opt.check.truth import kept_copies
     from kernel_opt.solution.loaded import call_solution
 
@@ -142,19 +141,8 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
     expectation = runner.expect(instance.dims, values, outputs)
     check = LaunchCheck(profiled=True, dims=instance.dims, seed=seed, caller=FRESH_STREAM if takes_stream
                         else LEGACY_STREAM)
-
-    def profiled_call(host_s: float) -> tuple[list, float]:
-        for name in outputs:
-            poison_(values[name])
-        return profile_fenced_call(
-            lambda marker: call_solution(solution, values, instance.dims, outputs, after_return=marker), caller, host_s)
-
     try:
-        activities, call_host_s = profiled_call(warm_host_s)
-        if outlasted_fence(call_host_s, warm_host_s):  # slower than its warm-up (a loaded host, the profiler's
-            runner.solution_ran("the solution's profiled call")  # first launches): again, fenced for that time
-            solution.forget_call()
-            activities, call_host_s = profiled_call(call_host_s)
+        activities, call_host_s = _profile_call(runner, instance, caller, warm_host_s)
     except KernelOptError:
         raise
     except Exception as error:  # the profiler itself (CUPTI busy or missing): say so, judge nothing
@@ -179,3 +167,27 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
     check.values_passed = all(comparison.passed for comparison in comparisons)
     check.modified_inputs = inputs_modified(pristine, values)
     return check
+
+
+def _profile_call(runner: CheckSession, instance, caller, warm_host_s: float) -> tuple[list, float]:
+    """The case's call in its fence, under the profiler: its GPU activity and host time (s). Where its host side
+    outlasted the fence sized from the warm-up (a loaded host, the profiler's first launches), once more, fenced
+    for the time it took."""
+    from kernel_opt.check.compare import poison_
+    from kernel_opt.check.integrity.launch_profile import outlasted_fence, profile_fenced_call
+    from kernel_opt.solution.loaded import call_solution
+
+    solution, values, outputs = runner.solution, instance.values, instance.outputs
+
+    def profiled(host_s: float) -> tuple[list, float]:
+        for name in outputs:
+            poison_(values[name])
+        return profile_fenced_call(
+            lambda marker: call_solution(solution, values, instance.dims, outputs, after_return=marker), caller, host_s)
+
+    activities, call_host_s = profiled(warm_host_s)
+    if outlasted_fence(call_host_s, warm_host_s):
+        runner.solution_ran("the solution's profiled call")
+        solution.forget_call()
+        activities, call_host_s = profiled(call_host_s)
+    return activities, call_host_s
