@@ -60,3 +60,19 @@ def test_a_worker_child_keeps_the_bytecode_of_what_it_imports_in_the_cache(tmp_p
                    env=environment, check=True, timeout=60)
     kept = list((tmp_path / "cache" / "pycache").rglob("helper_module.*.pyc"))
     assert len(kept) == 1 and not (source / "__pycache__").exists()
+
+
+def test_only_the_console_script_sets_the_cache_for_its_process(monkeypatch, capsys):
+    """kernel-opt in a process of its own keeps its bytecode; main() called in-process changes nothing global."""
+    from kernel_opt import main as entry
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("KERNEL_OPT_CACHE_DIR", "/c")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    monkeypatch.delenv("KERNEL_OPT_BYTECODE_CACHE", raising=False)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "argv", ["kernel-opt", "--help"])
+    assert entry.main() == 0 and sys.pycache_prefix is None
+    assert entry.console() == 0 and sys.pycache_prefix == "/c/pycache"
+    capsys.readouterr()

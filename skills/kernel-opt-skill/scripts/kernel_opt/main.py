@@ -53,10 +53,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"error: unknown command {argv[0]!r}; run `kernel-opt --help` for the list", file=sys.stderr)
         return 2
-    use_bytecode_cache()  # before the command imports torch
     module = importlib.import_module(f"kernel_opt.commands.{COMMANDS[name]}")
     return module.main(argv[1:])
 
 
+def console() -> int:
+    """The `kernel-opt` console script: main() in a process of its own, its compiled Python kept (run/bytecode.py)
+    before the command imports torch; called in-process, main() leaves the interpreter's settings alone."""
+    use_bytecode_cache()
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())
