@@ -72,11 +72,12 @@ def eager_calls(reference, buffer_sets: list[dict[str, Any]], dims: dict[str, An
     return [partial(model, *(kwargs[key] for key in keys)) for kwargs in arguments]
 
 
-def time_baselines(reference, values, dims, request, events: EventLog, accepted_kwargs,
-                    compiler_warm_up_s: float = 0.0, eager: bool = True) -> None:
+def time_baselines(reference, values, dims, request, events: EventLog, compiler_warm_up_s: float = 0.0,
+                   eager: bool = True) -> None:
     import torch
 
     from kernel_opt.measure.timing.events import time_callable
+    from kernel_opt.solution.contract import accepted_kwargs
 
     kinds = request.benchmark.baselines or []
     kwargs = accepted_kwargs(reference.reference, cloned_arguments(dims, values))

@@ -262,7 +262,6 @@ def _warm_up_compiler(device, events: EventLog) -> float:
 def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog) -> None:
     """Everything timed: the solution on rotated inputs, the same-size copy, kernel time, a CUDA graph, the
     interleaved comparison and the baselines, each checked after."""
-    from kernel_opt.solution.contract import accepted_kwargs
     from kernel_opt.solution.loaded import call_solution
 
     # Read now, not while held: evaluate's ceilings step, between the checks and the release, may measure them.
@@ -293,7 +292,7 @@ def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog)
     eager_rotated = time_eager_rotated(prepared.reference, timed, dims, request, events)
     del timed, fixed  # the pool's buffers, value sets and expected outputs: not kept while the baselines run
     _release_cached_memory()
-    time_baselines(prepared.reference, values, dims, request, events, accepted_kwargs, prepared.compiler_warm_up_s,
+    time_baselines(prepared.reference, values, dims, request, events, prepared.compiler_warm_up_s,
                    eager=not eager_rotated)
     events.emit(DoneEvent())
 
