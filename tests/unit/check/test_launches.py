@@ -428,35 +428,44 @@ def test_a_call_whose_host_side_outlasts_its_fence_is_told_apart(call_host_s, fe
     assert outlasted_fence(call_host_s, fenced_for_s) is outlasted
 
 
-def test_a_call_that_outlasted_its_fence_is_profiled_again_fenced_for_its_own_time(monkeypatch):
-    """Outputs poisoned before each profiled call; the first call's result forgotten; the second fence sized from it."""
+def test_a_call_that_outlasted_its_fence_is_profiled_again_on_fresh_inputs_fenced_for_its_own_time(monkeypatch):
+    """Outputs poisoned before each profiled call; the first call's result forgotten; the second try on inputs from
+    the second seed (a solution keying a kept result on its inputs finds nothing), its fence sized from the first."""
     from types import SimpleNamespace
 
     import torch
 
     from kernel_opt.check.integrity import launch_profile, launches
 
-    fenced_for, seen_outputs, events = [], [], []
+    fenced_for, seen, events = [], [], []
     host_times = iter([0.0084, 0.0085])
 
     def fake_profile(call, caller, host_s):
         fenced_for.append(host_s)
-        seen_outputs.append(torch.isnan(values["out"]).all().item())
+        values = prepared[-1].instance.values
+        seen.append((values["x"][0].item(), torch.isnan(values["out"]).all().item()))
         values["out"].zero_()  # what the call wrote
         return [f"activity {len(fenced_for)}"], next(host_times)
 
+    prepared = []
+
+    def prepare(seed):
+        values = {"x": torch.full((4,), float(seed)), "out": torch.zeros(4)}
+        prepared.append(launches._ProfiledCase(SimpleNamespace(values=values, outputs=["out"], dims={"n": 4}),
+                                               {}, None, seed))
+        return prepared[-1]
+
     monkeypatch.setattr(launch_profile, "profile_fenced_call", fake_profile)
-    values = {"x": torch.ones(4), "out": torch.zeros(4)}
     solution = SimpleNamespace(forget_call=lambda: events.append("forgot"))
     runner = SimpleNamespace(solution=solution, solution_ran=lambda after: events.append(after))
-    instance = SimpleNamespace(values=values, outputs=["out"], dims={"n": 4})
-    activities, host_s = launches._profile_call(runner, instance, None, 0.0001)
-    assert fenced_for == [0.0001, 0.0084] and seen_outputs == [True, True]
-    assert (activities, host_s) == (["activity 2"], 0.0085)
+    case = launches._profile_call(runner, prepare, (7, 9), None, 0.0001)
+    assert fenced_for == [0.0001, 0.0084] and seen == [(7.0, True), (9.0, True)]
+    assert (case.seed, case.activities, case.call_host_s) == (9, ["activity 2"], 0.0085)
     assert events == ["the solution's profiled call", "forgot"]
     host_times = iter([0.0002])
     fenced_for.clear()
-    assert launches._profile_call(runner, instance, None, 0.0001)[1] == 0.0002 and fenced_for == [0.0001]
+    case = launches._profile_call(runner, prepare, (7, 9), None, 0.0001)
+    assert (case.seed, case.call_host_s, fenced_for) == (7, 0.0002, [0.0001])
 
 
 # --- the backends' hooks: whose kernels, which stream -------------------------------------------------------------

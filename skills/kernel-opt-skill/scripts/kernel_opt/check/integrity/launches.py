@@ -5,14 +5,17 @@ takes the stream it is called on, the legacy default stream when it cannot (a CU
 a cudaStream_t). One unprofiled call on other fresh inputs warms that stream up (a library's
 per-stream set-up, a JIT compile the shapes did not cover) and measures the call's host-side
 time, which sizes the fence. Then fresh inputs for the first shape from a new seed, outputs
-poisoned, and the call under the profiler (launch_profile.py). Its outputs are compared
-like any case's, and its trace is judged by launch_rules.py: no kernel, or work on another
-stream that is not ordered with the caller's, fails the check. The warm-up's inputs stay alive
-until the end, so the profiled call never sees its buffers again.
+poisoned, and the call under the profiler (launch_profile.py); where its host side outlasted
+the fence, once more on inputs from another seed. Its outputs are compared like any case's, and
+its trace is judged by launch_rules.py: no kernel, or work on another stream that is not ordered
+with the caller's, fails the check. Every call draws new values, so a result kept from an
+earlier call cannot be handed back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kernel_opt.check.integrity.launch_rules import OWN, LaunchCheck, judge_trace, kernel_base_name
@@ -120,7 +123,6 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
     import torch
 
     from kernel_opt.check.compare import inputs_modified
-    from kernel_opt.check.truth import kept_copies
     from kernel_opt.solution.loaded import call_solution
 
     solution = runner.solution
@@ -134,60 +136,94 @@ def check_launches(runner: CheckSession, dims: dict[str, Any], seed: int) -> Lau
     warm_host_s = solution.last_call_host_s
     solution.forget_call()
     del warm_up  # its inputs and outputs: one instance at a time
-    instance = runner.instance(dims, seed)
-    values, outputs = instance.values, instance.outputs
-    pristine = kept_copies({name: value for name, value in values.items()  # on the host where the GPU lacks room
-                            if isinstance(value, torch.Tensor) and name not in outputs})
-    expectation = runner.expect(instance.dims, values, outputs)
-    check = LaunchCheck(profiled=True, dims=instance.dims, seed=seed, caller=FRESH_STREAM if takes_stream
-                        else LEGACY_STREAM)
+    caller_name = FRESH_STREAM if takes_stream else LEGACY_STREAM
     try:
-        activities, call_host_s = _profile_call(runner, instance, caller, warm_host_s)
+        case = _profile_call(runner, lambda case_seed: _prepared(runner, dims, case_seed), (seed, seed + 2), caller,
+                             warm_host_s)
     except KernelOptError:
         raise
     except Exception as error:  # the profiler itself (CUPTI busy or missing): say so, judge nothing
         runner.solution_ran("the solution's profiled call")
-        return LaunchCheck(profiled=False, dims=instance.dims, seed=seed,
+        return LaunchCheck(profiled=False, dims=dims, seed=seed,
                            note=f"not profiled: the torch profiler failed here ({one_line(error)})")
     runner.solution_ran("the solution's profiled call")
     solution.deliver_outputs()  # a ModelNew's returned outputs into the checked buffers, after the profile
-    verdict = judge_trace(activities, solution.launcher.own_kernel_names())
+    check = _judged(case, solution.launcher.own_kernel_names(), caller_name)
+    values, outputs = case.instance.values, case.instance.outputs
+    comparisons = [runner.compare(name, values[name], case.expectation) for name in outputs]
+    check.outputs = [comparison.to_dict() for comparison in comparisons]
+    check.values_passed = all(comparison.passed for comparison in comparisons)
+    check.modified_inputs = inputs_modified(case.pristine, values)
+    return check
+
+
+@dataclass
+class _ProfiledCase:
+    """One profiled call's inputs (kept as they were, for the input check), its expectation and what it ran."""
+
+    instance: Any
+    pristine: dict[str, Any]
+    expectation: Any
+    seed: int
+    activities: list = field(default_factory=list)
+    call_host_s: float = 0.0
+
+
+def _prepared(runner: CheckSession, dims: dict[str, Any], seed: int) -> _ProfiledCase:
+    """Fresh inputs from `seed`, copies of them as they were, and the reference's outputs for them."""
+    import torch
+
+    from kernel_opt.check.truth import kept_copies
+
+    instance = runner.instance(dims, seed)
+    values, outputs = instance.values, instance.outputs
+    pristine = kept_copies({name: value for name, value in values.items()  # on the host where the GPU lacks room
+                            if isinstance(value, torch.Tensor) and name not in outputs})
+    return _ProfiledCase(instance, pristine, runner.expect(instance.dims, values, outputs), seed)
+
+
+def _judged(case: _ProfiledCase, own_kernel_names: Any, caller_name: str) -> LaunchCheck:
+    """The profiled call's trace judged by the launch rules, and the fence's reach noted."""
+    verdict = judge_trace(case.activities, own_kernel_names)
+    check = LaunchCheck(profiled=True, dims=case.instance.dims, seed=case.seed, caller=caller_name)
     if verdict.unreadable is not None:
         check.profiled, check.note = False, f"not profiled: {verdict.unreadable}"
     check.caller_stream, check.fence_us, check.work = verdict.caller_stream, verdict.fence_us, verdict.work
-    check.call_host_us = round(call_host_s * 1e6, 1)
+    check.call_host_us = round(case.call_host_s * 1e6, 1)
     check.own_kernels, check.library_kernels, check.problems = (verdict.own_kernels, verdict.library_kernels,
                                                                 verdict.problems)
     if check.profiled and check.fence_us is not None and check.fence_us < check.call_host_us:
         check.note = (f"the fence ({check.fence_us:.0f} us) ended before the call returned ({check.call_host_us:.0f} "
                       "us of host time): work launched on another stream late in the call may have escaped the "
                       "first stream rule")
-    comparisons = [runner.compare(name, values[name], expectation) for name in outputs]
-    check.outputs = [comparison.to_dict() for comparison in comparisons]
-    check.values_passed = all(comparison.passed for comparison in comparisons)
-    check.modified_inputs = inputs_modified(pristine, values)
     return check
 
 
-def _profile_call(runner: CheckSession, instance, caller, warm_host_s: float) -> tuple[list, float]:
-    """The case's call in its fence, under the profiler: its GPU activity and host time (s). Where its host side
-    outlasted the fence sized from the warm-up (a loaded host, the profiler's first launches), once more, fenced
-    for the time it took."""
+def _profile_call(runner: CheckSession, prepare: Callable[[int], _ProfiledCase], seeds: tuple[int, int], caller,
+                  warm_host_s: float) -> _ProfiledCase:
+    """A case's call in its fence, under the profiler. Where its host side outlasted the fence sized from the
+    warm-up (a loaded host, the profiler's first launches, a call that waits on its stream), once more, fenced for
+    the time it took, on fresh inputs from the second seed: a solution that keys a kept result on its inputs
+    must not find the first try's there."""
     from kernel_opt.check.compare import poison_
     from kernel_opt.check.integrity.launch_profile import outlasted_fence, profile_fenced_call
     from kernel_opt.solution.loaded import call_solution
 
-    solution, values, outputs = runner.solution, instance.values, instance.outputs
+    solution = runner.solution
 
-    def profiled(host_s: float) -> tuple[list, float]:
-        for name in outputs:
-            poison_(values[name])
-        return profile_fenced_call(
-            lambda marker: call_solution(solution, values, instance.dims, outputs, after_return=marker), caller, host_s)
+    def profiled(case: _ProfiledCase, host_s: float) -> _ProfiledCase:
+        instance = case.instance
+        for name in instance.outputs:
+            poison_(instance.values[name])
+        case.activities, case.call_host_s = profile_fenced_call(
+            lambda marker: call_solution(solution, instance.values, instance.dims, instance.outputs,
+                                         after_return=marker), caller, host_s)
+        return case
 
-    activities, call_host_s = profiled(warm_host_s)
-    if outlasted_fence(call_host_s, warm_host_s):
-        runner.solution_ran("the solution's profiled call")
-        solution.forget_call()
-        activities, call_host_s = profiled(call_host_s)
-    return activities, call_host_s
+    case = profiled(prepare(seeds[0]), warm_host_s)
+    if not outlasted_fence(case.call_host_s, warm_host_s):
+        return case
+    runner.solution_ran("the solution's profiled call")
+    solution.forget_call()
+    host_s, case = case.call_host_s, None  # the first try's inputs freed before the second's are drawn
+    return profiled(prepare(seeds[1]), host_s)
