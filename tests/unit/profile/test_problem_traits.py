@@ -70,6 +70,32 @@ def test_an_elementwise_kernel_at_the_memory_roof_is_sent_nowhere(streaming, tmp
     assert "- **minimum_traffic**: DRAM moved 787.5 MB per call" in markdown and "occupancy_gap" not in markdown
 
 
+def test_faster_than_every_measured_roof_is_at_the_roof_though_its_percent_reads_under_the_target(streaming, tmp_path):
+    # The benchmark reached its target by beating every roof it measured; its % is on the datasheet basis, 88.0%.
+    record = benchmark(88.0)
+    record.target_reached = True
+    summary = summarize(streaming, "triton", record=record, output_dir=tmp_path)
+    assert summary.traits.target_reached is True and summary.traits.at_memory_roof
+    assert summary.read_next == []
+    assert profile_summary(summary, tmp_path).splitlines()[-1] == (
+        "next: no guide strategy applies: the solution reads each byte once (0.98x the problem's minimum bytes) at "
+        "88.0% of its ceiling and faster than every roof measured on this GPU; it is at its memory roof")
+
+
+@pytest.mark.parametrize("percent, reached, at_roof", [
+    (98.7, None, True),  # a record without the verdict: the % against the target
+    (70.0, None, False),
+    (88.0, True, True),  # the benchmark's verdict decides
+    (95.0, False, False),
+])
+def test_the_benchmark_s_verdict_on_its_target_decides_the_memory_roof(percent, reached, at_roof):
+    traits = ProblemTraits(minimum_bytes=MINIMUM_BYTES, dram_bytes_per_call=MINIMUM_BYTES, percent_of_ceiling=percent,
+                           target_percent=90.0, target_reached=reached)
+    assert traits.at_memory_roof is at_roof
+    assert ProblemTraits(minimum_bytes=MINIMUM_BYTES, dram_bytes_per_call=2 * MINIMUM_BYTES, percent_of_ceiling=percent,
+                         target_percent=90.0, target_reached=True).at_memory_roof is False  # reads bytes twice
+
+
 def test_below_its_roof_it_gets_the_bandwidth_strategies_that_fit_it(streaming):
     below = benchmark(70.0)
     assert [item.strategy for item in summarize(streaming, "triton", record=below).read_next] == ["block_size",

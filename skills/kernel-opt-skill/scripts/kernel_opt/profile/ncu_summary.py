@@ -157,9 +157,11 @@ def no_advice_reason(summary: NcuSummary) -> str:
     if summary.bottleneck is None:
         return "no strategy applies (no label); profile with the targeted sections"
     if traits is not None and summary.bottleneck == "memory_bound" and traits.at_memory_roof:
+        where = f"at {traits.percent_of_ceiling:.1f}% of its ceiling"
+        if traits.target_percent is not None and traits.percent_of_ceiling < traits.target_percent:
+            where += " and faster than every roof measured on this GPU"
         return (f"no guide strategy applies: the solution reads each byte once ({traits.traffic_ratio:.2f}x the "
-                f"problem's minimum bytes) at {traits.percent_of_ceiling:.1f}% of its ceiling; it is at its memory "
-                "roof")
+                f"problem's minimum bytes) {where}; it is at its memory roof")
     return "no guide strategy fits this chip and problem; the findings above say what limits it"
 
 
