@@ -127,3 +127,9 @@ def test_a_benchmark_of_other_sizes_says_nothing_about_this_profile():
     traits = problem_traits(ADD_REFERENCE, other, DRAM_BYTES, 1, False, dict(DIMS))
     assert traits.family == "elementwise" and traits.minimum_bytes is None and traits.reads_once is None
     assert problem_traits(None, None, None, None, True).family == "matmul_like"  # tensor instructions, no reference
+
+
+def test_the_benchmark_s_verdict_is_written_only_where_a_benchmark_gave_it():
+    assert "target_reached" not in ProblemTraits(family="elementwise").to_dict()  # summaries written before it
+    written = ProblemTraits(family="elementwise", target_reached=True).to_dict()
+    assert written["target_reached"] is True and ProblemTraits.from_dict(written).target_reached is True

@@ -35,6 +35,13 @@ class ProblemTraits(Record):
     target_percent: float | None = None  # the benchmark's target (the run's)
     target_reached: bool | None = None  # the benchmark's verdict on that target (it also counts beating every roof)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON; `target_reached` only where a benchmark gave it, so summaries written before it read the same."""
+        payload = super().to_dict()
+        if self.target_reached is None:
+            payload.pop("target_reached", None)
+        return payload
+
     @property
     def known_family(self) -> str | None:
         """The family where one was decided (not "other")."""

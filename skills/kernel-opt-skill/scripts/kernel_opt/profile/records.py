@@ -146,7 +146,10 @@ class NcuSummary:
     thresholds: dict[str, float] = field(default_factory=dict)  # classify.THRESHOLDS' values
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        payload = asdict(self)
+        if self.traits is not None:  # its own to_dict: it leaves out what a summary written before it lacks
+            payload["traits"] = self.traits.to_dict()
+        return payload
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = NCU_SUMMARY_FILE) -> NcuSummary:
