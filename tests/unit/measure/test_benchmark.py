@@ -719,3 +719,18 @@ def test_warming_up_the_compiler_compiles_a_trivial_function_then_resets_dynamo(
     seconds = benchmark_child._warm_up_compiler(torch.device("cpu"), Log())
     assert happened == ["warming torch.compile", ("compile", False), ("ran", [1.0] * 8), "reset"]
     assert 0 <= seconds < 5
+
+
+def test_the_clocks_while_the_child_ran_are_kept_and_shown():
+    from kernel_opt.env.clock_watch import ClocksDuring, GpuClocksDuring
+    from kernel_opt.measure.benchmark_report import benchmark_markdown
+
+    report = assemble(events())
+    assert "clocks_during" not in report.to_dict()  # records written before it read back as they were
+    report.clocks_during = ClocksDuring(gpus=[GpuClocksDuring(index=0, uuid="GPU-1", busy_samples=150,
+                                                              sm_clock_mhz_min=1590.0, sm_clock_mhz_median=1725.0,
+                                                              memory_clock_mhz_min=3201.0, power_w_max=698.7,
+                                                              limits={"sw_power_cap": 0.93})])
+    assert BenchmarkReport.from_dict(report.to_dict()).clocks_during == report.clocks_during
+    markdown = benchmark_markdown(report, 0)
+    assert "| 0 | 150 | 1590 | 1725 | 3201 | 698.7 | software power cap 93% |" in " ".join(markdown.split())

@@ -125,6 +125,7 @@ def _check_first(report: BenchmarkReport, request: BenchmarkRequest, solution: P
 def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution: Path, reference: Path,
                     held: HeldBenchmarkWorker | None = None) -> None:
     """Build, time in the child process (the held one, where it still serves this request), fill the record."""
+    from kernel_opt.env.clock_watch import ClockWatch, throttle_warning, watched_gpus
     from kernel_opt.env.probes import probe_nvidia_smi
     from kernel_opt.run.runner import run_worker
 
@@ -141,13 +142,17 @@ def _time_in_worker(report: BenchmarkReport, request: BenchmarkRequest, solution
             report.solution.build = held.planned.solution.build
         report.clocks_start = list(probe_nvidia_smi().gpus)  # now, just before timing
     release = release_fields(report, request, plan)
-    if held is None:
-        outcome = run_worker(plan.request.released(release), timeout_s=request.timeout_s)
-    else:
-        held.worker.release(release)
-        outcome = held.worker.watch(request.timeout_s)
+    with ClockWatch(watched_gpus()) as clocks:
+        if held is None:
+            outcome = run_worker(plan.request.released(release), timeout_s=request.timeout_s)
+        else:
+            held.worker.release(release)
+            outcome = held.worker.watch(request.timeout_s)
     report.phases_s.update(outcome.phase_durations())
     report.clocks_end = list(probe_nvidia_smi().gpus)
+    report.clocks_during = clocks.result()
+    if (held_down := throttle_warning(report.clocks_during)) is not None:
+        report.warnings.append(held_down)
     against_dir = str(request.against.parent) if request.against is not None else None
     assemble_report(report, outcome, str(request.against) if request.against else None, against_dir)
     if plan.cache is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from kernel_opt.check.integrity.launches import launch_summary_line, launch_table
 from kernel_opt.core.files import write_json_atomic, write_text_atomic
 from kernel_opt.core.render import format_number, markdown_table, render
+from kernel_opt.env.clock_watch import LIMITS
 from kernel_opt.measure.placement import CEILING_BASIS_RULE
 from kernel_opt.measure.records import BENCHMARK_FILE, BenchmarkReport
 
@@ -70,7 +71,21 @@ def _tables(report: BenchmarkReport) -> dict:
         ["outputs of the timed calls", "result", "mismatches"],
     )
     phases = markdown_table([[name, f"{seconds:.1f}"] for name, seconds in report.phases_s.items()], ["step", "wall s"])
-    return {"timings": timings, "roofline": roofline, "clocks": clocks, "checks": checks, "phases": phases}
+    return {"timings": timings, "roofline": roofline, "clocks": clocks, "clocks_during": _clocks_during(report),
+            "checks": checks, "phases": phases}
+
+
+def _clocks_during(report: BenchmarkReport) -> str | None:
+    """Each GPU's busy samples while the child ran: lowest and median SM clock, memory clock, power, limits."""
+    during = report.clocks_during
+    if during is None or not during.gpus:
+        return None
+    rows = [[gpu.index, gpu.busy_samples, format_number(gpu.sm_clock_mhz_min), format_number(gpu.sm_clock_mhz_median),
+             format_number(gpu.memory_clock_mhz_min), format_number(gpu.power_w_max),
+             ", ".join(f"{LIMITS[limit]} {share:.0%}" for limit, share in gpu.limits.items()) or "none"]
+            for gpu in during.gpus]
+    return markdown_table(rows, ["GPU", "busy samples", "lowest SM MHz", "median SM MHz", "lowest memory MHz",
+                                 "highest W", "limits in force (share of busy samples)"])
 
 
 def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:

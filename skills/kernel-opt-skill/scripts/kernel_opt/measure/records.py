@@ -27,6 +27,7 @@ from kernel_opt.core.records import (
     section_of,
     to_json,
 )
+from kernel_opt.env.clock_watch import ClocksDuring
 from kernel_opt.env.probe_records import SmiGpu
 from kernel_opt.measure.roofline_records import CeilingBasis, CopySameBytes, Roofline, RoofPoint, Work
 from kernel_opt.run.environment import GpuInfo, RunEnvironment
@@ -220,6 +221,7 @@ class BenchmarkReport:
     versions: RunEnvironment = field(default_factory=RunEnvironment)  # python, torch, triton, cuda
     clocks_start: list[SmiGpu] = field(default_factory=list)
     clocks_end: list[SmiGpu] = field(default_factory=list)
+    clocks_during: ClocksDuring | None = None  # nvidia-smi sampled while the child ran (env/clock_watch.py)
     precision: Precision = field(default_factory=Precision)
     correctness: CorrectnessGate = field(default_factory=CorrectnessGate)
     post_timing_check: dict[str, TimedOutputCheck] = field(default_factory=dict)
@@ -249,8 +251,9 @@ class BenchmarkReport:
 
     def to_dict(self) -> dict[str, Any]:
         payload = {item.name: to_json(getattr(self, item.name)) for item in fields(self)}
-        if self.memory is None:
-            del payload["memory"]
+        for optional in ("clocks_during", "memory"):  # absent from records written before they existed
+            if getattr(self, optional) is None:
+                del payload[optional]
         return {"exit_code": payload.pop("exit_code"), **payload}
 
     @classmethod
@@ -336,7 +339,8 @@ class BenchmarkReport:
 
 _SECTION_READERS = {
     "gpu": section_of(GpuInfo), "versions": section_of(RunEnvironment),
-    "clocks_start": list_of(SmiGpu), "clocks_end": list_of(SmiGpu), "precision": section_of(Precision),
+    "clocks_start": list_of(SmiGpu), "clocks_end": list_of(SmiGpu),
+    "clocks_during": section_of(ClocksDuring), "precision": section_of(Precision),
     "correctness": section_of(CorrectnessGate), "post_timing_check": dict_of(TimedOutputCheck),
     "cuda_graph": section_of(TimedEntry), "kernel_time": section_of(TimedEntry),
     "work": section_of(Work), "roofline": section_of(Roofline), "copy_same_bytes": section_of(CopySameBytes),
