@@ -75,7 +75,7 @@ def fake_nvidia_smi(folder, lines):
     script = folder / "nvidia-smi"
     script.write_text("\n".join([
         "#!/bin/sh",
-        'case "$*" in *--query-gpu=index,uuid,clocks.sm*-lms=100*) ;; *) echo "unexpected: $*"; exit 3 ;; esac',
+        'case "$*" in *--query-gpu=index,uuid,clocks.sm*"-lms 100"*) ;; *) echo "unexpected: $*"; exit 3 ;; esac',
         *(f"echo '{line}'; sleep 0.05" for line in lines),
         "sleep 30",
     ]) + "\n")

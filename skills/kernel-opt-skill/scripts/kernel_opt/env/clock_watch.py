@@ -154,7 +154,7 @@ class ClockWatch:
             return self
         try:
             self._process = subprocess.Popen([path, f"--query-gpu={QUERY}", "--format=csv,noheader,nounits",
-                                              f"-lms={self.interval_ms}"], stdout=subprocess.PIPE,
+                                              "-lms", str(self.interval_ms)], stdout=subprocess.PIPE,
                                              stderr=subprocess.STDOUT, text=True)
         except OSError as error:
             self._note = f"not sampled: nvidia-smi could not start ({error})"
