@@ -734,3 +734,22 @@ def test_the_clocks_while_the_child_ran_are_kept_and_shown():
     assert BenchmarkReport.from_dict(report.to_dict()).clocks_during == report.clocks_during
     markdown = benchmark_markdown(report, 0)
     assert "| 0 | 150 | 1590 | 1725 | 3201 | 698.7 | software power cap 93% |" in " ".join(markdown.split())
+
+
+def test_the_arithmetic_s_dtype_is_the_largest_floating_input_s():
+    """An FP8 GEMM's roof is FP8's: its bfloat16 output once put 8192^3 at bfloat16's peak, where every kernel
+    at cuBLASLt's speed reads faster than the physical floor."""
+    import torch
+
+    from kernel_opt.measure.benchmark_child import arithmetic_dtype
+
+    e4m3 = torch.float8_e4m3fn
+    fp8_gemm = {"A": torch.zeros(64, 32, dtype=e4m3), "B": torch.zeros(32, 16, dtype=e4m3),
+                "scale_a": torch.ones(()), "scale_b": torch.ones(()), "C": torch.zeros(64, 16, dtype=torch.bfloat16)}
+    assert arithmetic_dtype(fp8_gemm, ["C"]) == "float8_e4m3fn"
+    gather = {"index": torch.zeros(1000, dtype=torch.int64), "table": torch.zeros(10, 4), "out": torch.zeros(1000, 4)}
+    assert arithmetic_dtype(gather, ["out"]) == "float32"  # the index tensor is larger, but not floating
+    argmax = {"x": torch.zeros(8, 4, dtype=torch.float16), "out": torch.zeros(8, dtype=torch.int64)}
+    assert arithmetic_dtype(argmax, ["out"]) == "float16"
+    histogram = {"x": torch.zeros(100, dtype=torch.int32), "out": torch.zeros(10, dtype=torch.int64), "n": 100}
+    assert arithmetic_dtype(histogram, ["out"]) == "int64"

@@ -439,10 +439,22 @@ def problem_work(reference, values: dict[str, Any], outputs: list[str], dims: di
         inputs = {n: v for n, v in values.items() if n not in outputs}
         traffic = roofline.count_minimum_traffic(inputs, {n: values[n] for n in outputs})
         work.update(bytes=float(traffic.total_bytes), bytes_source="inputs read once + outputs written once")
+    work["dtype"] = arithmetic_dtype(values, outputs)
+    return work
+
+
+def arithmetic_dtype(values: dict[str, Any], outputs: list[str]) -> str:
+    """The dtype the problem's arithmetic runs in, which picks its compute roof: that of the floating input with the
+    most bytes (an FP8 GEMM's e4m3 operands, not its bfloat16 output or float32 scales), else the first output's."""
+    import torch
+
     from kernel_opt.check.compare import dtype_name
 
-    work["dtype"] = dtype_name(values[outputs[0]].dtype)
-    return work
+    inputs = [value for name, value in values.items() if name not in outputs and isinstance(value, torch.Tensor)
+              and value.dtype.is_floating_point]
+    if not inputs:
+        return dtype_name(values[outputs[0]].dtype)
+    return dtype_name(max(inputs, key=lambda value: value.numel() * value.element_size()).dtype)
 
 
 def _emit_ceilings(events: EventLog) -> None:

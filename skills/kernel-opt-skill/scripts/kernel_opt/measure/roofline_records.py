@@ -22,7 +22,7 @@ class Work(Section):
     flops_lower_bound: bool | None = UNSET  # counted: only part of the reference's arithmetic was counted
     bytes: float | None = UNSET
     bytes_source: str | None = UNSET
-    dtype: str | None = UNSET  # the first output's
+    dtype: str | None = UNSET  # the arithmetic's: the largest floating input's, else the first output's
     cached_from: str | None = UNSET  # reused from the run's reference_cache.json: who counted it, when
 
     def floor_flops(self) -> float | None:
