@@ -84,6 +84,15 @@ def test_kernel_opt_help_lists_every_command_without_torch(no_torch_env):
         assert f"  {command.replace('_', '-')} " in completed.stdout
 
 
+def test_kernel_opt_help_into_a_closed_pipe_ends_quietly(no_torch_env):
+    """`kernel-opt --help | head -1` printed a BrokenPipeError traceback: it ends as SIGPIPE would (141), silently."""
+    child = subprocess.Popen([sys.executable, "-m", "kernel_opt.main", "--help"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=no_torch_env, cwd=REPO)
+    child.stdout.close()  # the reader is gone before the command writes anything
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141 and stderr == ""
+
+
 @pytest.mark.parametrize("arguments", [
     ["correctness_check.py"],
     ["benchmark.py", "k.cu", "--output-dir", "o"],

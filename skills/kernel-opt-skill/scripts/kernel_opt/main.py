@@ -15,6 +15,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from kernel_opt.core.cli import run_command
 from kernel_opt.run.bytecode import use_bytecode_cache
 
 # command name -> module under kernel_opt.commands; each module has main(argv) -> int and a
@@ -61,7 +62,7 @@ def console() -> int:
     """The `kernel-opt` console script: main() in a process of its own, its compiled Python kept (run/bytecode.py)
     before the command imports torch; called in-process, main() leaves the interpreter's settings alone."""
     use_bytecode_cache()
-    return main()
+    return run_command(main, None)  # `kernel-opt --help | head -1` ends quietly, as the commands themselves do
 
 
 if __name__ == "__main__":
