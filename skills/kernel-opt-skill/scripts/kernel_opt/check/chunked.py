@@ -144,7 +144,7 @@ def inputs_equal(original: torch.Tensor, current: torch.Tensor) -> bool:
     o_flat, c_flat = flat(original), flat(current)
     for start, stop in spans(current.numel()):
         o, c = o_flat[start:stop].to(current.device), c_flat[start:stop]
-        if original.dtype.itemsize == 1:  # float8 has no isnan or nan_to_num; its bytes are its values
+        if original.dtype.is_floating_point and original.dtype.itemsize == 1:  # float8: no isnan or nan_to_num
             same = torch.equal(o.view(torch.uint8), c.view(torch.uint8))
         elif original.dtype.is_floating_point:
             same = torch.equal(torch.isnan(o), torch.isnan(c)) and torch.equal(

@@ -29,8 +29,9 @@ LIMITS = {
     "hw_thermal_slowdown": "hardware thermal slowdown",
     "hw_power_brake_slowdown": "hardware power brake",
 }
-QUERY = ",".join(["index", "uuid", "clocks.sm", "clocks.mem", "power.draw", "clocks_event_reasons.gpu_idle",
-                  *(f"clocks_event_reasons.{limit}" for limit in LIMITS)])
+FIELDS = ["index", "uuid", "clocks.sm", "clocks.mem", "power.draw", "clocks_event_reasons.gpu_idle",
+          *(f"clocks_event_reasons.{limit}" for limit in LIMITS)]
+QUERY = ",".join(FIELDS)
 # A limit in force in at least this share of the busy samples is worth a line in the record's warnings.
 WARN_SHARE = 0.10
 
@@ -76,8 +77,9 @@ class ClocksDuring(Section):
 def parse_sample(line: str) -> ClockSample | None:
     """One line of `nvidia-smi --query-gpu=QUERY --format=csv,noheader,nounits`; None for anything else."""
     cells = [cell.strip() for cell in line.split(",")]
-    if len(cells) != 6 + len(LIMITS) or not cells[0].isdigit():
+    if len(cells) != len(FIELDS) or not cells[0].isdigit():
         return None
+    index, uuid, sm_clock, memory_clock, power, idle, *limit_states = cells
 
     def number(text: str) -> float | None:
         try:
@@ -85,10 +87,8 @@ def parse_sample(line: str) -> ClockSample | None:
         except ValueError:  # "[N/A]", "[Not Supported]"
             return None
 
-    states = cells[5:]
-    return ClockSample(int(cells[0]), cells[1], number(cells[2]), number(cells[3]), number(cells[4]),
-                       states[0] == "Active", tuple(limit for limit, state in zip(LIMITS, states[1:], strict=True)
-                                                    if state == "Active"))
+    return ClockSample(int(index), uuid, number(sm_clock), number(memory_clock), number(power), idle == "Active",
+                       tuple(limit for limit, state in zip(LIMITS, limit_states, strict=True) if state == "Active"))
 
 
 def summarize(samples: list[ClockSample]) -> list[GpuClocksDuring]:
