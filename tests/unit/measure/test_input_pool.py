@@ -373,46 +373,84 @@ def test_a_held_worker_gives_back_what_preparing_freed_before_it_waits(monkeypat
     assert order == ["prepare", "release cached", "wait"]
 
 
-# --- the eager baseline, timed on the solution's buffer sets ---------------------------------------
+# --- the eager baseline, timed in alternation with the solution on its buffer sets -----------------------------
 
 
-def test_the_eager_baseline_is_timed_on_the_solution_s_buffer_sets_in_turn(monkeypatch):
-    """Where a tensor lies moves a memory-bound call's time, so eager runs where the solution ran: each call on the
-    next buffer set, its value set copied in and its outputs poisoned first, as the solution's were."""
+def test_the_eager_baseline_alternates_with_the_solution_on_the_buffer_set_the_solution_last_used(monkeypatch):
+    """Where a tensor lies and what state the GPU is in both move a call's time, so eager runs in pairs with the
+    solution (A B, B A, ...), each time on the buffer set the solution last used; it writes only its own returned
+    tensor, so every buffer set still holds the solution's checked outputs; the speedup reads the pairs' medians."""
     from kernel_opt.measure import baseline_timing
-    from kernel_opt.measure.timing import events as timing_events
+    from kernel_opt.measure.timing import interleaved
     from kernel_opt.measure.timing.samples import TimingSamples
+    from kernel_opt.run.events import PostTimingCheckEvent
     from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
-
-    timed, _, events = child_pool(monkeypatch, Counting())
-    seen = []
-
-    def fake_time_callable(fn, before_each=None, **_):
-        fn()
-        for _ in range(8):
-            before_each()
-            assert torch.isnan(timed.rotation.buffers[_current(timed, seen)]["out"]).all()  # poisoned before the call
-            fn()
-        return TimingSamples([1.0] * 8, warmup=1, reps=8, flush_l2=True, method="events")
-
-    def _current(timed, seen):
-        buffer = next(index for index, buffers in enumerate(timed.rotation.buffers)
-                      if torch.isnan(buffers["out"]).all())
-        seen.append(buffer)
-        return buffer
-
-    monkeypatch.setattr(timing_events, "time_callable", fake_time_callable)
     from kernel_opt.solution.contract import load_reference
 
+    timed, _, events = child_pool(monkeypatch, Counting())
+    rotation, order = timed.rotation, []
+
+    def fake_time_interleaved(fn_a, fn_b, before_a=None, before_b=None, **_):
+        assert before_b is None  # eager neither loads values nor poisons the solution's outputs
+        fn_a(), fn_b()
+        for pair in range(8):
+            for fn in (fn_a, fn_b) if pair % 2 == 0 else (fn_b, fn_a):
+                if fn is fn_a:
+                    before_a()
+                    order.append(("solution", rotation.current))
+                else:
+                    order.append(("eager", rotation.current))
+                fn()
+        common = dict(warmup=1, reps=8, flush_l2=True, method="events", interleaved=True)
+        return TimingSamples([10.0] * 8, **common), TimingSamples([12.0] * 8, **common)
+
+    monkeypatch.setattr(interleaved, "time_interleaved", fake_time_interleaved)
     reference = load_reference(REFERENCE_DIR / "vector_add" / "ref.py")
     request = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["eager"]))
-    assert baseline_timing.time_eager_rotated(reference, timed, {"n": 4097}, request, events) is True
-    assert seen == [1, 2, 0, 1, 2, 0, 1, 2]  # every buffer set in turn, never the same one twice in a row
-    assert all(torch.equal(buffers["out"], buffers["x"] + buffers["y"]) for buffers in timed.rotation.buffers)
+    assert baseline_timing.time_eager_beside_solution(reference, timed, {"n": 4097}, request, events) is True
+    assert order[:6] == [("solution", 1), ("eager", 1), ("eager", 1), ("solution", 2), ("solution", 0), ("eager", 0)]
+    solution_sets = [buffer for who, buffer in order if who == "solution"]
+    assert solution_sets == [1, 2, 0, 1, 2, 0, 1, 2]  # the solution never sees the same buffer set twice in a row
+    assert all(torch.equal(buffers["out"], buffers["x"] + buffers["y"]) for buffers in rotation.buffers)
+    check = next(event for event in events.emitted if isinstance(event, PostTimingCheckEvent))
+    assert check.name == "solution (beside eager)" and check.passed
     entry = events.emitted[-1].entry
-    assert entry["name"] == "eager" and baseline_timing.EAGER_ROTATED_NOTE in entry["timing"]["notes"]
+    assert (entry["name"], entry["median_us"], entry["paired_solution_us"]) == ("eager", 12.0, 10.0)
+    assert baseline_timing.EAGER_PAIRED_NOTE in entry["timing"]["notes"]
     none = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["compile"]))
-    assert baseline_timing.time_eager_rotated(reference, timed, {"n": 4097}, none, events) is False
+    assert baseline_timing.time_eager_beside_solution(reference, timed, {"n": 4097}, none, events) is False
+
+
+def test_a_solution_that_raises_beside_the_eager_baseline_is_blamed_and_an_eager_error_is_eager_s(monkeypatch):
+    from kernel_opt.core.errors import SolutionError
+    from kernel_opt.measure import baseline_timing
+    from kernel_opt.measure.timing import interleaved
+    from kernel_opt.run.request import BenchmarkPart, ChildRequest, SolutionSpec
+    from kernel_opt.solution.contract import load_reference
+
+    timed, _, events = child_pool(monkeypatch, Counting())
+    reference = load_reference(REFERENCE_DIR / "vector_add" / "ref.py")
+    request = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["eager"]))
+    timed.rotation.calls[1] = lambda: (_ for _ in ()).throw(RuntimeError("CUDA error: an illegal memory access"))
+
+    def run_both(fn_a, fn_b, before_a=None, **_):
+        fn_b()
+        before_a()
+        fn_a()
+
+    monkeypatch.setattr(interleaved, "time_interleaved", run_both)
+    with pytest.raises(SolutionError, match="the solution raised RuntimeError: CUDA error: an illegal memory access "
+                                            "while timed beside the eager baseline"):
+        baseline_timing.time_eager_beside_solution(reference, timed, {"n": 4097}, request, events)
+
+    def eager_fails(fn_a, fn_b, **_):
+        raise RuntimeError("the reference's own failure")
+
+    monkeypatch.setattr(interleaved, "time_interleaved", eager_fails)
+    assert baseline_timing.time_eager_beside_solution(reference, timed, {"n": 4097}, request, events) is True
+    entry = events.emitted[-1].entry
+    assert (entry["name"], entry["error"], entry["median_us"]) == ("eager", "RuntimeError: the reference's own failure",
+                                                                  None)
 
 
 def test_a_kernelbench_model_is_built_once_and_called_on_each_buffer_set_s_inputs():

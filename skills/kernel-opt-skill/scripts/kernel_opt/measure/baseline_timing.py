@@ -5,58 +5,87 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-from kernel_opt.measure.input_pool import InputRotation, copy_unless_same
+from kernel_opt.core.errors import SolutionError
 from kernel_opt.measure.records import TimedEntry, compile_baseline_name
 from kernel_opt.run.events import EventLog, PhaseEvent, TimedEvent, one_line
 from kernel_opt.run.request import ChildRequest
 from kernel_opt.solution.inputs import cloned_arguments
 
-EAGER_ROTATED_NOTE = ("timed on the solution's own rotated buffer sets: the same inputs in the same memory, the "
-                      "same copy, poisoning and L2 flush before each call")
+EAGER_PAIRED_NOTE = ("timed in alternation with the solution (pairs solution-eager, eager-solution, ...), each call "
+                     "on the buffer set the solution last used, with the same copy and L2 flush before each: both met "
+                     "the same inputs in the same memory and the same clocks and power state")
 
 
-def time_eager_rotated(reference, timed, dims: dict[str, Any], request: ChildRequest, events: EventLog) -> bool:
-    """The eager baseline timed exactly as the solution was, on its buffer sets in turn; whether it was.
+def time_eager_beside_solution(reference, timed, dims: dict[str, Any], request: ChildRequest,
+                               events: EventLog) -> bool:
+    """The eager baseline timed in alternation with the solution, on the solution's buffer sets; whether it was.
 
-    Where the tensors lie in memory moves a memory-bound call's time: on an H200 the same 6.4 GB
-    leaky_relu took 3035 us or 3390 us depending on where its input and output were placed (an input
-    allocated beside a freed 90 GB pool read after empty_cache), so the eager baseline timed on fresh
-    copies after the pool was freed read up to 14% slower than the identical identity ModelNew.
-    On the same buffer sets, the same placements. An eager call that runs out of memory beside the
-    pool is timed on fresh copies once the pool is released instead (False). `timed` is the benchmark child's
-    pool: its rotation and outputs.
+    Two effects made one-after-the-other timings of identical work read apart on an H200. Placement: the same
+    6.4 GB leaky_relu took 3035 us or 3390 us depending on where its input and output lay (an input allocated
+    beside a freed 90 GB pool), so eager runs on the solution's own buffers. State: under a memory-bound load
+    the GPU reached its 700 W power cap within 2 s and its SM clock moved between 1590 and 1980 MHz while the
+    memory clock held, and an identity ModelNew of a 2048 x 1048576 matvec read 1.088x an eager timed after it
+    (its samples rose from 2303 to 2632 us while the solution's had held 2300). In alternating pairs both meet
+    the same state, and the speedup is read against the solution's median in those pairs (`paired_solution_us`).
+    An eager call that runs out of memory beside the pool is timed on fresh copies once the pool is released
+    instead (False). `timed` is the benchmark child's pool: its rotation, outputs, guard and post-timing check.
     """
     import torch
 
-    from kernel_opt.check.compare import poison_
-    from kernel_opt.measure.timing.events import time_callable
+    from kernel_opt.measure.timing.interleaved import time_interleaved
     from kernel_opt.run.memory import is_out_of_memory
 
     if "eager" not in (request.benchmark.baselines or []):
         return False
     rotation = timed.rotation
-    eager = InputRotation(rotation.buffers, rotation.value_sets, timed.outputs,
-                          eager_calls(reference, rotation.buffers, dims), copy_unless_same, poison_)
+    calls = eager_calls(reference, rotation.buffers, dims)
     events.emit(PhaseEvent("baseline eager"))
     out_of_memory = False
     try:
-        samples = time_callable(lambda: eager.calls[eager.current](), before_each=eager.before_call)
+        with solution_faults("while timed beside the eager baseline"):
+            solution_samples, eager_samples = time_interleaved(
+                rotation.call, lambda: calls[rotation.current](), before_a=rotation.before_call)
         torch.cuda.synchronize()
+    except SolutionError:
+        raise
     except Exception as error:
         if not is_out_of_memory(error):
             events.emit(TimedEvent(TimedEntry("eager", error=f"{type(error).__name__}: {error}"[:500]).to_dict()))
             return True
         out_of_memory = True
     if out_of_memory:  # out of the except block: its traceback no longer holds the call's tensors
-        del eager
+        del calls
         torch.cuda.empty_cache()
         return False
-    samples.notes.append(EAGER_ROTATED_NOTE)
-    events.emit(TimedEvent(TimedEntry.from_samples("eager", samples).to_dict()))
+    timed.guard.verify("the calls beside the eager baseline")
+    timed.check_rotation("solution (beside eager)", rotation)
+    eager_samples.notes.append(EAGER_PAIRED_NOTE)
+    events.emit(TimedEvent(TimedEntry.from_samples("eager", eager_samples,
+                                                   paired_solution_us=solution_samples.median_us).to_dict()))
     return True
+
+
+@contextmanager
+def solution_faults(when: str):
+    """What the solution's own call raises, as the solution's fault (SolutionError, or its allocation failure)."""
+    from kernel_opt.run.events import classify_exception_message
+    from kernel_opt.run.memory import allocation_failure, raised_in_solution, is_out_of_memory
+
+    try:
+        yield
+    except SolutionError:
+        raise
+    except Exception as error:
+        if not raised_in_solution(error):
+            raise
+        if is_out_of_memory(error):
+            raise allocation_failure(error) from error
+        raise SolutionError(f"the solution raised {one_line(error)} {when}",
+                            kind=classify_exception_message(str(error))) from error
 
 
 def eager_calls(reference, buffer_sets: list[dict[str, Any]], dims: dict[str, Any]) -> list[Callable[[], Any]]:
@@ -84,7 +113,7 @@ def time_baselines(reference, values, dims, request, events: EventLog, compiler_
     function, args = reference.reference, ()
     if reference.baseline is not None:  # a KernelBench problem: its Model, called as KernelBench times it
         function, args, kwargs = reference.baseline(kwargs)
-    if eager and "eager" in kinds:  # else timed on the solution's buffer sets already (time_eager_rotated)
+    if eager and "eager" in kinds:  # else timed on the solution's buffer sets already (time_eager_beside_solution)
         events.emit(PhaseEvent("baseline eager"))
         try:
             samples = time_callable(lambda: function(*args, **kwargs))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import SolutionError
-from kernel_opt.measure.baseline_timing import time_baselines, time_eager_rotated
+from kernel_opt.measure.baseline_timing import time_baselines, time_eager_beside_solution
 from kernel_opt.measure.input_pool import POOL_BUFFER_SETS, InputRotation, copy_unless_same, plan_pool
 from kernel_opt.measure.records import TimedEntry
 from kernel_opt.run.events import (
@@ -289,11 +289,11 @@ def _time_prepared(prepared: _Prepared, request: ChildRequest, events: EventLog)
     _time_cuda_graph(solution, fixed, median_us, timed)
     if other is not None:
         _time_interleaved(timed)
-    eager_rotated = time_eager_rotated(prepared.reference, timed, dims, request, events)
+    eager_beside = time_eager_beside_solution(prepared.reference, timed, dims, request, events)
     del timed, fixed  # the pool's buffers, value sets and expected outputs: not kept while the baselines run
     _release_cached_memory()
     time_baselines(prepared.reference, values, dims, request, events, prepared.compiler_warm_up_s,
-                   eager=not eager_rotated)
+                   eager=not eager_beside)
     events.emit(DoneEvent())
 
 

@@ -96,14 +96,18 @@ class TimedEntry(Section):
     error: str | None = None
     timing: TimingRecord | None = None  # samples and method
     cached_from: str | None = None  # a baseline reused from the run's reference_cache.json: who timed it, when
+    # A baseline timed in alternation with the solution: the solution's median over the same pairs, what its speedup
+    # over this baseline is read against (both met the same clocks and power state).
+    paired_solution_us: float | None = None
 
     readers = {"timing": section_of(TimingRecord)}
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON; `cached_from` only where the entry was reused, so timed entries read as before."""
+        """Plain JSON; `cached_from` and `paired_solution_us` only where they hold, so other entries read as before."""
         payload = super().to_dict()
-        if self.cached_from is None:
-            payload.pop("cached_from", None)
+        for optional in ("cached_from", "paired_solution_us"):
+            if getattr(self, optional) is None:
+                payload.pop(optional, None)
         return payload
 
     @classmethod
