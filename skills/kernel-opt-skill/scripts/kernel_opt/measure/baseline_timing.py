@@ -73,7 +73,7 @@ def time_eager_beside_solution(reference, timed, dims: dict[str, Any], request: 
 def solution_faults(when: str):
     """What the solution's own call raises, as the solution's fault (SolutionError, or its allocation failure)."""
     from kernel_opt.run.events import classify_exception_message
-    from kernel_opt.run.memory import allocation_failure, raised_in_solution, is_out_of_memory
+    from kernel_opt.run.memory import allocation_failure, is_out_of_memory, raised_in_solution
 
     try:
         yield
