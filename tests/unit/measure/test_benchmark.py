@@ -88,7 +88,7 @@ def assemble(event_list, **kwargs):
     return assemble_report(report, outcome, kwargs.get("label"), kwargs.get("against_dir"))
 
 
-def test_an_eager_baseline_timed_in_pairs_with_the_solution_is_read_against_the_solution_in_those_pairs():
+def test_an_eager_baseline_timed_in_pairs_with_the_solution_is_read_against_the_solution_in_those_pairs(tmp_path):
     """The solution's headline median stays its own timing; the speedup over a paired eager compares like with like."""
     sequence = events()
     eager = next(event for event in sequence if event.get("entry", {}).get("name") == "eager")
@@ -99,6 +99,10 @@ def test_an_eager_baseline_timed_in_pairs_with_the_solution_is_read_against_the_
     assert report.speedup_vs_best_baseline == pytest.approx(1502.0 / 1300.0)
     assert report.baselines[0].to_dict()["paired_solution_us"] == 1300.0
     assert "paired_solution_us" not in report.baselines[1].to_dict()  # absent where it does not hold
+    summary = benchmark_summary(report, tmp_path).splitlines()
+    assert "  eager: 1502.00 us (in alternation with the solution, which read 1300.00 us in those pairs)" in summary
+    table_row = next(line for line in benchmark_markdown(report, 0).splitlines() if line.startswith("| eager"))
+    assert "in alternation with the solution, 1300.00 µs there" in table_row and " 1.16x " in table_row
 
 
 def test_measured_report_derives_speedups_and_roofline():

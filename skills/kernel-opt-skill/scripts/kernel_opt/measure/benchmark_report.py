@@ -40,12 +40,15 @@ def _tables(report: BenchmarkReport) -> dict:
             rows.append([extra.name, _us(extra.median_us), _us(extra.p20_us), _us(extra.p80_us), extra.reps, "—", "—"])
     median = s.median_us
     for b in report.baselines:
-        relative = f"{b.median_us / median:.2f}x" if b.median_us and median else "—"
+        against = b.paired_solution_us or median  # a baseline timed in pairs: against the solution in those pairs
+        relative = f"{b.median_us / against:.2f}x" if b.median_us and against else "—"
         compile_s = f"{b.compile_s:.1f}" if b.compile_s is not None else "—"
         if b.error:
             rows.append([b.name, "failed", "—", "—", "—", "—", b.error])
         else:
             name = b.name + (" (reused: see below)" if b.cached_from else "")
+            if b.paired_solution_us:
+                name += f" (in alternation with the solution, {_us(b.paired_solution_us)} µs there)"
             rows.append([name, _us(b.median_us), _us(b.p20_us), _us(b.p80_us), b.reps, compile_s, relative])
     timings = markdown_table(rows, ["what", "median µs", "p20 µs", "p80 µs", "reps", "compile s",
                                     "its time / solution's"])
@@ -106,7 +109,9 @@ def benchmark_summary(report: BenchmarkReport, output_dir: Path) -> str:
                      "(CUDA graph, L2 flushed)")
     for b in report.baselines:
         lines.append(f"  {b.name}: " + (f"failed: {b.error}" if b.error else f"{b.median_us:.2f} us")
-                     + (" (reused from the run's reference_cache.json)" if b.cached_from else ""))
+                     + (" (reused from the run's reference_cache.json)" if b.cached_from else "")
+                     + (f" (in alternation with the solution, which read {b.paired_solution_us:.2f} us in those "
+                        "pairs)" if b.paired_solution_us else ""))
     if report.best_baseline:
         lines.append(f"  best PyTorch baseline: {report.best_baseline}; solution speedup over it "
                      f"{report.speedup_vs_best_baseline:.2f}x")
