@@ -390,8 +390,9 @@ def test_the_eager_baseline_alternates_with_the_solution_on_the_buffer_set_the_s
     timed, _, events = child_pool(monkeypatch, Counting())
     rotation, order = timed.rotation, []
 
-    def fake_time_interleaved(fn_a, fn_b, before_a=None, before_b=None, **_):
+    def fake_time_interleaved(fn_a, fn_b, before_a=None, before_b=None, min_pairs=30, **_):
         assert before_b is None  # eager neither loads values nor poisons the solution's outputs
+        assert min_pairs == 10  # one timing's samples: medians, not a comparison's bootstrap
         fn_a(), fn_b()
         for pair in range(8):
             for fn in (fn_a, fn_b) if pair % 2 == 0 else (fn_b, fn_a):

@@ -36,6 +36,7 @@ def time_eager_beside_solution(reference, timed, dims: dict[str, Any], request: 
     """
     import torch
 
+    from kernel_opt.measure.timing.budget import MIN_REPS
     from kernel_opt.measure.timing.interleaved import time_interleaved
     from kernel_opt.run.memory import is_out_of_memory
 
@@ -47,8 +48,10 @@ def time_eager_beside_solution(reference, timed, dims: dict[str, Any], request: 
     out_of_memory = False
     try:
         with solution_faults("while timed beside the eager baseline"):
+            # As many pairs as one timing's samples (MIN_REPS at least), not a comparison's 30: medians are read
+            # here, not a bootstrap interval, and KernelBench's slowest eager call takes 185 ms on an H200.
             solution_samples, eager_samples = time_interleaved(
-                rotation.call, lambda: calls[rotation.current](), before_a=rotation.before_call)
+                rotation.call, lambda: calls[rotation.current](), before_a=rotation.before_call, min_pairs=MIN_REPS)
         torch.cuda.synchronize()
     except SolutionError:
         raise
