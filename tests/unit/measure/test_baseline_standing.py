@@ -55,3 +55,17 @@ def test_nothing_to_stand_against():
     unmeasured = record(100.0, 90.0)
     unmeasured.verdict = "incorrect"
     assert baseline_standing(unmeasured) is None
+
+
+def test_an_eager_timed_in_pairs_stands_against_the_solution_in_those_pairs():
+    """The solution's own timing read 100 µs early on; in eager's pairs, later and hotter, both read 105 µs: a tie,
+    not the 5% the two medians of different moments would say."""
+    paired = record(100.0, 105.0, name="eager")
+    eager = paired.baselines[0]
+    eager.paired_solution_us, eager.paired_solution_samples_us = 105.0, list(eager.timing.samples_us)
+    standing = baseline_standing(paired)
+    assert standing.speedup == pytest.approx(1.0) and standing.standing == "level"
+    assert standing.ci_low == pytest.approx(1.0) and standing.ci_high == pytest.approx(1.0)  # pair by pair, equal
+    assert standing.samples == (400, 400)
+    eager.paired_solution_samples_us = eager.paired_solution_samples_us[:10]  # not pair by pair: medians only
+    assert (baseline_standing(paired).speedup, baseline_standing(paired).ci_low) == (pytest.approx(1.0), None)

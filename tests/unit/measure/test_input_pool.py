@@ -417,6 +417,7 @@ def test_the_eager_baseline_alternates_with_the_solution_on_the_buffer_set_the_s
     assert check.name == "solution (beside eager)" and check.passed
     entry = events.emitted[-1].entry
     assert (entry["name"], entry["median_us"], entry["paired_solution_us"]) == ("eager", 12.0, 10.0)
+    assert entry["paired_solution_samples_us"] == [10.0] * 8
     assert baseline_timing.EAGER_PAIRED_NOTE in entry["timing"]["notes"]
     none = ChildRequest(SolutionSpec("triton", "v.py"), "ref.py", "cpu", {}, BenchmarkPart(baselines=["compile"]))
     assert baseline_timing.time_eager_beside_solution(reference, timed, {"n": 4097}, none, events) is False

@@ -89,3 +89,21 @@ def test_a_lost_pair_is_a_timeout_that_keeps_its_key_or_a_worker_death_that_does
     assert hang.key == entry_key(pair, request, H200) and hang.solution == str(pair.solution)
     with pytest.raises(KeyError):
         lost_entry(pair, H200, gpu, 1.0, kind="unknown", message="")
+
+
+def test_a_pair_s_speedup_over_eager_is_the_benchmark_s_own_paired_one():
+    """Eager timed in alternation with the solution: the row reads against the solution in those pairs."""
+    from kernel_opt.measure.records import BenchmarkReport, TimedEntry, TimedSolution
+    from kernel_opt.suite.records import EvalEntry
+    from kernel_opt.suite.runner import _read_benchmark
+
+    eager = TimedEntry("eager", median_us=120.0, paired_solution_us=110.0)
+    compiled = TimedEntry("torch.compile (default)", median_us=105.0)
+    report = BenchmarkReport(solution=TimedSolution(median_us=100.0), reference="p.py", backend="modelnew",
+                             command="benchmark.py", verdict="measured", baselines=[eager, compiled],
+                             speedup_vs_eager=120.0 / 110.0)
+    entry = EvalEntry(name="p", problem="p.py", verdict="correct")
+    _read_benchmark(entry, report)
+    assert (entry.solution_us, entry.eager_us) == (100.0, 120.0)
+    assert entry.speedup_vs_eager == pytest.approx(120.0 / 110.0)
+    assert entry.speedup_vs_compile == pytest.approx(1.05)  # torch.compile is timed after: its own medians

@@ -2,8 +2,9 @@
 
 Two medians a fraction of a percent apart say nothing: 127.58 against 127.62 µs is a tie. The
 benchmark keeps every timed sample of the solution and of each baseline, so the speedup gets a
-bootstrap interval (measure/statistics.py, unpaired: the baselines are timed one after another,
-not interleaved with the solution), and the verdict is the version comparison's own rule
+bootstrap interval (measure/statistics.py): paired where the baseline was timed in alternation with
+the solution (eager: measure/baseline_timing.py), against the solution's samples in those pairs;
+unpaired where it was timed after the solution (torch.compile), and the verdict is the version comparison's own rule
 (measure/verdicts.py): slower only beyond noise (more than 2% slower with the whole interval
 below 1), faster only by more than 5% with the interval above 1, level otherwise. A record
 without samples (older ones) is judged on its medians alone, with the 5% margin both ways.
@@ -65,14 +66,17 @@ def baseline_standing(record: BenchmarkReport | None, baseline: str | None = Non
     entry = next((item for item in record.baselines if item.name == name and item.median_us and not item.error), None)
     if entry is None:
         return None
-    speedup = entry.median_us / record.median_us
-    ours, theirs = _samples(record.solution.timing), _samples(entry.timing)
+    # A baseline timed in pairs with the solution is read against the solution's samples in those pairs, paired.
+    speedup = entry.median_us / (entry.paired_solution_us or record.median_us)
+    theirs, pairs = _samples(entry.timing), list(entry.paired_solution_samples_us or [])
+    paired = bool(entry.paired_solution_us) and len(pairs) == len(theirs)
+    ours = pairs if paired else [] if entry.paired_solution_us else _samples(record.solution.timing)
     if not ours or not theirs:
         return BaselineStanding(entry.name, speedup, None, None, _STANDINGS[comparison_verdict(speedup, None, None,
                                                                                                 True)])
     from kernel_opt.measure.statistics import speedup_interval  # numpy, only where samples are there to resample
 
-    interval = speedup_interval(theirs, ours, resamples=STANDING_RESAMPLES, paired=False)
+    interval = speedup_interval(theirs, ours, resamples=STANDING_RESAMPLES, paired=paired)
     verdict = comparison_verdict(speedup, interval.ci_low, interval.ci_high, True)
     return BaselineStanding(entry.name, speedup, interval.ci_low, interval.ci_high, _STANDINGS[verdict],
                             (len(ours), len(theirs)))

@@ -67,8 +67,9 @@ def time_eager_beside_solution(reference, timed, dims: dict[str, Any], request: 
     timed.guard.verify("the calls beside the eager baseline")
     timed.check_rotation("solution (beside eager)", rotation)
     eager_samples.notes.append(EAGER_PAIRED_NOTE)
-    events.emit(TimedEvent(TimedEntry.from_samples("eager", eager_samples,
-                                                   paired_solution_us=solution_samples.median_us).to_dict()))
+    events.emit(TimedEvent(TimedEntry.from_samples(
+        "eager", eager_samples, paired_solution_us=solution_samples.median_us,
+        paired_solution_samples_us=list(solution_samples.samples_us)).to_dict()))
     return True
 
 

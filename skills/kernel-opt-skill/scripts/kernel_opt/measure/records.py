@@ -99,13 +99,14 @@ class TimedEntry(Section):
     # A baseline timed in alternation with the solution: the solution's median over the same pairs, what its speedup
     # over this baseline is read against (both met the same clocks and power state).
     paired_solution_us: float | None = None
+    paired_solution_samples_us: list[float] | None = None  # the solution's samples in those pairs, pair by pair
 
     readers = {"timing": section_of(TimingRecord)}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON; `cached_from` and `paired_solution_us` only where they hold, so other entries read as before."""
         payload = super().to_dict()
-        for optional in ("cached_from", "paired_solution_us"):
+        for optional in ("cached_from", "paired_solution_us", "paired_solution_samples_us"):
             if getattr(self, optional) is None:
                 payload.pop(optional, None)
         return payload

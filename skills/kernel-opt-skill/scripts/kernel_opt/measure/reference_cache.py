@@ -115,7 +115,7 @@ class ReferenceCache:
             if item is not None:
                 entry = TimedEntry.from_dict(item["entry"])
                 entry.cached_from = f"timed by {item.get('by')} at {item.get('at')} ({self.path.name})"
-                entry.paired_solution_us = None  # the version it was paired with is not this one
+                entry.paired_solution_us = entry.paired_solution_samples_us = None  # paired with another version
                 found.append(entry)
         return found
 

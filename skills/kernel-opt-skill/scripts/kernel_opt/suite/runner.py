@@ -246,7 +246,7 @@ def _read_benchmark(entry: EvalEntry, report: BenchmarkReport) -> None:
     if fastest is not None:
         entry.compile_mode, entry.compile_us = fastest
     if entry.solution_us:
-        entry.speedup_vs_eager = entry.eager_us / entry.solution_us if entry.eager_us else None
+        entry.speedup_vs_eager = report.speedup_vs_eager  # against the solution in eager's pairs, where it was paired
         entry.speedup_vs_compile = entry.compile_us / entry.solution_us if entry.compile_us else None
 
 
