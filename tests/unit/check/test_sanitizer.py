@@ -13,6 +13,7 @@ from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest, check
 from kernel_opt.check.records import SanitizerFinding, SanitizerRun
 from kernel_opt.check.sanitizer import (
     FINDINGS_EXIT_CODE,
+    LIBRARY_KERNELS_REGEX,
     SANITIZER_ENVIRONMENT,
     check_sanitizer_device,
     describe_finding,
@@ -206,6 +207,10 @@ def test_sanitizer_command_is_exact_and_uses_only_options_this_version_has():
     ]
     racecheck = sanitizer_command("cs", "racecheck", Path("/l"))
     assert racecheck[-2:] == ["--racecheck-report", "analysis"]
+    assert racecheck[-6:-2] == ["--kernel-name-exclude", "kns=at6native", "--kernel-name-exclude",
+                                f"regex={LIBRARY_KERNELS_REGEX}"]
+    assert f"regex={LIBRARY_KERNELS_REGEX}" in sanitizer_command("cs", "synccheck", Path("/l"))
+    assert "regex=" not in " ".join(command)  # memcheck checks the libraries' kernels: a wrong size shows there
     # initcheck tracks writes only in the kernels it checks: PyTorch's must stay checked (H100 corpus, 2026-11-25)
     assert "--kernel-name-exclude" not in sanitizer_command("cs", "initcheck", Path("/l"))
     help_text = (FIXTURES / "sanitizer_help.txt").read_text()
@@ -213,8 +218,44 @@ def test_sanitizer_command_is_exact_and_uses_only_options_this_version_has():
         assert f"{option} " in help_text, option
     assert "all              : Track the root application and all its child processes" in help_text
     assert "analysis : Report only race analysis reports" in help_text
+    assert "regex                 : The value is a regular expression found in the mangled name of the kernel" in (
+        help_text)
     assert "kernel_substring, kns : The value is a substring in the mangled name of the kernel" in help_text
     assert SANITIZER_ENVIRONMENT == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+
+
+# Library kernels as the tool matches them, by their mangled names: those the sweep's launch listings named
+# (KernelBench levels 1 and 2 on an H200, torch 2.11; mangled here by hand from the listed names), and others of the
+# same families (cuBLAS's Hopper GEMMs, PyTorch's flash attention). Then names a solution's own kernels may have.
+LIBRARY_KERNELS = [
+    "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel",
+    "sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_nchw_tilesize128x128x8_stage3_warpsize2x2x1_g1",
+    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel",
+    "cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_warpspecialized",
+    "_ZN7cutlass7Kernel2I36cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE",
+    "_ZN8cublasLt19splitKreduce_kernelILi32ELi16EiffffLb1ELb0ELb0EEEv18cublasSplitKParamsIT4_EPKT2_",
+    "_Z10dot_kernelIfLi128ELi0E15cublasDotParamsI16cublasGemvTensorIKfES1_IfEEEvT2_",
+    "_Z17gemv2T_kernel_valIiiffffLi128ELi16ELi4ELi4ELb0ELb0E18cublasGemvParamsExEvT7_T5_S2_",
+    "_Z16fft2d_r2c_32x32IfLb0ELj0ELb0EEvP6float2PKfiiiiiiiiiN5cudnn15reduced_divisorEb4int2ii",
+    "_ZN5cudnn19engines_precompiled18setTensor5d_kernelIffEEv15cudnnTensorStructPT_T0_",
+    "_Z23implicit_convolve_sgemmIffLi1024ELi5ELi5ELi3ELi3ELi3ELi1ELb0ELb1ELb1EEviiiPKT_iPT0_",
+    "_Z29convolveNd_dgrad_float_engineIfLi3ELi512ELi6ELi5ELi3ELi3ELi3ELb0EEviiiPKT_iS2_",
+    "_Z41fmha_cutlassF_f32_aligned_32x128_gmem_sm80N22PyTorchMemEffAttention15AttentionKernelIfN7cutlass4arch4Sm80E",
+    "_ZN13pytorch_flash15flash_fwd_kernelI23Flash_fwd_kernel_traitsILi64ELi128ELi128ELi4ELb0E",
+]
+OWN_KERNELS = [
+    "vector_add_kernel", "smem_race_kernel", "_Z13softmax_kernelPKfPfii", "attention_kernel", "matmul_kernel",
+    "_Z11gemm_kernelILi128ELi128EEvPK13__nv_bfloat16S2_PS0_iii", "fused_sum_linear_kernel", "my_gemv", "xmma_like",
+    "_ZN7cutlass13device_kernelIN4gemm6kernel13GemmUniversalI",  # a solution's own CUTLASS 3 GEMM
+]
+
+
+def test_racecheck_leaves_the_libraries_kernels_unchecked_and_never_a_solution_s_own():
+    import re
+
+    library = re.compile(LIBRARY_KERNELS_REGEX)
+    assert [name for name in LIBRARY_KERNELS if not library.search(name)] == []
+    assert [name for name in OWN_KERNELS if library.search(name)] == []
 
 
 def test_the_smallest_case_is_the_least_product_of_integer_sizes():
