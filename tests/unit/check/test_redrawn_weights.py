@@ -16,6 +16,7 @@ import torch
 
 from kernel_opt.backends.modelnew.launcher import ModelNewLauncher, find_holders
 from kernel_opt.check.correctness import CheckOptions, check_correctness
+from kernel_opt.check.integrity import redrawn_weights
 from kernel_opt.check.integrity.redrawn_weights import (
     RedrawnWeights,
     plan_draws,
@@ -84,6 +85,24 @@ def test_a_varied_weight_gets_its_own_values_in_another_order():
     pair = torch.tensor([1.0, 2.0])
     for seed in range(4):  # a permutation that happens to keep the order is rolled
         assert torch.equal(redraw(pair, torch.Generator().manual_seed(seed))[0], torch.tensor([2.0, 1.0]))
+
+
+def test_a_large_weight_is_re_drawn_in_blocks_on_its_device(monkeypatch):
+    # Above WHOLE_DRAW_ELEMENTS the order is drawn per block (no host permutation as large as the weight);
+    # here the limits are shrunk so that 1000 elements count as large: 15 blocks of 64 and a tail of 40.
+    monkeypatch.setattr(redrawn_weights, "WHOLE_DRAW_ELEMENTS", 100)
+    monkeypatch.setattr(redrawn_weights, "BLOCK_ELEMENTS", 64)
+    values = torch.rand(1000, generator=torch.Generator().manual_seed(1))
+    again, how = redraw(values.reshape(8, 125), torch.Generator().manual_seed(2))
+    assert how == "its own values in a random order" and again.shape == (8, 125)
+    assert torch.equal(again.reshape(-1).sort().values, values.sort().values)
+    flat = again.reshape(-1)
+    assert not torch.equal(flat[:960], values[:960]) and not torch.equal(flat[960:], values[960:])
+    same, _ = redraw(values.reshape(8, 125), torch.Generator().manual_seed(2))
+    assert torch.equal(same, again)  # every run draws the same order
+    zeros, how = redraw(torch.zeros(1000), torch.Generator().manual_seed(3))
+    assert how == "N(0, 1)" and zeros.dtype == torch.float32 and 0.9 < float(zeros.std()) < 1.1
+    assert torch.equal(zeros, redraw(torch.zeros(1000), torch.Generator().manual_seed(3))[0])
 
 
 def test_parameters_statistics_and_constant_buffers_are_re_drawn_and_structure_kept():

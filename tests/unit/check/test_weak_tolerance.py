@@ -257,9 +257,9 @@ def test_an_approximation_that_passes_only_at_1e_2_fails_beside_kernelbench_s_ve
     output = record["cases"][0]["outputs"][0]
     assert output["kernelbench_only"] is True and output["kernelbench_would_pass"] is True
     assert "precision_downgrade" not in output and record["rounding_probe"]["downgraded_outputs"] == []
-    assert printed.startswith("FAIL (Triton interpreter on the CPU): all 4 cases are within KernelBench's atol = "
-                              "rtol = 1e-2, but output 'output' passes only there and the rounding probe shows no "
-                              "precision downgrade")
+    assert printed.startswith("FAIL (on the CPU, Triton under its interpreter): all 4 cases are within "
+                              "KernelBench's atol = rtol = 1e-2, but output 'output' passes only there and the "
+                              "rounding probe shows no precision downgrade")
     assert "(KernelBench's own verdict: pass." in printed
     markdown = (tmp_path / "out" / "correctness.md").read_text()
     assert "| KernelBench's verdict | pass: its rule (atol = rtol = 1e-2, its seed-42 weights) would pass" in markdown

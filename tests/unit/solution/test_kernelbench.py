@@ -362,3 +362,38 @@ def test_checking_a_small_problem_never_imports_dynamo():
     assert finished.returncode == 0, finished.stderr[-2000:]
     count, imported = finished.stdout.split()
     assert int(count) >= 2 and imported == "False"
+
+
+def test_a_size_named_like_a_weight_passes_the_weight(tmp_path):
+    # KernelBench's level 2 48_Conv3d_Scaling_Tanh_Multiply_Sigmoid: `scaling_factor = 2` at module level,
+    # and `self.scaling_factor = nn.Parameter(...)` in Model.
+    path = write(tmp_path, "shared_name.py", """\
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = nn.Parameter(torch.full((4,), float(scale)))
+
+            def forward(self, x):
+                return x * self.scale
+
+        n = 4
+        scale = 3
+
+        def get_inputs():
+            return [torch.rand(n)]
+
+        def get_init_inputs():
+            return [scale]
+        """)
+    reference = load_reference(path)
+    instance = build_instance(reference.setup, {}, 0, "cpu")
+    values = instance.values
+    assert torch.equal(values["scale"], torch.full((4,), 3.0))
+    reference.reference(**{**{"n": 4, "scale": 3}, **values})
+    assert torch.equal(values["output"], values["x"] * 3)
+    problem = problem_for(path)
+    assert problem.sizes(values)["scale"] == 3  # the tensor under the size's name is not a size
+    assert problem.overrides(values) == ()

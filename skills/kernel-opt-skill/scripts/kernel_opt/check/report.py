@@ -114,7 +114,10 @@ def _sanitizer_table(report: CorrectnessReport) -> str:
 def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
     """What correctness_check.py prints: the verdict, the evidence in brief, and the next step."""
     where = output_dir / f"{report.file_stem}.md"
-    mode = " (Triton interpreter on the CPU)" if report.interpreter else ""
+    mode = ""
+    if report.interpreter:  # a ModelNew runs its torch code on the CPU and any Triton kernel it has interpreted
+        mode = " (on the CPU, Triton under its interpreter)" if report.backend == "modelnew" else \
+            " (Triton interpreter on the CPU)"
     if report.sanitizer is not None:
         mode = f" under compute-sanitizer {report.sanitizer.tool}"
     if report.error is not None:

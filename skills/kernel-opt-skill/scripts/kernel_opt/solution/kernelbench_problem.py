@@ -87,14 +87,18 @@ class KernelBenchProblem:
     # --- sizes and executions of the file ----------------------------------------------------------
 
     def sizes(self, dims: dict[str, Any]) -> dict[str, Any]:
-        """The file's constants with those of `dims` that name one (other names, e.g. a kernel's BLOCK, dropped)."""
-        return {**self.outline.constants, **{k: v for k, v in dims.items() if k in self.outline.constants}}
+        """The file's constants with those of `dims` that name one (other names, e.g. a kernel's BLOCK, dropped).
+
+        A tensor is never a size: under a constant's name it is the weight of that name (a file may call
+        both `scaling_factor`, as KernelBench's level 2 48_Conv3d_Scaling_Tanh_Multiply_Sigmoid does).
+        """
+        return {**self.outline.constants, **_size_values(dims, self.outline.constants)}
 
     def overrides(self, dims: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
         """The constants `dims` changes, as a key: () for the file as written."""
         constants = self.outline.constants
-        return tuple(sorted((name, value) for name, value in dims.items()
-                            if name in constants and value != constants[name]))
+        return tuple(sorted((name, value) for name, value in _size_values(dims, constants).items()
+                            if value != constants[name]))
 
     def module(self, dims: dict[str, Any]) -> types.ModuleType:
         """The file executed with `dims` in place of its constants (once per distinct set)."""
@@ -226,11 +230,17 @@ class KernelBenchProblem:
         return tuple(f"input{index}" for index in range(count))
 
     def _check_names(self, inputs: tuple[str, ...], state_keys: list[str], outputs: tuple[str, ...]) -> None:
-        """Every name passed to a solution must mean one thing: a forward argument, a weight, an output or a size."""
+        """Every name passed to a solution must mean one thing: a forward argument, a weight, an output or a size.
+
+        A size named like a weight is the value that weight starts from (`self.scale = nn.Parameter(...scale)`):
+        the solution gets the weight under that name, as tensors win over sizes everywhere.
+        """
         meanings: dict[str, list[str]] = {}
+        weights = {weight_argument_name(key) for key in state_keys}
         named = [("forward argument", name) for name in inputs] + [
             (f"weight ({key})", weight_argument_name(key)) for key in state_keys] + [
-            ("output", name) for name in outputs] + [("size", name) for name in self.outline.constants]
+            ("output", name) for name in outputs] + [
+            ("size", name) for name in self.outline.constants if name not in weights]
         for meaning, name in named:
             meanings.setdefault(name, []).append(meaning)
         clashes = {name: found for name, found in meanings.items() if len(found) > 1}
@@ -396,6 +406,14 @@ def device_key(device: Any) -> str:
     if resolved.type == "cuda" and resolved.index is None:
         resolved = torch.device("cuda", torch.cuda.current_device())
     return str(resolved)
+
+
+def _size_values(dims: dict[str, Any], constants: dict[str, Any]) -> dict[str, Any]:
+    """The values in `dims` that set one of the file's constants (a tensor never does)."""
+    import torch
+
+    return {name: value for name, value in dims.items()
+            if name in constants and not isinstance(value, torch.Tensor)}
 
 
 def _device_of(kwargs: dict[str, Any]) -> str:
