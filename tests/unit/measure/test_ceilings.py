@@ -204,14 +204,39 @@ def test_the_matmul_roof_is_the_best_of_its_sizes_and_keeps_every_size_tried():
     assert partial.tflops == 770.0 and partial.tried[1]["error"] == "CUDA out of memory"
 
 
-def test_a_cache_of_one_matmul_size_per_precision_is_measured_again(cache, monkeypatch):
+@pytest.mark.parametrize("schema", [1, 2])  # 1: one matmul size per precision; 2: no FP8 matmul
+def test_a_cache_of_an_older_schema_is_measured_again(cache, monkeypatch, schema):
     device = FakeDevice().install(monkeypatch)
     path = ceilings.cache_path(H100, cache)
-    older = {**_fake_measurement(H100, "2025-12-01T00:00:00+00:00").to_dict(), "schema_version": 1}
+    older = {**_fake_measurement(H100, "2025-12-01T00:00:00+00:00").to_dict(), "schema_version": schema}
     path.write_text(json.dumps(older))
     result = ceilings.load_or_measure()
     assert not result.from_cache and device.measurements == 1
-    assert ceilings.SCHEMA_VERSION == 2
+    assert ceilings.SCHEMA_VERSION == 3
+
+
+def test_fp8_is_measured_only_where_the_gpu_has_fp8_tensor_cores():
+    a100 = ceilings.DeviceIdentity("NVIDIA A100-SXM4-80GB", "550.54.15", "2.13.0", "12.8", compute_capability="8.0")
+    ada = ceilings.DeviceIdentity("NVIDIA L4", "550.54.15", "2.13.0", "12.8", compute_capability="8.9")
+    assert "float8_e4m3fn" in ceilings.matmul_labels(H100) and "float8_e4m3fn" in ceilings.matmul_labels(ada)
+    assert ceilings.matmul_labels(a100) == ["bfloat16", "float16", "tf32", "float32"]
+    measured = _fake_measurement(H100, "2026-01-01T00:00:00+00:00")
+    measured.matmul["float8_e4m3fn"] = ceilings.MatmulCeiling("float8_e4m3fn", 8192, 1300.0, precision="fp8")
+    # e5m2 runs at e4m3's rate: one roof for every float8 dtype, whatever the work dtype's spelling
+    assert measured.peak_tflops("float8_e5m2") == measured.peak_tflops("torch.float8_e4m3fn") == 1300.0
+    assert measured.roofline_ceilings("float8_e4m3fn").compute_tflops == 1300.0
+
+
+def test_the_fp8_call_is_the_product_of_its_operands_rounded_to_e4m3():
+    # torch._scaled_mm runs on the CPU too, so the call measured on the GPU can be checked here.
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, 64, generator=generator), torch.randn(64, 64, generator=generator)
+    product = ceilings._fp8_product(a, b)()
+    rounded = a.to(torch.float8_e4m3fn).float() @ b.to(torch.float8_e4m3fn).float()
+    assert product.dtype == torch.bfloat16 and product.shape == (64, 64)
+    assert torch.allclose(product.float(), rounded, rtol=1e-2, atol=1e-2)
+    assert not torch.allclose(product.float(), a @ b, rtol=1e-2, atol=1e-2)  # e4m3's rounding shows
+
 
 
 def test_matmul_precision_sets_and_restores_the_tf32_flags():

@@ -14,6 +14,9 @@ per GPU model and driver so later benchmarks reuse it instead of spending a minu
   explicitly allowed, and strict fp32 (TF32 disabled through both `torch.backends.cuda.matmul.allow_tf32 = False` and
   `torch.set_float32_matmul_precision("highest")`). Random inputs, never zeros: a matmul on
   zeros can run faster than on real data (METHOD.md records 13% on an H200).
+- FP8, on GPUs with FP8 tensor cores (compute capability 8.9 and up): `torch._scaled_mm` (cuBLASLt)
+  on e4m3 operands with per-tensor scales and a bf16 result, with fast accumulation, the faster of
+  its two modes; the roof of every float8 dtype (e5m2 runs at the same rate).
 
 Cache file: $KERNEL_OPT_CACHE_DIR, else $XDG_CACHE_HOME/kernel-opt-skill, else
 ~/.cache/kernel-opt-skill; named ceilings-<gpu-name-slug>-<driver>.json. It records the date,
@@ -40,7 +43,8 @@ from kernel_opt.measure import roofline
 from kernel_opt.measure.timing.events import time_callable
 from kernel_opt.measure.timing.gpu import cuda_device
 
-SCHEMA_VERSION = 2  # 2: several matmul sizes per precision (a cache of one size is measured again)
+# 2: several matmul sizes per precision (a cache of one size is measured again); 3: the FP8 matmul
+SCHEMA_VERSION = 3
 
 COPY_BYTES = 1024**3  # per buffer; read 1 GiB + write 1 GiB per copy
 COPY_MAX_FRACTION_OF_MEMORY = 8  # two buffers plus the L2 flush buffer must fit comfortably
@@ -56,7 +60,10 @@ MATMUL_SIZES: dict[str, tuple[int, ...]] = {
     "float16": (4096, 8192),
     "tf32": (4096, 8192),
     "float32": (2048, 4096),
+    "float8_e4m3fn": (4096, 8192),
 }
+FP8_LABEL = "float8_e4m3fn"
+FP8_MIN_CAPABILITY = (8, 9)  # Ada and Hopper: the first with FP8 tensor cores
 MATMUL_SEED = 0
 # GPU time per measurement: steadier medians than the 100 ms default for a once-per-GPU figure.
 MEASURE_REP_MS = 300.0
@@ -66,6 +73,7 @@ _PRECISION_NOTES = {
     "float16": "fp16 inputs and output, cuBLAS default accumulation",
     "tf32": "fp32 tensors with TF32 allowed: allow_tf32=True, float32_matmul_precision='high'",
     "float32": "strict fp32, TF32 disabled: allow_tf32=False, float32_matmul_precision='highest'",
+    FP8_LABEL: "e4m3 inputs, per-tensor scales, bf16 output: torch._scaled_mm (cuBLASLt), fast accumulation",
 }
 
 
@@ -130,6 +138,8 @@ class MeasuredCeilings:
         name = dtype.removeprefix("torch.")
         if name == "float32" and allow_tf32:
             name = "tf32"
+        if name.startswith("float8"):
+            name = FP8_LABEL
         entry = self.matmul.get(name)
         return None if entry is None else entry.tflops
 
@@ -296,7 +306,8 @@ def measure_matmul(label: str, size: int, device: Any = None, rep_ms: float = ME
         b = torch.randn(size, size, dtype=dtype, device=device, generator=generator)
         c = torch.empty(size, size, dtype=dtype, device=device)
         with matmul_precision(label):
-            samples = time_callable(lambda: torch.matmul(a, b, out=c), rep_ms=rep_ms, device=device)
+            call = _fp8_product(a, b) if label == FP8_LABEL else (lambda: torch.matmul(a, b, out=c))
+            samples = time_callable(call, rep_ms=rep_ms, device=device)
     except RuntimeError as error:  # e.g. bf16 on a pre-Ampere GPU, or out of memory
         return MatmulCeiling(label, size, None, precision=_PRECISION_NOTES[label], error=str(error).splitlines()[0])
     finally:
@@ -312,6 +323,24 @@ def measure_matmul(label: str, size: int, device: Any = None, rep_ms: float = ME
         p80_us=samples.p80_us,
         precision=_PRECISION_NOTES[label],
     )
+
+
+def _fp8_product(a, b):
+    """A call of torch._scaled_mm on `a` and `b` cast to e4m3 (b column-major, as cuBLASLt requires), unit scales."""
+    import torch
+
+    a8 = a.to(torch.float8_e4m3fn)
+    b8 = b.t().contiguous().to(torch.float8_e4m3fn).t()
+    scale = torch.ones((), device=a.device)
+    return lambda: torch._scaled_mm(a8, b8, scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16,
+                                    use_fast_accum=True)
+
+
+def matmul_labels(identity: DeviceIdentity) -> list[str]:
+    """The precisions this GPU has a matmul for: FP8 only from compute capability 8.9 on."""
+    major, _, minor = (identity.compute_capability or "0.0").partition(".")
+    fp8 = (int(major or 0), int(minor or 0)) >= FP8_MIN_CAPABILITY
+    return [label for label in MATMUL_SIZES if label != FP8_LABEL or fp8]
 
 
 def best_matmul(label: str, sizes: tuple[int, ...], measure=None) -> MatmulCeiling:
@@ -335,8 +364,8 @@ def measure_ceilings(identity: DeviceIdentity, device: Any = None) -> MeasuredCe
         copy = measure_copy_bandwidth(device)
     except RuntimeError as error:
         copy_error = str(error).splitlines()[0]
-    matmul = {label: best_matmul(label, sizes, lambda name, size: measure_matmul(name, size, device))
-              for label, sizes in MATMUL_SIZES.items()}
+    matmul = {label: best_matmul(label, MATMUL_SIZES[label], lambda name, size: measure_matmul(name, size, device))
+              for label in matmul_labels(identity)}
     return MeasuredCeilings(
         device=identity,
         measured_at=now_iso(),

@@ -16,6 +16,7 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
     ("fp16 matmul (TFLOP/s)", "float16", "fp16_tensor_tflops"),
     ("tf32 matmul (TFLOP/s)", "tf32", "tf32_tensor_tflops"),
     ("fp32 matmul, TF32 off (TFLOP/s)", "float32", "fp32_tflops"),
+    ("fp8 e4m3 matmul (TFLOP/s)", ceilings_module.FP8_LABEL, "fp8_tensor_tflops"),
 )
 
 
