@@ -143,6 +143,8 @@ def test_eval_times_the_pairs_and_writes_its_table(tmp_path):
     for entry in record["entries"]:
         assert entry["verdict"] == "correct" and entry["timed"] and entry["speedup_vs_eager"] > 0
         assert entry["compile_mode"] == "torch.compile (default)" and entry["library_only"] is False
+        launches = json.loads((out / "pairs" / entry["name"] / "correctness.json").read_text())["launches"]
+        assert launches["own_kernels"] >= 1, launches  # the ModelNew's Triton kernels, named as its own
     assert record["summary"]["fast_p"]["eager"] is not None and (out / "eval.png").is_file()
 
 

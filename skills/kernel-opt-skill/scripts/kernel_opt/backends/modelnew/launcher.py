@@ -54,6 +54,7 @@ class ModelNewLauncher(Launcher):
             os.environ["TORCH_EXTENSIONS_DIR"] = prepared["extensions_dir"]
         if prepared.get("cuda_arch_list"):
             os.environ["TORCH_CUDA_ARCH_LIST"] = prepared["cuda_arch_list"]
+        self.solution = Path(solution)
         self.module = _import_solution(solution)
         self.model_class = getattr(self.module, "ModelNew", None)
         if not callable(self.model_class):
@@ -71,6 +72,14 @@ class ModelNewLauncher(Launcher):
         model = self._held.get(self._key(sizes, device)) or self._model(sizes, device, arguments)
         inputs = tuple(values[name] for name in arguments.inputs)
         return ReturningCall(lambda: model(*inputs), values, outputs, self._note_reused_memory)
+
+    def own_kernel_names(self) -> frozenset[str] | None:
+        """The Triton kernels and CUDA __global__ functions of the solution's own modules (own_kernels.py)."""
+        from kernel_opt.backends.modelnew.own_kernels import cuda_files_beside, own_kernel_names, solution_modules
+
+        beside = solution_modules(self.solution, self.problem.path)
+        modules = [self.module, *(module for module in beside if module is not self.module)]
+        return own_kernel_names(modules, cuda_files_beside(self.solution))
 
     def arguments_taken_once(self, dims: dict[str, Any], device: str) -> frozenset[str]:
         """The Model's weights: copied into ModelNew when it is built for a size, never passed to forward."""
