@@ -59,6 +59,18 @@ def test_where_the_devices_are_known_only_later_the_entrys_own_device_counts(pai
     assert reusable_entry(lost, pair, request, [H200]) is None and reusable_entry(lost, pair, request, None) is None
 
 
+@pytest.mark.parametrize("verdict, reused", [("usage_error", False), ("environment_error", False),
+                                             ("internal_error", False), ("missing", False),
+                                             ("incorrect", True), ("solution_error", True), ("invalid", True)])
+def test_a_pair_that_blamed_no_solution_runs_again(pair_and_request, verdict, reused):
+    pair, request = pair_and_request
+    folder = written(request, pair, H100)
+    entry = reusable_entry(folder, pair, request, [H100])
+    entry.verdict = verdict
+    write_entry(request.output_dir, entry)
+    assert (reusable_entry(folder, pair, request, [H100]) is not None) is reused
+
+
 def test_an_unreadable_entry_runs_again(pair_and_request):
     pair, request = pair_and_request
     folder = request.output_dir / "pairs" / pair.name

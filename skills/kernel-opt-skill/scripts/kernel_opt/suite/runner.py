@@ -49,6 +49,9 @@ BENCHMARK_VERDICTS = {"measured": "correct", "incorrect": "incorrect", "invalid"
 # worker stuck outside every child's no-progress watch. The slowest pair seen took 134 s (H100, KernelBench).
 DEFAULT_PAIR_TIMEOUT_S = 1800.0
 LOST_VERDICTS = {"timeout": "solution_error", "worker_died": "internal_error"}  # lost_entry
+# Verdicts that blame no solution: a resumed run evaluates such a pair again (seconds, mostly), since a newer
+# version of these tools, a freed GPU or a mended problem file may answer it.
+RETRIED_VERDICTS = ("usage_error", "environment_error", "internal_error", "missing")
 
 
 @dataclass
@@ -106,6 +109,8 @@ def reusable_entry(folder: Path, pair: Pair, request: EvalRequest,
                    devices: list[dict[str, Any]] | None) -> EvalEntry | None:
     """The entry an earlier run wrote for these files and options on one of `devices`, or None (the pair runs).
 
+    An entry whose verdict blames no solution (RETRIED_VERDICTS) is never reused: the pair runs again.
+
     `devices` are the identities this run's workers have; None where they are known only once a pair
     runs (Ray): then the entry's own device counts, if it is of the requested type and its key holds.
     """
@@ -114,7 +119,7 @@ def reusable_entry(folder: Path, pair: Pair, request: EvalRequest,
         entry = None if payload is None else EvalEntry.from_dict(payload, str(folder / ENTRY_FILE))
     except KernelOptError:
         return None  # unreadable: run it again
-    if entry is None or not entry.key:
+    if entry is None or not entry.key or entry.verdict in RETRIED_VERDICTS:
         return None
     if devices is None:
         candidates = [entry.device] if entry.device and entry.device.get("type") == request_type(request) else []
