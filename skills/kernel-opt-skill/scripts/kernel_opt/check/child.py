@@ -199,7 +199,7 @@ class CaseSession:
         from kernel_opt.solution.inputs import degenerate_input_warnings
 
         instance = self.make(dict(dims), seed)
-        for text in [*instance.notes, *degenerate_input_warnings(instance)]:
+        for text in [*instance.notes, *degenerate_input_warnings(instance, self._redrawn_later(instance.dims))]:
             self.warn(text)
         if self.device == "cpu" and any(
             isinstance(v, torch.Tensor) and v.dtype == torch.bfloat16 for v in instance.values.values()
@@ -210,6 +210,16 @@ class CaseSession:
                 kind="interpreter_bf16",
             )
         return instance
+
+    def _redrawn_later(self, dims: dict[str, Any]) -> frozenset[str]:
+        """The weights of a KernelBench Model, which the re-drawn weights check tests after the cases (not under
+        compute-sanitizer): a weight at a constant there is no blind spot to warn of."""
+        if self.reference.kind != "kernelbench" or self.request.correctness.sanitized:
+            return frozenset()
+        from kernel_opt.solution.kernelbench_problem import problem_for
+
+        problem = problem_for(self.reference.path)
+        return frozenset(problem.arguments(problem.sizes(dims), self.device).weights)
 
     def expect(self, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]):
         """The reference's outputs (and their float64 truth, as the memory plan fits it: check/truth.py); the

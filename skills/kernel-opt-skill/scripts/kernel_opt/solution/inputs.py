@@ -90,11 +90,12 @@ def lookup_by_name(mapping: dict[str, Any], name: str) -> tuple[bool, Any]:
     return (True, mapping[matches[0]]) if len(matches) == 1 else (False, None)
 
 
-def degenerate_input_warnings(instance: ProblemInstance) -> list[str]:
-    """Inputs that would hide bugs: all zeros, all one value, or an arange."""
+def degenerate_input_warnings(instance: ProblemInstance, covered: frozenset[str] = frozenset()) -> list[str]:
+    """Inputs that would hide bugs: all zeros, all one value, or an arange. Not those in `covered`: values a
+    later check draws again (a KernelBench Model's weights, check/integrity/redrawn_weights.py)."""
     warnings = []
     for name, value in instance.values.items():
-        if name in instance.outputs or not isinstance(value, torch.Tensor) or value.numel() < 2:
+        if name in instance.outputs or name in covered or not isinstance(value, torch.Tensor) or value.numel() < 2:
             continue
         kind = _degenerate_kind(value)
         if kind == "zeros":
