@@ -17,10 +17,11 @@ from kernel_opt.profile.records import NcuSummary, read_profile
 NOT_MEASURED = "not measured"
 
 # The benchmark's comparison verdict (kernel_opt.measure.verdicts), said as an answer to "did the
-# expectation hold?". Every hypothesis predicts a faster kernel, so the time verdict decides;
-# which metrics moved is shown beside it for the reader to set against Expected.
+# expectation hold?". Every hypothesis predicts a faster kernel, so the time verdict decides; the
+# metrics Expected names are free text, so a success says it holds for the time only, and which
+# metrics moved is shown beside it for the reader to set against Expected.
 EXPECTATION_BY_VERDICT = {
-    "success": "held: faster beyond noise",
+    "success": "held for the time: faster beyond noise (its metrics: set Expected against what moved, below)",
     "neutral": "not shown: the difference is within noise",
     "failure": "did not hold: slower beyond noise, or wrong",
 }
