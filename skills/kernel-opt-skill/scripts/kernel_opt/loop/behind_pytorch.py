@@ -38,7 +38,7 @@ def behind_pytorch(final: dict[str, Any], tried: list[str], remaining: dict[str,
     entry = next((b for b in record.baselines if b.name == baseline and b.median_us), None)
     if entry is None or standing is None or not standing.behind:
         return []
-    ours, theirs = entry.paired_solution_us or record.median_us, entry.median_us  # paired: the solution in the pairs
+    ours, theirs = entry.solution_us_beside(record.median_us), entry.median_us
     lines = [f"{baseline} ran {1 / ratio:.3f}x faster than {best} in the same benchmark run "
              f"({theirs:.2f} µs against {ours:.2f} µs): {_beyond_noise(standing, best)}."]
     lines += _roof_sentences(record, best, baseline, ours, theirs)

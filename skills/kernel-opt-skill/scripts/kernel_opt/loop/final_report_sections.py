@@ -126,7 +126,7 @@ def final_comparison(out: Path, best: VersionState | None) -> dict[str, Any]:
         record, source = read_benchmark(out / best.name), f"{best.name}/benchmark.json"
     median = record.median_us
     baselines = [BaselineRow(entry.name, entry.median_us, entry.compile_s,
-                             entry.median_us / (entry.paired_solution_us or median)
+                             entry.median_us / entry.solution_us_beside(median)
                              if entry.median_us and median else None, entry.error)
                  for entry in record.baselines]
     comparison = asdict(record.comparison) if source == "benchmark.json" and record.comparison else None

@@ -67,7 +67,7 @@ def baseline_standing(record: BenchmarkReport | None, baseline: str | None = Non
     if entry is None:
         return None
     # A baseline timed in pairs with the solution is read against the solution's samples in those pairs, paired.
-    speedup = entry.median_us / (entry.paired_solution_us or record.median_us)
+    speedup = entry.median_us / entry.solution_us_beside(record.median_us)
     theirs, pairs = _samples(entry.timing), list(entry.paired_solution_samples_us or [])
     paired = bool(entry.paired_solution_us) and len(pairs) == len(theirs)
     ours = pairs if paired else [] if entry.paired_solution_us else _samples(record.solution.timing)

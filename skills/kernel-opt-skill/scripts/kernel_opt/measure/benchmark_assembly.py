@@ -159,9 +159,9 @@ def _summarize_baselines(report: BenchmarkReport) -> None:
         return
     best = min(timed, key=lambda b: b.median_us)
     report.best_baseline = best.name
-    report.speedup_vs_best_baseline = best.median_us / (best.paired_solution_us or median)
+    report.speedup_vs_best_baseline = best.median_us / best.solution_us_beside(median)
     eager = next((b for b in timed if b.name == "eager"), None)
-    report.speedup_vs_eager = None if eager is None else eager.median_us / (eager.paired_solution_us or median)
+    report.speedup_vs_eager = None if eager is None else eager.median_us / eager.solution_us_beside(median)
 
 
 def _place_on_roofline(report: BenchmarkReport) -> None:

@@ -40,7 +40,7 @@ def _tables(report: BenchmarkReport) -> dict:
             rows.append([extra.name, _us(extra.median_us), _us(extra.p20_us), _us(extra.p80_us), extra.reps, "—", "—"])
     median = s.median_us
     for b in report.baselines:
-        against = b.paired_solution_us or median  # a baseline timed in pairs: against the solution in those pairs
+        against = b.solution_us_beside(median)
         relative = f"{b.median_us / against:.2f}x" if b.median_us and against else "—"
         compile_s = f"{b.compile_s:.1f}" if b.compile_s is not None else "—"
         if b.error:

@@ -103,6 +103,11 @@ class TimedEntry(Section):
 
     readers = {"timing": section_of(TimingRecord)}
 
+    def solution_us_beside(self, solution_median_us: float | None) -> float | None:
+        """The solution's median this baseline's time is set against: the solution's in their pairs where the two
+        were timed in alternation, else `solution_median_us` (its own timing's)."""
+        return self.paired_solution_us or solution_median_us
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON; `cached_from` and `paired_solution_us` only where they hold, so other entries read as before."""
         payload = super().to_dict()
