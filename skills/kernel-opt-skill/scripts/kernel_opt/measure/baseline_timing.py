@@ -74,8 +74,10 @@ def time_eager_beside_solution(reference, timed, dims: dict[str, Any], request: 
 
 
 @contextmanager
-def solution_faults(when: str):
-    """What the solution's own call raises, as the solution's fault (SolutionError, or its allocation failure)."""
+def solution_faults(when: str, only_in_its_call: bool = True):
+    """What the solution's call raises, as the solution's fault (SolutionError, or its allocation failure, whose
+    blame run/memory.py decides). With `only_in_its_call`, an error raised elsewhere (the eager baseline's call
+    beside it) passes through as it is."""
     from kernel_opt.run.events import classify_exception_message
     from kernel_opt.run.memory import allocation_failure, is_out_of_memory, raised_in_solution
 
@@ -84,7 +86,7 @@ def solution_faults(when: str):
     except SolutionError:
         raise
     except Exception as error:
-        if not raised_in_solution(error):
+        if only_in_its_call and not raised_in_solution(error):
             raise
         if is_out_of_memory(error):
             raise allocation_failure(error) from error

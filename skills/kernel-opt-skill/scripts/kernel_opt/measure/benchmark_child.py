@@ -8,8 +8,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.core.errors import SolutionError
-from kernel_opt.measure.baseline_timing import time_baselines, time_eager_beside_solution
+from kernel_opt.measure.baseline_timing import solution_faults, time_baselines, time_eager_beside_solution
 from kernel_opt.measure.input_pool import POOL_BUFFER_SETS, InputRotation, copy_unless_same, plan_pool
 from kernel_opt.measure.records import TimedEntry
 from kernel_opt.run.events import (
@@ -29,7 +28,6 @@ from kernel_opt.run.events import (
     ProblemEvent,
     TimedEvent,
     WorkEvent,
-    one_line,
 )
 from kernel_opt.run.release import wait_for_release
 from kernel_opt.run.request import ChildRequest, Tolerances
@@ -312,20 +310,11 @@ def _time_solution(solution, timed: _Timed) -> float:
     from kernel_opt.measure.timing.events import time_callable
 
     torch.cuda.synchronize()
-    try:
+    # An allocation failure is the solution's only where it failed inside its call (InputRotation.call).
+    with solution_faults("while being timed", only_in_its_call=False):
         samples = time_callable(timed.rotation.call, flush_l2=True, before_each=timed.rotation.before_call)
         torch.cuda.synchronize()
         solution.raise_launch_error()
-    except SolutionError:
-        raise
-    except Exception as error:
-        from kernel_opt.run.events import classify_exception_message
-        from kernel_opt.run.memory import allocation_failure, is_out_of_memory
-
-        if is_out_of_memory(error):  # the solution's only where it failed inside its call (InputRotation.call)
-            raise allocation_failure(error) from error
-        raise SolutionError(f"the solution raised {one_line(error)} while being timed",
-                            kind=classify_exception_message(str(error))) from error
     timed.guard.verify("the timed calls")  # before a time measured with replaced timers is recorded
     timed.events.emit(TimedEvent(TimedEntry.from_samples("solution", samples).to_dict()))
     timed.check_rotation("solution", timed.rotation)
