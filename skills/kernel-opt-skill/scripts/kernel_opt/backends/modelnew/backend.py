@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernel_opt.backends.modelnew.source_signs import BUILDS_CUDA
 from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, CpuInterpreter, Launcher, Prepared
 
@@ -20,8 +21,6 @@ if TYPE_CHECKING:  # annotations only
     from kernel_opt.run.request import ChildRequest
 
 _DEFINES_MODEL_NEW = re.compile(r"^class\s+ModelNew\b", re.MULTILINE)
-# Source that builds CUDA code of its own: it cannot run without an NVIDIA GPU.
-BUILDS_CUDA = re.compile(r"\bcuda_sources\b|\bload_inline\b|\bcpp_extension\b|__global__")
 # Source that defines a kernel of its own (CUDA through an extension, raw CUDA, Triton); without any,
 # the ModelNew only calls libraries (torch ops, cuBLAS, cuDNN).
 _OWN_KERNEL = re.compile(r"\bload_inline\b|\bcpp_extension\b|__global__|\btriton\.jit\b|@\s*jit\b|\bRawKernel\b")

@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.backends.modelnew.source_signs import BUILDS_CUDA, TRITON_KERNEL
+
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
 # __global__, then qualifiers and the return type (words), then the kernel's name and its parameter list.
 _GLOBAL_FUNCTION = re.compile(r"__global__\s+(?:[A-Za-z_][\w:]*\s*\*?\s+)*?([A-Za-z_]\w*)\s*\(")
-_BUILDS_CUDA = re.compile(r"\bload_inline\b|\bcpp_extension\b|__global__")
 _UNNAMEABLE = re.compile(r"\bRawKernel\b|\bRawModule\b")
-_TRITON = re.compile(r"\btriton\.jit\b|@\s*jit\b")
 CUDA_SUFFIXES = (".cu", ".cuh")
 _ENVIRONMENT_FOLDERS = ("site-packages", "dist-packages", "__pypackages__")
 
@@ -58,22 +58,20 @@ def own_kernel_names(modules: list[Any], cuda_files: list[Path]) -> frozenset[st
     """Base names of the kernels the ModelNew defines (module docstring); None where some cannot be named."""
     from kernel_opt.backends.triton.solution import jit_kernel_names
 
-    names: set[str] = set()
-    for module in modules:
-        source = _source(module)
-        triton = jit_kernel_names(module) if "triton" in sys.modules else frozenset()
-        cuda = cuda_kernel_names(source)
-        if _UNNAMEABLE.search(source) or (_TRITON.search(source) and not triton):
-            return None
-        names |= triton | cuda
     sources = [_source(module) for module in modules]
+    names: set[str] = set()
+    for module, source in zip(modules, sources, strict=True):
+        triton = jit_kernel_names(module) if "triton" in sys.modules else frozenset()
+        if _UNNAMEABLE.search(source) or (TRITON_KERNEL.search(source) and not triton):
+            return None
+        names |= triton
+    in_text = set().union(*(cuda_kernel_names(source) for source in sources))
     named_files = [path for path in cuda_files if any(path.name in source for source in sources)]
-    for path in named_files:
-        names |= cuda_kernel_names(path.read_text(errors="replace"))
-    builds_cuda = any(_BUILDS_CUDA.search(source) for source in sources)
-    if builds_cuda and not any(cuda_kernel_names(source) for source in sources) and not named_files:
+    if any(BUILDS_CUDA.search(source) for source in sources) and not in_text and not named_files:
         return None  # CUDA built from sources this cannot read
-    return frozenset(names)
+    for path in named_files:
+        in_text |= cuda_kernel_names(path.read_text(errors="replace"))
+    return frozenset(names | in_text)
 
 
 def cuda_files_beside(solution: Path) -> list[Path]:

@@ -7,13 +7,10 @@ Triton's.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from kernel_opt.backends.modelnew.backend import BUILDS_CUDA
+from kernel_opt.backends.modelnew.source_signs import BUILDS_CUDA, TRITON_KERNEL
 from kernel_opt.profile.advice import StrategyAdvice
-
-_TRITON_KERNEL = re.compile(r"\btriton\.jit\b|^\s*@\s*jit\b", re.MULTILINE)
 
 
 class ModelNewAdvice(StrategyAdvice):
@@ -25,7 +22,7 @@ class ModelNewAdvice(StrategyAdvice):
             source = solution.read_text(errors="replace")
         except OSError:
             return "cuda"
-        return "triton" if _TRITON_KERNEL.search(source) and not BUILDS_CUDA.search(source) else "cuda"
+        return "triton" if TRITON_KERNEL.search(source) and not BUILDS_CUDA.search(source) else "cuda"
 
 
 ADVICE = ModelNewAdvice()
