@@ -212,14 +212,9 @@ class CaseSession:
         return instance
 
     def _redrawn_later(self, dims: dict[str, Any]) -> frozenset[str]:
-        """The weights of a KernelBench Model, which the re-drawn weights check tests after the cases (not under
-        compute-sanitizer): a weight at a constant there is no blind spot to warn of."""
-        if self.reference.kind != "kernelbench" or self.request.correctness.sanitized:
-            return frozenset()
-        from kernel_opt.solution.kernelbench_problem import problem_for
-
-        problem = problem_for(self.reference.path)
-        return frozenset(problem.arguments(problem.sizes(dims), self.device).weights)
+        """The inputs a check after the cases draws again (IntegrityCheck.draws_again): no blind spot to warn of."""
+        facts = self.facts()
+        return frozenset().union(*(check.draws_again(facts, self, dims) for check in registry.checks(When.AFTER_CASES)))
 
     def expect(self, dims: dict[str, Any], values: dict[str, Any], outputs: list[str]):
         """The reference's outputs (and their float64 truth, as the memory plan fits it: check/truth.py); the

@@ -29,7 +29,10 @@ checks after the last: facts.all_passed is then final). The hooks, all optional:
   and after the call its comparisons); after_call returns the case's finding (JSON), or None;
 - `run(session)`: an after-cases check's work (`CheckSession`: fresh instances, the reference's
   expectation, the comparison, the solution), returning a record with `to_dict()`; a call of the
-  solution in it is followed by `session.solution_ran(...)`.
+  solution in it is followed by `session.solution_ran(...)`;
+- `draws_again(facts, session, dims)` (class method): the inputs of a case at `dims` that an
+  after-cases check will draw again where it may run; a constant value in them is no blind spot,
+  so the cases warn of none there.
 
 In the parent, from the record (class methods, no torch):
 

@@ -86,6 +86,12 @@ class IntegrityCheck:
         """Whether it runs in this run (AROUND_CASE: asked before the first case; AFTER_CASES: after the last)."""
         return True
 
+    @classmethod
+    def draws_again(cls, facts: RunFacts, session: CheckSession, dims: dict[str, Any]) -> frozenset[str]:
+        """AFTER_CASES: the inputs of a case at `dims` it will draw again after the cases, where it may run (asked
+        as the cases' inputs are made): a constant value in them is no blind spot, so none is warned of."""
+        return frozenset()
+
     def before_load(self, request: Any) -> None:
         """Before the solution is loaded (`request` is run.request.ChildRequest)."""
 

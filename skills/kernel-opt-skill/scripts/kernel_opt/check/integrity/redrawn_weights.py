@@ -157,9 +157,18 @@ class RedrawnWeightsCheck(IntegrityCheck):
 
     @classmethod
     def applies(cls, facts: RunFacts) -> bool:
-        # A KernelBench problem (a ref.py's inputs are its own: module docstring), every case passed (a failed
-        # comparison is verdict enough), and not under compute-sanitizer (a question of values).
-        return facts.reference_kind == "kernelbench" and facts.all_passed and not facts.sanitized
+        # Every case passed (a failed comparison is verdict enough) where it may run at all.
+        return _may_run(facts) and facts.all_passed
+
+    @classmethod
+    def draws_again(cls, facts: RunFacts, session: CheckSession, dims: dict[str, Any]) -> frozenset[str]:
+        """The Model's weights, by the names the solution gets them."""
+        if not _may_run(facts):
+            return frozenset()
+        from kernel_opt.solution.kernelbench_problem import problem_for
+
+        problem = problem_for(session.reference.path)
+        return frozenset(problem.arguments(problem.sizes(dims), session.device).weights)
 
     def run(self, session: CheckSession) -> RedrawnWeights:
         return check_redrawn(session, session.cases[0], max(session.seeds) + 2)
@@ -207,6 +216,12 @@ class RedrawnWeightsCheck(IntegrityCheck):
               _number(o.allowed_error), f"{o.mismatches} / {o.numel}"] for what, o in rows],
             ["re-drawn", "output", "result", "solution error", "allowed", "elements off"])
         return render("redrawn_weights.md.j2", result=result, weights=weights, outputs=outputs)
+
+
+def _may_run(facts: RunFacts) -> bool:
+    """A KernelBench problem (a ref.py's inputs are its own: module docstring), not under compute-sanitizer (a
+    question of values)."""
+    return facts.reference_kind == "kernelbench" and not facts.sanitized
 
 
 def _not_followed(draw: WeightDraw | None, output: OutputComparison) -> str:
