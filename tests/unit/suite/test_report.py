@@ -54,8 +54,8 @@ def test_a_run_over_two_gpu_models_names_each_rows_gpu_and_gives_each_models_fig
                         by_gpu_model=summarize_by_gpu_model(entries), execution=execution)
     write_eval_reports(report, tmp_path)
     markdown = (tmp_path / "eval.md").read_text()
-    assert ("| spread | 2 worker processes, 2 GPUs (GPU 0: NVIDIA H100 80GB HBM3, 1 pairs, GPU 1: NVIDIA H200, "
-            "1 pairs): 2 pairs run, wall 35 s for 64 s of pair time (1.83x) |") in markdown
+    assert ("| spread | 2 worker processes, 2 GPUs (GPU 0: NVIDIA H100 80GB HBM3, 1 pair, GPU 1: NVIDIA H200, "
+            "1 pair): 2 pairs run, wall 35 s for 64 s of pair time (1.83x) |") in markdown
     assert "## By GPU model" in markdown and "### NVIDIA H200" in markdown
     per_model = markdown.split("### NVIDIA H200")[1].split("## Problems")[0]
     assert "4.00x over 1" in per_model and "3.00x over 1" in per_model and "2.00x" not in per_model
@@ -75,3 +75,21 @@ def test_one_gpu_keeps_the_tables_as_they_were():
     entries = [entry("a", eager=2.0, gpu=gpu), entry("b", eager=1.0, gpu=gpu), entry("c", "missing")]
     report = EvalReport("p", "s", "eval.py", "now", {"type": "cuda"}, {}, entries, summarize(entries))
     assert [len(row) for row in problem_rows(report)] == [12, 12, 12]
+
+
+def test_a_run_timed_against_eager_alone_gives_no_torch_compile_figures(tmp_path):
+    from kernel_opt.suite.report import write_eval_reports
+
+    entries = [entry("19_ReLU", eager=1.01, solution_us=160.0, eager_us=161.6),
+               entry("20_LeakyReLU", eager=0.99, solution_us=160.0, eager_us=158.4)]
+    report = EvalReport("problems", "solutions", "eval.py problems solutions --baseline eager", "now",
+                        {"type": "cuda", "gpu": "NVIDIA H200", "driver": "580.159.04"},
+                        {"baselines": ["eager"], "compile_modes": ["default", "max-autotune-no-cudagraphs"]},
+                        entries, summarize(entries))
+    write_eval_reports(report, tmp_path)
+    markdown = (tmp_path / "eval.md").read_text()
+    assert "| baselines | eager |" in markdown
+    fast_1 = next(line for line in markdown.splitlines() if line.startswith("| fast_1 "))
+    assert [cell.strip() for cell in fast_1.split("|")[2:-1]] == ["50%", "—"]
+    geomean = next(line for line in markdown.splitlines() if line.startswith("| geometric-mean speedup"))
+    assert [cell.strip() for cell in geomean.split("|")[2:-1]] == ["1.00x over 2", "— over 0"]

@@ -103,7 +103,7 @@ class EvalSummary:
     precision_downgrades: int
     library_only: int
     correct_rate: float
-    # baseline -> {"1.0": share, ...}; None where nothing was timed (no GPU)
+    # baseline -> {"1.0": share, ...}; None where nothing was timed against it (no GPU, or not asked for)
     fast_p: dict[str, dict[str, float] | None]
     fast_p_own_kernels: dict[str, dict[str, float] | None]  # precision downgrades and library-only not counted
     geomean_speedup: dict[str, float | None]  # over correct, timed problems
@@ -119,9 +119,10 @@ def summarize(entries: list[EvalEntry]) -> EvalSummary:
     timed = [entry for entry in correct if entry.timed]
     fast_p, fast_p_own, geomean, counts = {}, {}, {}, {}
     for baseline in BASELINES:
-        fast_p[baseline] = _fast_p(correct, baseline, total) if timed else None
-        fast_p_own[baseline] = _fast_p(clean, baseline, total) if timed else None
         speedups = [entry.speedup(baseline) for entry in timed if entry.speedup(baseline)]
+        # A baseline no entry was timed against (eval --baseline eager: no torch.compile) has no fast_p, not 0 %.
+        fast_p[baseline] = _fast_p(correct, baseline, total) if speedups else None
+        fast_p_own[baseline] = _fast_p(clean, baseline, total) if speedups else None
         geomean[baseline] = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else None
         counts[baseline] = len(speedups)
     return EvalSummary(

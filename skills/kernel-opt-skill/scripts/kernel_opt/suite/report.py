@@ -29,11 +29,18 @@ def write_eval_reports(report: EvalReport, output_dir: Path) -> list[Path]:
         tolerances=("KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances); the reference-error rule measured "
                     "too" if options.get("kernelbench_tolerances") else
                     "the reference-error rule (skills/kernel-opt-skill/profiling/CORRECTNESS.md)"),
-        baselines=f"{', '.join(options.get('baselines') or []) or 'none'}; torch.compile modes: "
-                  f"{', '.join(options.get('compile_modes') or [])}",
+        baselines=describe_baselines(options),
     )
     written.append(write_text_atomic(output_dir / EVAL_MARKDOWN, markdown))
     return written + ([chart] if chart else [])
+
+
+def describe_baselines(options: dict) -> str:
+    """eval.md's baselines line; torch.compile's modes only where torch.compile was one of them."""
+    baselines = options.get("baselines") or []
+    modes = ", ".join(options.get("compile_modes") or [])
+    named = ", ".join(baselines) or "none"
+    return f"{named}; torch.compile modes: {modes}" if "compile" in baselines else named
 
 
 def _failure_line(entry: EvalEntry) -> str:
@@ -57,9 +64,9 @@ def describe_execution(report: EvalReport) -> str | None:
     if execution is None:
         return None
     several_hosts = len({gpu.get("host") for gpu in execution.gpus}) > 1
-    gpus = ", ".join(f"{gpu_label(gpu, several_hosts)}: {gpu.get('name')}, {gpu.get('pairs')} pairs"
+    gpus = ", ".join(f"{gpu_label(gpu, several_hosts)}: {gpu.get('name')}, {_count(gpu.get('pairs'), 'pair')}"
                      for gpu in execution.gpus)
-    workers = {"one process": "one process", "local workers": f"{execution.workers} worker processes",
+    workers = {"one process": "one process", "local workers": f"{execution.workers} worker process{'es' if execution.workers != 1 else ''}",
                "ray": f"Ray, up to {execution.workers} tasks at once"}.get(execution.mode, execution.mode)
     count = len(execution.gpus)
     used = f"{count} GPU{'s' if count != 1 else ''} ({gpus})" if count else "no GPU"
@@ -75,6 +82,10 @@ def gpu_label(gpu: dict | None, with_host: bool = False) -> str | None:
     if not gpu:
         return None
     return f"{gpu.get('host')} GPU {gpu.get('index')}" if with_host else f"GPU {gpu.get('index')}"
+
+
+def _count(number: int | None, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _rate(value: float | None) -> str:
