@@ -66,10 +66,11 @@ def describe_execution(report: EvalReport) -> str | None:
     several_hosts = len({gpu.get("host") for gpu in execution.gpus}) > 1
     gpus = ", ".join(f"{gpu_label(gpu, several_hosts)}: {gpu.get('name')}, {_count(gpu.get('pairs'), 'pair')}"
                      for gpu in execution.gpus)
-    workers = {"one process": "one process", "local workers": f"{execution.workers} worker process{'es' if execution.workers != 1 else ''}",
+    workers = {"one process": "one process",
+               "local workers": _count(execution.workers, "worker process", "worker processes"),
                "ray": f"Ray, up to {execution.workers} tasks at once"}.get(execution.mode, execution.mode)
     count = len(execution.gpus)
-    used = f"{count} GPU{'s' if count != 1 else ''} ({gpus})" if count else "no GPU"
+    used = f"{_count(count, 'GPU')} ({gpus})" if count else "no GPU"
     speedup = execution.parallel_speedup
     timing = (f"wall {execution.wall_s:.0f} s for {execution.pair_s:.0f} s of pair time"
               f"{f' ({speedup:.2f}x)' if speedup else ''}")
@@ -84,8 +85,8 @@ def gpu_label(gpu: dict | None, with_host: bool = False) -> str | None:
     return f"{gpu.get('host')} GPU {gpu.get('index')}" if with_host else f"GPU {gpu.get('index')}"
 
 
-def _count(number: int | None, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+def _count(number: int | None, noun: str, plural: str | None = None) -> str:
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def _rate(value: float | None) -> str:
