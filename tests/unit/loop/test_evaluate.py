@@ -750,9 +750,9 @@ def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter
     correctness = next(step for step in record["steps"] if step["name"] == "correctness")
     assert correctness["status"] == "ok"
     assert correctness["summary"].endswith("; checked under the interpreter at batch_size=1024, dim=1023, not the "
-                                           "run's batch_size=32768, dim=65535 (get_inputs()'s largest tensor: "
-                                           "1,047,552 elements here, 2,147,450,880 there); evaluate on a GPU checks "
-                                           "the run's sizes")
+                                           "run's batch_size=32768, dim=65535 (one forward: largest tensor 1,047,552 "
+                                           "elements here, largest tensor 2,147,450,880 elements there); evaluate on "
+                                           "a GPU checks the run's sizes")
     checked = json.loads((out / "v0" / "correctness.json").read_text())
     assert checked["passed"] and checked["dims"] == {"batch_size": 1024, "dim": 1023}
 
@@ -816,3 +816,13 @@ def test_an_edit_to_the_kernel_given_to_init_is_named_since_the_run_evaluates_it
     assert evaluate.edited_source_warning(run, v0) == (
         f"{kernel} was edited after `workspace.py init` and now differs from v0/v0.py: the run evaluates {v0} "
         f"(the copy init made), never kernel.py; put the fix in {v0}")
+
+
+def test_timeout_reaches_every_check_and_a_bad_one_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    code, _, tools, out = evaluate_v3(tmp_path, monkeypatch, "--timeout", "600")
+    assert code == 0
+    checks = tools.requests("correctness_check") + tools.requests("memcheck")
+    assert len(checks) == 2 and {request.check.timeout_s for request in checks} == {600.0}
+    assert "--timeout 600.0" in (out / "v3" / "evaluate.log").read_text()
+    assert workspace_command.main(["evaluate", str(out), "v3", "--force", "--timeout", "0"]) == 2
+    assert "--timeout must be a positive number of seconds, got 0" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import textwrap
 
 from conftest import REPO_ROOT
 
-from kernel_opt.solution.interpreter_sizes import interpreter_sizes, largest_input
+from kernel_opt.solution.interpreter_sizes import INIT_SIZE_FLOOR, Work, forward_work, interpreter_sizes
 from kernel_opt.solution.kernelbench_problem import problem_for
 
 L1NORM_AT_STOCK_SIZE = """\
@@ -60,14 +60,40 @@ def write(tmp_path, name, text):
     return path
 
 
+# The level-2 Gemm_BatchNorm problem's shape: the Linear above at 16384 x 4096 x 4096, with a BatchNorm after it.
+GEMM_BATCHNORM_AT_STOCK_SIZE = (
+    STRICT_LINEAR.replace('        assert in_features % 8 == 0, "in_features must be a multiple of 8"\n', "")
+    .replace("self.linear = nn.Linear(in_features, out_features)",
+             "self.gemm = nn.Linear(in_features, out_features)\n        self.batch_norm = nn.BatchNorm1d(out_features)")
+    .replace("return self.linear(x)", "return torch.relu(self.batch_norm(self.gemm(x)))")
+    .replace("batch_size = 8\nin_features = 16\nout_features = 4",
+             "batch_size = 16384\nin_features = 4096\nout_features = 4096"))
+
+
+def test_a_matmul_is_made_small_in_its_flops_and_in_the_size_only_its_weight_and_output_have(tmp_path):
+    """At 1024 x 1024 inputs a 1024 x 1024 x 4096 matmul took the interpreter 30-105 s a call: out_features counts."""
+    path = write(tmp_path, "gemm_bn.py", GEMM_BATCHNORM_AT_STOCK_SIZE)
+    problem = problem_for(path)
+    assert problem.outline.input_sizes == ("batch_size", "in_features")
+    assert problem.outline.shape_sizes == ("batch_size", "in_features", "out_features")
+    dims, note = interpreter_sizes(path, {})
+    assert dims == {"batch_size": 512, "in_features": 512, "out_features": 512}
+    assert forward_work(problem, dims) == Work(512 * 512, 2 * 512 * 512 * 512) == Work(1 << 18, 1 << 28)
+    assert forward_work(problem, {"batch_size": 1024, "in_features": 512, "out_features": 512}).flops == 1 << 29
+    assert note.startswith("checked under the interpreter at batch_size=512, in_features=512, out_features=512, not "
+                           "the run's batch_size=16384, in_features=4096, out_features=4096 (one forward: largest "
+                           "tensor 262,144 elements, 268 MFLOP here, largest tensor 67,108,864 elements, "
+                           "550 GFLOP there)")
+
+
 def test_the_largest_size_is_halved_first_until_the_largest_input_fits(tmp_path):
     path = write(tmp_path, "l1norm.py", L1NORM_AT_STOCK_SIZE)
     dims, note = interpreter_sizes(path, {"batch_size": 32768, "dim": 65535})
     assert dims == {"batch_size": 1024, "dim": 1023}  # 65535 -> 32767 -> ... -> 1023 alternating with the batch
-    assert largest_input(problem_for(path), dims) == 1024 * 1023 <= 1 << 20
+    assert forward_work(problem_for(path), dims) == Work(1024 * 1023, 0)  # input and output alike; no matmul
     assert note == ("checked under the interpreter at batch_size=1024, dim=1023, not the run's batch_size=32768, "
-                    "dim=65535 (get_inputs()'s largest tensor: 1,047,552 elements here, 2,147,450,880 there); "
-                    "evaluate on a GPU checks the run's sizes")
+                    "dim=65535 (one forward: largest tensor 1,047,552 elements here, largest tensor 2,147,450,880 "
+                    "elements there); evaluate on a GPU checks the run's sizes")
     assert interpreter_sizes(path, {})[0] == {"batch_size": 1024, "dim": 1023}  # the file's own sizes, the same
 
 
@@ -78,9 +104,55 @@ def test_sizes_that_fit_are_kept_and_a_ref_py_is_left_alone(tmp_path):
     assert interpreter_sizes(vector_add, {"N": 1 << 30}) == ({"N": 1 << 30}, None)
 
 
+def test_sizes_none_of_which_can_be_halved_are_kept_and_said_so(tmp_path):
+    path = write(tmp_path, "linear.py", STRICT_LINEAR.replace("batch_size = 8", "batch_size = 1")
+                 .replace("in_features = 16", "in_features = 8"))
+    dims, note = interpreter_sizes(path, {}, limit=16)
+    assert dims == {}
+    assert note == ("checked under the interpreter at the run's own sizes (largest tensor 32 elements, 64 FLOP): "
+                    "the Model accepts none of them halved")
+
+
 def test_a_size_the_model_rejects_is_never_chosen(tmp_path):
     path = write(tmp_path, "linear.py", STRICT_LINEAR)
     dims, note = interpreter_sizes(path, {}, limit=16)
-    assert dims == {"batch_size": 2, "in_features": 8}  # 8x16 -> 8x8 -> 4x8 -> 2x8 (=16); in_features 4 is refused
-    assert note.startswith("checked under the interpreter at batch_size=2, in_features=8, not the run's batch_size=8, "
-                           "in_features=16")
+    # 8x16 input -> 8x8 -> 4x8 -> 2x8 -> 1x8; in_features 4 is refused, out_features 4 is under the floor
+    assert dims == {"batch_size": 1, "in_features": 8, "out_features": 4}
+    assert note.startswith("checked under the interpreter at batch_size=1, in_features=8, not the run's batch_size=8, "
+                           "in_features=16 (one forward: largest tensor 32 elements")
+
+
+CONV_AT_STOCK_SIZE = """\
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+batch_size = 64
+in_channels = 64
+out_channels = 128
+kernel_size = 3
+stride = 2
+height = width = 256
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, 256, 256)]
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride]
+"""
+
+
+def test_a_models_small_arguments_are_kept_so_the_check_keeps_its_operation(tmp_path):
+    """kernel_size 3 and stride 2 stay; out_channels, which sets the output's size, comes down to the floor at most."""
+    path = write(tmp_path, "conv.py", CONV_AT_STOCK_SIZE)
+    dims, _ = interpreter_sizes(path, {})
+    assert dims["kernel_size"] == 3 and dims["stride"] == 2
+    assert dims["out_channels"] >= INIT_SIZE_FLOOR and dims["batch_size"] < 64
+    assert forward_work(problem_for(path), dims).fits(1 << 20, 1 << 28)

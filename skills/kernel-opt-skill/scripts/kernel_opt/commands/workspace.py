@@ -120,6 +120,9 @@ def build_parser():
     evaluate.add_argument("--no-sanitize", dest="sanitize", action="store_false",
                           help="skip compute-sanitizer (memcheck, and racecheck for kernels that use shared memory), "
                                "which otherwise runs on the smallest shape before anything is timed")
+    evaluate.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                          help="seconds without progress before a check counts the solution as hung (default: "
+                               "correctness_check.py's); raise it for a slow kernel under the CPU interpreter")
     evaluate.add_argument("--json", action="store_true")
 
     status = commands.add_parser("status", allow_abbrev=False, help="versions, best so far, budget left, target",
@@ -179,9 +182,11 @@ def _next(args, dims) -> int:
 
 
 def _evaluate(args, dims) -> int:
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     options = EvaluateOptions(force=args.force, baselines=comma_list(args.baseline),
                               compile_modes=comma_list(args.compile_modes), static_analysis=args.static_analysis,
-                              sanitize=args.sanitize)
+                              sanitize=args.sanitize, check_timeout_s=args.timeout)
     record = evaluate_version(args.out, version_number(args.version), options)
     status = run_status(args.out)
     if args.json:

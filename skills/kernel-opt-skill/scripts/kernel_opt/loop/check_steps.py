@@ -56,7 +56,8 @@ def checks_before_timing(evaluation: Evaluation, sanitize_wanted: bool, hypothes
     beside these checks only where it passed.
     """
     correctness = CorrectnessRequest(evaluation.solution, evaluation.reference, evaluation.folder,
-                                     dims=dict(evaluation.run.dims), build=evaluation.run.build_options())
+                                     dims=dict(evaluation.run.dims), check=check_options(evaluation),
+                                     build=evaluation.run.build_options())
     sanitize = sanitize_wanted and (hypothesis is None or hypothesis.status == "ok")
     with ThreadPoolExecutor(max_workers=3) as pool:
         running = {"correctness": pool.submit(finish_call, lambda: correctness_outcome(correctness), correctness_line)}
@@ -84,10 +85,17 @@ def checks_before_timing(evaluation: Evaluation, sanitize_wanted: bool, hypothes
         evaluation.skip("racecheck", racecheck_why)
 
 
+def check_options(evaluation: Evaluation, **fields: Any) -> CheckOptions:
+    """A check's options for this evaluation: `fields`, with evaluate's --timeout where one was given."""
+    if evaluation.check_timeout_s is not None:
+        fields["timeout_s"] = evaluation.check_timeout_s
+    return CheckOptions(**fields)
+
+
 def sanitizer_request(evaluation: Evaluation, tool: str) -> CorrectnessRequest:
     """What correctness_check.py --sanitize TOOL would be asked for this version."""
     return CorrectnessRequest(evaluation.solution, evaluation.reference, evaluation.folder,
-                              dims=dict(evaluation.run.dims), check=CheckOptions(sanitize=tool),
+                              dims=dict(evaluation.run.dims), check=check_options(evaluation, sanitize=tool),
                               build=evaluation.run.build_options())
 
 

@@ -21,10 +21,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
-from kernel_opt.check.correctness import CheckOptions, CorrectnessRequest
+from kernel_opt.check.correctness import CorrectnessRequest
 from kernel_opt.core.files import write_text_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.loop.check_steps import (
+    check_options,
     checks_before_timing,
     correctness_outcome,
     correctness_step,
@@ -71,6 +72,7 @@ class EvaluateOptions:
     compile_modes: list[str] = field(default_factory=lambda: list(EVALUATE_COMPILE_MODES))
     static_analysis: bool = False  # also on a GPU machine (it always runs without one)
     sanitize: bool = True  # memcheck (and racecheck where a kernel uses shared memory); --no-sanitize turns it off
+    check_timeout_s: float | None = None  # --timeout: a check's seconds without progress; None: the check's default
 
 
 def gpu_available() -> bool:
@@ -90,6 +92,7 @@ def evaluate_version(out: Path, number: int, options: EvaluateOptions) -> Evalua
     versions = list_versions(out, run)
     against = best_measured(versions, below=number)
     evaluation = Evaluation(out, run, version, against)
+    evaluation.check_timeout_s = options.check_timeout_s
     started_at, started = now_iso(), time.perf_counter()
     has_gpu = gpu_available()
     _warn_unchanged(evaluation, versions)
@@ -169,7 +172,8 @@ def _cpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
     if backend.runs_on_cpu:
         evaluation.check_dims, reduced = interpreter_sizes(evaluation.reference, dict(run.dims))
         correctness_step(evaluation, CorrectnessRequest(evaluation.solution, evaluation.reference, folder,
-                                                         dims=dict(evaluation.check_dims), device="cpu"), reduced)
+                                                         dims=dict(evaluation.check_dims), device="cpu",
+                                                         check=check_options(evaluation)), reduced)
     elif not backend.builds_ahead:
         evaluation.cannot_run("correctness", backend.gpu_only_reason)
     else:
@@ -177,7 +181,7 @@ def _cpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
         # Compile-only results go to a subfolder: vN/correctness.json must never read "pass"
         # for a kernel that has not run.
         request = CorrectnessRequest(evaluation.solution, evaluation.reference, folder / "compile_check",
-                                     check=CheckOptions(compile_only=True), build=run.build_options())
+                                     check=check_options(evaluation, compile_only=True), build=run.build_options())
         evaluation.step("compile_check", [CORRECTNESS_PROG, *request.argv()], lambda: correctness_outcome(request),
                         compile_line, ["compile_check/correctness.json"])
     if not evaluation.stopped:

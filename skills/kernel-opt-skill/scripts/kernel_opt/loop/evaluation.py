@@ -67,6 +67,7 @@ class Evaluation:
         self.recommendations: dict[str, Any] = {}
         self.static_report: StaticReport | None = None  # made once, for the racecheck decision or its own step
         self.check_dims: dict[str, Any] = dict(run.dims)  # the run's sizes; the interpreter's on a CPU
+        self.check_timeout_s: float | None = None  # evaluate --timeout for the checks; None: the check's own default
 
     @property
     def stopped(self) -> bool:

@@ -1,15 +1,22 @@
 """Sizes the CPU interpreter can check in seconds, for a problem shipped at GPU sizes.
 
 KernelBench problems ship at sizes meant for a GPU (level 1's L1Norm: 32768 x 65535 float32, 8.6 GB
-per tensor). Under TRITON_INTERPRET=1 on a CPU a check at those sizes needs tens of GB and hours, so
-evaluate's CPU steps check smaller sizes instead: the problem's input sizes halved, the largest
-first, until get_inputs()'s largest tensor holds at most INTERPRETER_ELEMENTS (shapes from PyTorch's
-meta device: nothing is allocated), keeping only sizes the Model accepts. The check then adds its own
-smaller and odd shapes below those. On a GPU, evaluate checks the run's own sizes in full.
+per tensor; level 2's Gemm_BatchNorm: a 16384 x 4096 x 4096 matmul). Under TRITON_INTERPRET=1 on a
+CPU a check at those sizes needs tens of GB and hours, so evaluate's CPU steps check smaller sizes
+instead: the problem's sizes halved, the largest first, until the forward's largest tensor (an
+input, a weight or an output) holds at most INTERPRETER_ELEMENTS and its matmuls and convolutions at
+most INTERPRETER_FLOPS (shapes and FLOPs from PyTorch's meta device: nothing is allocated or
+computed), keeping only sizes the Model accepts. The sizes halved are the constants get_inputs()'s
+shapes and get_init_inputs()'s arguments use: a Linear's out_features sets its weight and output
+as much as the batch does. A size only get_init_inputs() passes stays at INIT_SIZE_FLOOR or more, so
+kernel sizes, strides and groups are never changed: the check keeps the problem's own operation. The
+check then adds its own smaller and odd shapes below those. On a GPU, evaluate checks the run's own
+sizes in full.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,48 +24,85 @@ from kernel_opt.solution.kernelbench import is_problem_file
 from kernel_opt.solution.kernelbench_problem import KernelBenchProblem, problem_for
 
 INTERPRETER_ELEMENTS = 1 << 20  # about a million: seconds per case under the interpreter
+# The interpreter's tl.dot ran a 1024 x 1024 x 4096 float32 matmul (8.6 GFLOP) in 30-105 s a call on a
+# 2-core CPU, depending on the tiles: about 0.1-0.3 GFLOP/s. 2**28 FLOPs keeps a call to seconds.
+INTERPRETER_FLOPS = 1 << 28
+INIT_SIZE_FLOOR = 16  # below it a Model's own argument is a kernel size, a stride or a group count, not a width
 
 
-def interpreter_sizes(reference: Path, dims: dict[str, Any],
-                      limit: int = INTERPRETER_ELEMENTS) -> tuple[dict[str, Any], str | None]:
-    """`dims` with the input sizes reduced for the interpreter, and a sentence saying so (None: unchanged)."""
+@dataclass(frozen=True)
+class Work:
+    """What one forward at some sizes holds and computes: its largest tensor's elements, and the FLOPs torch's
+    FLOP counter gives its matmuls and convolutions (None where the forward could not run on the meta device)."""
+
+    largest: int
+    flops: int | None
+
+    def fits(self, elements: int, flops: int) -> bool:
+        return self.largest <= elements and (self.flops or 0) <= flops
+
+    def text(self) -> str:
+        counted = f", {_flop_text(self.flops)}" if self.flops else ""
+        return f"largest tensor {self.largest:,} elements{counted}"
+
+
+def _flop_text(flops: int) -> str:
+    for scale, unit in ((1e9, "GFLOP"), (1e6, "MFLOP")):
+        if flops >= scale:
+            return f"{flops / scale:.3g} {unit}"
+    return f"{flops} FLOP"
+
+
+def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERPRETER_ELEMENTS,
+                      flop_limit: int = INTERPRETER_FLOPS) -> tuple[dict[str, Any], str | None]:
+    """`dims` with the problem's sizes reduced for the interpreter, and a sentence saying so (None: unchanged)."""
     if not is_problem_file(reference):
         return dict(dims), None
     problem = problem_for(reference)
     constants = problem.outline.constants
-    sizes = {name: dims.get(name, constants[name]) for name in problem.outline.input_sizes}
+    sizes = {name: dims.get(name, constants[name]) for name in problem.outline.shape_sizes}
     sizes = {name: value for name, value in sizes.items() if isinstance(value, int) and value > 1}
-    first = largest_input(problem, {**dims, **sizes})
-    if first is None or first <= limit:
+    first = forward_work(problem, {**dims, **sizes})
+    if first is None or first.fits(limit, flop_limit):
         return dict(dims), None
-    current, largest = dict(sizes), first
-    while largest > limit:
-        smaller = _halved(problem, dims, current)
+    current, work = dict(sizes), first
+    floors = {name: 1 if name in problem.outline.input_sizes else INIT_SIZE_FLOOR for name in sizes}
+    while not work.fits(limit, flop_limit):
+        smaller = _halved(problem, dims, current, floors)
         if smaller is None:
             break
-        current, largest = smaller
-    shown = ", ".join(f"{name}={value}" for name, value in current.items())
-    run = ", ".join(f"{name}={value}" for name, value in sizes.items())
-    return {**dims, **current}, (f"checked under the interpreter at {shown}, not the run's {run} (get_inputs()'s "
-                                 f"largest tensor: {largest:,} elements here, {first:,} there); evaluate on a GPU "
-                                 "checks the run's sizes")
+        current, work = smaller
+    changed = {name: value for name, value in current.items() if value != sizes[name]}
+    if not changed:
+        return dict(dims), (f"checked under the interpreter at the run's own sizes ({first.text()}): the Model "
+                            "accepts none of them halved")
+    shown = ", ".join(f"{name}={value}" for name, value in changed.items())
+    run = ", ".join(f"{name}={sizes[name]}" for name in changed)
+    return {**dims, **current}, (f"checked under the interpreter at {shown}, not the run's {run} (one forward: "
+                                 f"{work.text()} here, {first.text()} there); evaluate on a GPU checks the "
+                                 "run's sizes")
 
 
-def _halved(problem: KernelBenchProblem, dims: dict[str, Any],
-            current: dict[str, int]) -> tuple[dict[str, int], int] | None:
-    """One size halved, the largest the Model accepts halved, with the new largest tensor; None when none can be."""
+def _halved(problem: KernelBenchProblem, dims: dict[str, Any], current: dict[str, int],
+            floors: dict[str, int]) -> tuple[dict[str, int], Work] | None:
+    """One size halved, the largest the Model accepts halved (none below its floor), with its forward's work; None
+    when none can be. A forward that ran on the meta device was accepted; only one that could not run there is
+    asked again (meta_failure: a real run on the CPU where the sizes are small)."""
     for name in sorted(current, key=lambda size: -current[size]):
-        if current[name] < 2:
+        if current[name] // 2 < floors[name]:
             continue
         trial = {**current, name: current[name] // 2}
-        elements = largest_input(problem, {**dims, **trial})
-        if elements is not None and problem.meta_failure(problem.sizes({**dims, **trial})) is None:
-            return trial, elements
+        work = forward_work(problem, {**dims, **trial})
+        if work is None:
+            continue
+        if work.flops is not None or problem.meta_failure(problem.sizes({**dims, **trial})) is None:
+            return trial, work
     return None
 
 
-def largest_input(problem: KernelBenchProblem, dims: dict[str, Any]) -> int | None:
-    """The element count of get_inputs()'s largest tensor at these sizes (meta device), None if it cannot be told."""
+def forward_work(problem: KernelBenchProblem, dims: dict[str, Any]) -> Work | None:
+    """The Model's forward at these sizes on the meta device; get_inputs()'s tensors alone where the forward cannot
+    run there (an operation without a meta kernel); None where not even those can be told."""
     import torch
 
     try:
@@ -67,4 +111,20 @@ def largest_input(problem: KernelBenchProblem, dims: dict[str, Any]) -> int | No
             inputs = module.get_inputs()
     except Exception:  # a host-only step (numpy) or a size the file rejects: keep the run's sizes
         return None
-    return max((value.numel() for value in inputs if isinstance(value, torch.Tensor)), default=0)
+    tensors = [value for value in inputs if isinstance(value, torch.Tensor)]
+    flops = None
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+
+        with torch.device("meta"), torch.no_grad():
+            model = module.Model(*module.get_init_inputs())
+            counter = FlopCounterMode(display=False)
+            with counter:
+                returned = model(*inputs)
+        tensors += [*model.parameters(), *model.buffers()]
+        tensors += [value for value in torch.utils._pytree.tree_leaves(returned) if isinstance(value, torch.Tensor)]
+        flops = counter.get_total_flops()
+    except Exception:  # noqa: S110 - data-dependent shapes or no meta kernel: the inputs still tell the size
+        pass
+    return Work(max((tensor.numel() for tensor in tensors), default=0), flops)
+

@@ -83,6 +83,7 @@ class ProblemOutline:
     path: Path
     constants: dict[str, Any]  # size_constants(): name -> value from the file
     input_sizes: tuple[str, ...]  # the constants the extra shapes scale (module docstring)
+    shape_sizes: tuple[str, ...]  # those and the ones get_init_inputs() passes: every size a tensor's shape uses
     forward_parameters: tuple[str, ...] | None  # Model.forward's parameters after self; None with *args
 
 
@@ -96,8 +97,9 @@ def outline_problem(path: Path) -> ProblemOutline:
     tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=str(path))
     constants = size_constants(outline)
     sizes = _input_sizes(tree, outline.constants)
+    shaping = sizes | _init_sizes(tree, outline.constants)
     return ProblemOutline(path, constants, tuple(name for name in constants if name in sizes),
-                          _forward_parameters(tree))
+                          tuple(name for name in constants if name in shaping), _forward_parameters(tree))
 
 
 def _forward_parameters(tree: ast.Module) -> tuple[str, ...] | None:
@@ -124,17 +126,36 @@ def _module_assignments(tree: ast.Module) -> dict[str, ast.AST]:
     return assigned
 
 
+def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    return next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name), None)
+
+
 def _input_sizes(tree: ast.Module, constants: dict[str, Any]) -> set[str]:
     """The int constants > 1, written as numbers, that get_inputs()'s tensor shapes depend on."""
-    get_inputs = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "get_inputs"),
-                      None)
+    get_inputs = _function(tree, "get_inputs")
     if get_inputs is None:
         return set()
-    local = {target.id: node.value for node in ast.walk(get_inputs) if isinstance(node, ast.Assign)
+    return _root_sizes(tree, constants, get_inputs, [name for node in ast.walk(get_inputs) if isinstance(node, ast.Call)
+                                                     for argument in shape_arguments(node)
+                                                     for name in names_in(argument)])
+
+
+def _init_sizes(tree: ast.Module, constants: dict[str, Any]) -> set[str]:
+    """The int constants > 1, written as numbers, that get_init_inputs() passes to the Model (out_features: a
+    weight's and an output's size)."""
+    get_init_inputs = _function(tree, "get_init_inputs")
+    if get_init_inputs is None:
+        return set()
+    return _root_sizes(tree, constants, get_init_inputs, [name for node in ast.walk(get_init_inputs)
+                                                          if isinstance(node, ast.Return) and node.value is not None
+                                                          for name in names_in(node.value)])
+
+
+def _root_sizes(tree: ast.Module, constants: dict[str, Any], function: ast.FunctionDef, pending: list[str]) -> set[str]:
+    """The int constants > 1 written as numbers that the names in `pending`, read inside `function`, come from."""
+    local = {target.id: node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
              for target in node.targets if isinstance(target, ast.Name)}
     module = _module_assignments(tree)
-    pending = [name for node in ast.walk(get_inputs) if isinstance(node, ast.Call)
-               for argument in shape_arguments(node) for name in names_in(argument)]
     seen: set[str] = set()
     found: set[str] = set()
     while pending:
