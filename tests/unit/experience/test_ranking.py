@@ -177,7 +177,14 @@ def test_hopper_only_strategies_are_never_recommended_for_an_ampere_chip():
                                                   "why": "needs wgmma (sm_9x only); this chip is sm_80"}
     ada = recommend(log, Query(kernel="gemm", chip=Chip("sm_89", "L40S"), bottleneck="compute_bound"))
     assert [r.strategy for r in ada.recommendations] == ["fp8_inputs", "tensor_cores"]
-    assert recommend(log, Query(kernel="gemm", bottleneck="compute_bound")).unavailable == []  # no chip: no gate
+    unknown = recommend(log, Query(kernel="gemm", bottleneck="compute_bound"))  # a run checked on a CPU: no chip
+    assert unknown.unavailable == []  # no chip: no gate, but each chip-bound strategy says what it needs
+    needs = {r.strategy: r.chip_requirement for r in unknown.recommendations}
+    assert needs == {"fp8_inputs": "needs FP8 tensor cores (sm_89 or newer)", "tensor_cores": None,
+                     "wgmma": "needs wgmma (sm_9x only)", "tensor_descriptors": "needs TMA (sm_90 or newer)"}
+    wgmma = next(r for r in unknown.recommendations if r.strategy == "wgmma")
+    assert wgmma.warnings[0] == ("needs wgmma (sm_9x only); the chip was not known here: check the GPU's compute "
+                                 "capability first")
 
 
 def test_when_nothing_matches_on_any_chip_the_note_says_so_instead_of_none():

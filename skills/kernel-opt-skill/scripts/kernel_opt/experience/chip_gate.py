@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kernel_opt.profile.advice import advice_for
-from kernel_opt.profile.chip_features import missing_feature
+from kernel_opt.profile.chip_features import missing_feature, requirement_of
 from kernel_opt.solution import registry
 
 
@@ -37,3 +37,10 @@ def unavailable_strategies(strategies: Iterable[str], arch: str | None, backend:
         if why is not None:
             unavailable[strategy] = why
     return unavailable
+
+
+def chip_requirements(strategies: Iterable[str], backend: str | None) -> dict[str, str]:
+    """Strategy -> the chip it needs ("needs wgmma (sm_9x only)"), for a question whose chip is not known (a run
+    checked on a CPU): such a strategy is shown, with what to check on the GPU first."""
+    features = strategy_features(backend)
+    return {strategy: why for strategy in strategies if (why := requirement_of(strategy, features)) is not None}

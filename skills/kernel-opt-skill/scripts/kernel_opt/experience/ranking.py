@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import UsageError
-from kernel_opt.experience.chip_gate import unavailable_strategies
+from kernel_opt.experience.chip_gate import chip_requirements, unavailable_strategies
 from kernel_opt.experience.labels import Chip, chip_similarity, normalize_backend, normalize_bottleneck, normalize_chip
 from kernel_opt.experience.records import content_key
 from kernel_opt.experience.store import CURATED_PATH, Entry, default_log_path, load_experience
@@ -117,6 +117,7 @@ class Recommendation:
     score: float
     support: list[Match] = field(default_factory=list)  # successes, best first
     against: list[Match] = field(default_factory=list)  # failures and neutral results of this strategy
+    chip_requirement: str | None = None  # asked without a chip: the chip it needs ("needs wgmma (sm_9x only)")
 
     @property
     def exact(self) -> bool:
@@ -135,7 +136,9 @@ class Recommendation:
 
     @property
     def warnings(self) -> list[str]:
-        return [
+        needs = ([f"{self.chip_requirement}; the chip was not known here: check the GPU's compute capability first"]
+                 if self.chip_requirement else [])
+        return needs + [
             f"{m.entry.record.outcome} in #{m.entry.ref} ({m.entry.record.kernel}, "
             f"{Chip(m.entry.record.chip, m.entry.record.chip_name).describe()}, "
             f"{m.entry.record.bottleneck or 'bottleneck not recorded'}"
@@ -324,7 +327,11 @@ def recommend(entries: list[Entry], query: Query, limit: int = 5) -> Recommendat
     for recommendation in by_strategy.values():
         recommendation.support.sort(key=strength)
         recommendation.against.sort(key=strength)
-    unavailable = unavailable_strategies(by_strategy, query.chip.arch if query.chip else None, query.backend)
+    arch = query.chip.arch if query.chip else None
+    unavailable = unavailable_strategies(by_strategy, arch, query.backend)
+    if arch is None:
+        for name, needs in chip_requirements(by_strategy, query.backend).items():
+            by_strategy[name].chip_requirement = needs
     ranked = sorted(  # exact matches first, whatever the scores of the rest
         (r for r in by_strategy.values() if r.support and r.score > 0 and r.strategy not in unavailable),
         key=lambda r: (not r.exact, -r.score, r.strategy),

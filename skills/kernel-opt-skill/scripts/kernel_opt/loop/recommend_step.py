@@ -40,7 +40,8 @@ def recommend_step(evaluation: Evaluation) -> None:
     label = best.bottleneck or "bottleneck not profiled yet"
 
     def summarize(result) -> str:
-        names = ", ".join(item.strategy for item in result.recommendations)
+        names = ", ".join(item.strategy + (f" ({item.chip_requirement})" if item.chip_requirement else "")
+                          for item in result.recommendations)
         return f"for {best.name} ({label}): {names or 'no matching records in the experience log'}"
 
     step, result = evaluation.step("recommend", [EXPERIENCE_PROG, *request.argv()], recommend, summarize, [])

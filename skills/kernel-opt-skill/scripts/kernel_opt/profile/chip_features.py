@@ -100,3 +100,12 @@ def missing_feature(strategy: str, capability: object, named: Mapping[str, str] 
         if not feature.available(parsed):
             return f"needs {feature.name} ({feature.requirement()}); this chip is sm_{parsed[0]}{parsed[1]}"
     return None
+
+
+def requirement_of(strategy: str, named: Mapping[str, str] | None = None) -> str | None:
+    """What chip a strategy needs, for a question whose chip is not known: "needs wgmma (sm_9x only)"; None where it
+    is built on nothing chip-specific beyond sm_80's cp.async."""
+    needs = [CHIP_FEATURES[name] for name in features_of(strategy, named) if CHIP_FEATURES[name].since > (8, 0)]
+    if not needs:
+        return None
+    return "needs " + ", ".join(f"{feature.name} ({feature.requirement()})" for feature in needs)
