@@ -775,6 +775,9 @@ def test_without_a_gpu_a_model_new_that_builds_cuda_is_compiled_and_no_interpret
     correctness = next(step for step in record["steps"] if step["name"] == "correctness")
     assert "compiled here for sm_90 with nvcc" in correctness["summary"]
     assert "checked under the interpreter" not in correctness["summary"]  # nothing ran under it
+    checked = json.loads((out / "v0" / "correctness.json").read_text())
+    assert checked["interpreter"] is False and not any("interpreter" in note for note in checked["notes"])
+    assert "| device | cpu |" in (out / "v0" / "correctness.md").read_text()
 
 
 @pytest.mark.slow
@@ -826,3 +829,13 @@ def test_timeout_reaches_every_check_and_a_bad_one_is_a_usage_error(tmp_path, mo
     assert "--timeout 600.0" in (out / "v3" / "evaluate.log").read_text()
     assert workspace_command.main(["evaluate", str(out), "v3", "--force", "--timeout", "0"]) == 2
     assert "--timeout must be a positive number of seconds, got 0" in capsys.readouterr().err
+
+
+def test_a_long_step_summary_is_cut_after_a_whole_word_and_says_so():
+    from kernel_opt.loop.step_summaries import SUMMARY_CHARS, clip
+
+    message = "environment_error: v0.py builds CUDA code " + "which runs only on an NVIDIA GPU, " * 12
+    clipped = clip(message)
+    assert len(clipped) <= SUMMARY_CHARS and clipped.endswith("…")
+    assert message.startswith(clipped[:-1]) and message[len(clipped) - 1] in " ,"  # a word boundary, not "GP"
+    assert clip("short") == "short"

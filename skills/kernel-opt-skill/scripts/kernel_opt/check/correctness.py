@@ -186,6 +186,9 @@ def check_correctness(
     except KernelOptError as error:
         report.error = ErrorRecord.from_error(error)
         report.verdict = failure_verdict(error.exit_code)
+        if error.kind == "no_gpu" and interpreter is not None:  # refused before anything ran (CUDA it only compiled)
+            report.interpreter = False
+            report.notes.remove(interpreter.note)
     return report
 
 

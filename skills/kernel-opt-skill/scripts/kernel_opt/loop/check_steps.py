@@ -14,7 +14,7 @@ from kernel_opt.core.errors import ExitCode, KernelOptError
 from kernel_opt.experience.hypothesis import check_hypothesis
 from kernel_opt.loop.evaluation import Evaluation, FinishedCall, StepOutcome, finish_call
 from kernel_opt.loop.records import StepResult
-from kernel_opt.loop.step_summaries import SUMMARY_CHARS, correctness_line, sanitizer_line, static_line
+from kernel_opt.loop.step_summaries import clip, correctness_line, sanitizer_line, static_line
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE
 from kernel_opt.profile.static_analysis import PROG as STATIC_ANALYSIS_PROG
 from kernel_opt.profile.static_analysis import StaticAnalysisRequest, analyze_solution, static_analysis_summary
@@ -103,7 +103,7 @@ def start_sanitizer(pool: ThreadPoolExecutor, evaluation: Evaluation, tool: str,
     """Start one compute-sanitizer run on `pool`; `why` ends its summary (why it ran)."""
     request = sanitizer_request(evaluation, tool)
     return pool.submit(finish_call, lambda: correctness_outcome(request),
-                       lambda report: (sanitizer_line(report) + why)[:SUMMARY_CHARS])
+                       lambda report: clip(sanitizer_line(report) + why))
 
 
 def record_sanitizer(evaluation: Evaluation, tool: str, finished: FinishedCall) -> tuple[StepResult, Any]:

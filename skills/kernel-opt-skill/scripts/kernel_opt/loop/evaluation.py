@@ -17,7 +17,7 @@ from typing import Any
 
 from kernel_opt.core.errors import ExitCode, KernelOptError
 from kernel_opt.loop.records import STEP_STATUS_BY_EXIT_CODE, RunRecord, StepResult
-from kernel_opt.loop.step_summaries import SUMMARY_CHARS
+from kernel_opt.loop.step_summaries import clip
 from kernel_opt.loop.versions import VersionState
 from kernel_opt.sass.report import StaticReport
 
@@ -48,7 +48,7 @@ def finish_call(call: Callable[[], StepOutcome], summarize: Callable[[Any], str]
         summary = summarize(outcome.record)
     except KernelOptError as error:
         text = f"error: {error.message}" + (f"\nhint: {error.hint}" if error.hint else "")
-        outcome, summary = StepOutcome(None, int(error.exit_code), text), error.message[:SUMMARY_CHARS]
+        outcome, summary = StepOutcome(None, int(error.exit_code), text), clip(error.message)
     return FinishedCall(outcome, summary, time.perf_counter() - started)
 
 

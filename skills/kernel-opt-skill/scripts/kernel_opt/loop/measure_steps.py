@@ -13,7 +13,7 @@ from kernel_opt.check.integrity.launches import launch_check_of
 from kernel_opt.check.records import CORRECTNESS_FILE, read_correctness
 from kernel_opt.core.errors import ExitCode, SolutionError
 from kernel_opt.loop.evaluation import Evaluation, StepOutcome
-from kernel_opt.loop.step_summaries import SUMMARY_CHARS, benchmark_line, profile_line
+from kernel_opt.loop.step_summaries import benchmark_line, clip, profile_line
 from kernel_opt.measure.benchmark import benchmark_solution
 from kernel_opt.measure.benchmark_report import benchmark_summary
 from kernel_opt.measure.benchmark_request import PROG as BENCHMARK_PROG
@@ -129,7 +129,7 @@ def profile_step(evaluation: Evaluation) -> None:
         return StepOutcome(summary, int(ExitCode.CHECK_FAILED), f"{text}\nFAIL: {problem}")
 
     def summarize(summary: NcuSummary | None) -> str:
-        return f"FAIL: {skipped_work[0]}"[:SUMMARY_CHARS] if skipped_work else profile_line(summary)
+        return clip(f"FAIL: {skipped_work[0]}") if skipped_work else profile_line(summary)
 
     evaluation.step("profile", [PROFILE_PROG, *request.argv()], profile, summarize,
                     ["ncu_summary.json", "ncu_summary.md", "ncu_details.md"])

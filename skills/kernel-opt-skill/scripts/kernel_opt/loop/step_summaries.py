@@ -13,9 +13,18 @@ from kernel_opt.sass.report import StaticReport
 SUMMARY_CHARS = 300  # a step's one-line summary in evaluation.json and the table evaluate prints
 
 
+def clip(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """`text` within `limit` characters, cut after a whole word and marked with an ellipsis where it was cut (the
+    whole message stays in the step's own record)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
+
+
 def correctness_line(report: CorrectnessReport) -> str:
     if report.error:
-        return f"{report.verdict}: {_message(report)}"[:SUMMARY_CHARS]
+        return clip(f"{report.verdict}: {_message(report)}")
     failed = sum(1 for case in report.cases if not case.passed)
     mode = " (Triton interpreter)" if report.interpreter else ""
     return (f"pass{mode}: {len(report.cases)} cases" if report.passed
@@ -52,7 +61,7 @@ def benchmark_line(report: BenchmarkReport) -> str:
         return (f"invalid: {floor.time_us:.2f} us is faster than the physical {floor.bound} floor of "
                 f"{floor.floor_us:.2f} us: work skipped, or ref.py's flops()/bytes() overstate it")
     if report.verdict != "measured":
-        return f"{report.verdict}: {report.failure_reason()}"[:SUMMARY_CHARS]
+        return clip(f"{report.verdict}: {report.failure_reason()}")
     parts = [f"{report.median_us:.2f} us"]
     comparison = report.comparison
     if comparison:
