@@ -697,21 +697,39 @@ def test_a_triton_model_new_on_a_gpu_gets_racecheck_from_its_static_analysis(tmp
     assert request.reference == out / "ref.py" and request.dims == read_run(out).dims
 
 
-def test_a_load_inline_model_new_on_a_gpu_gets_racecheck_without_static_analysis(tmp_path, monkeypatch):
-    """The racecheck decision once asked static_analysis for a ModelNew and crashed on its missing request."""
+def test_a_load_inline_model_new_on_a_gpu_gets_its_racecheck_decision_from_its_compiled_sources(tmp_path, monkeypatch):
+    """Its CUDA sources compile ahead of a run (modelnew/inline_static.py): racecheck runs only where they use shared
+    memory, as for a .cu solution."""
     out = tmp_path / "run"
     make_model_new_run(out, H100_KERNELBENCH / "solutions" / "19_ReLU.py", H100_KERNELBENCH / "problems" / "19_ReLU.py")
     tools = FakeTools(out, median_us=100.0).install(monkeypatch)
     assert workspace_command.main(["evaluate", str(out), "v0", "--static-analysis"]) == 0
     record = json.loads((out / "v0" / "evaluation.json").read_text())
     steps = {s["name"]: (s["status"], s["summary"]) for s in record["steps"]}
-    assert record["state"] == "measured" and steps["racecheck"][0] == "ok"
-    assert steps["racecheck"][1].endswith("it ran because the kernel may use shared memory (no static analysis of "
-                                          "its SASS ran, so racecheck runs to be safe)")
-    assert steps["static_analysis"][0] == "skipped"
-    assert steps["static_analysis"][1].startswith("static analysis is not available for a ModelNew that builds CUDA "
-                                                  "with load_inline")
-    assert not tools.requests("static_analysis") and record["warnings"] == []
+    assert record["state"] == "measured" and steps["racecheck"][0] == "skipped"
+    assert steps["racecheck"][1].startswith("no kernel uses shared memory")
+    assert steps["static_analysis"][0] == "ok" and len(tools.requests("static_analysis")) == 1
+    assert record["warnings"] == []
+
+
+def test_a_model_new_with_both_load_inline_and_triton_kernels_is_not_half_analysed(tmp_path, monkeypatch):
+    """Half a report would let racecheck be skipped for the other half's shared memory."""
+    solution = tmp_path / "19_ReLU.py"
+    solution.write_text((H100_KERNELBENCH / "solutions" / "19_ReLU.py").read_text()
+                        + "\n\nimport triton\n\n\n@triton.jit\ndef unused_kernel(x_ptr):\n    pass\n")
+    out = tmp_path / "run"
+    make_model_new_run(out, solution, H100_KERNELBENCH / "problems" / "19_ReLU.py")
+    tools = FakeTools(out, median_us=100.0).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v0", "--static-analysis"]) == 0
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    steps = {s["name"]: (s["status"], s["summary"]) for s in record["steps"]}
+    assert steps["racecheck"][0] == "ok" and steps["racecheck"][1].endswith(
+        "it ran because the kernel may use shared memory (no static analysis of its SASS ran, so racecheck runs to "
+        "be safe)")
+    assert steps["static_analysis"] == ("skipped", "static analysis is not available for a ModelNew with both "
+                                                   "load_inline CUDA and Triton kernels (ncu_profile.py's report "
+                                                   "covers every kernel a call launches)")
+    assert not tools.requests("static_analysis")
 
 
 @pytest.mark.slow
@@ -778,6 +796,8 @@ def test_without_a_gpu_a_model_new_that_builds_cuda_is_compiled_and_no_interpret
     checked = json.loads((out / "v0" / "correctness.json").read_text())
     assert checked["interpreter"] is False and not any("interpreter" in note for note in checked["notes"])
     assert "| device | cpu |" in (out / "v0" / "correctness.md").read_text()
+    static = next(step for step in record["steps"] if step["name"] == "static_analysis")
+    assert static["status"] == "ok" and static["summary"].startswith("softsign: ")  # from the compile check's objects
 
 
 @pytest.mark.slow

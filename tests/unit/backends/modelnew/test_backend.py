@@ -9,6 +9,7 @@ load_inline is refused there (exit 4) and checked by tests/gpu/test_kernelbench_
 from __future__ import annotations
 
 import json
+import os
 import re
 import weakref
 from pathlib import Path
@@ -72,6 +73,36 @@ def test_without_a_gpu_a_cuda_extension_is_compiled_and_what_runs_it_needs_a_gpu
     assert ("its extension(s) 'kernel_opt_inline_compiles' compiled here for sm_90 with nvcc and the host compiler "
             "(not linked, not run)") in str(caught.value)
     assert (tmp_path / "inline_compile" / "kernel_opt_inline_compiles" / "cuda.cu").is_file()  # as torch wrote it
+
+
+@pytest.mark.nvcc
+def test_a_cuda_extension_s_kernels_are_analysed_from_the_compile_check_s_objects(tmp_path, monkeypatch):
+    """Static analysis of a load_inline ModelNew compiles its sources as the compile check does (an object beside
+    each, ptxas's report kept) and reuses that check's objects while they are newer than the file."""
+    from kernel_opt.backends.modelnew import inline_build
+    from kernel_opt.backends.modelnew.inline_static import analyze_inline_model_new
+
+    solution = tmp_path / "compiles.py"
+    solution.write_text((INLINE / "compiles.py").read_text())
+    build = tmp_path / "build"
+    with pytest.raises(EnvironmentFault, match="compiled here"):  # the compile check, as evaluate runs it on a CPU
+        BACKEND.prepare(solution, "cpu", build, BuildOptions(), [])
+    assert (build / "inline_compile" / "kernel_opt_inline_compiles" / "cuda.o").is_file()
+
+    def no_second_compile(*_):
+        raise AssertionError("compiled again although the compile check's objects were fresh")
+
+    monkeypatch.setattr(inline_build, "compile_inline_extensions", no_second_compile)
+    report = analyze_inline_model_new(solution, build, "sm_90")
+    (kernel,) = report.kernels
+    assert (report.backend, report.arch, kernel.name.split("(")[0]) == ("modelnew", "sm_90", "softsign")
+    assert kernel.registers_per_thread > 0 and kernel.spill_stores_bytes == 0  # ptxas's figures, not cuobjdump's
+    assert kernel.mix.global_loads >= 1 and kernel.mix.shared_loads == 0
+    assert "-Xptxas -v" in report.compiler and "cuda.o" in report.compiler
+    monkeypatch.undo()
+    later = build.stat().st_mtime + 5  # the file edited after the check: its objects are stale
+    os.utime(solution, (later, later))
+    assert analyze_inline_model_new(solution, build, "sm_90").kernels[0].registers_per_thread > 0
 
 
 @pytest.mark.nvcc
@@ -315,9 +346,11 @@ def test_a_kernel_only_the_interpreter_accepts_is_a_compile_error(tmp_path, caps
     assert "the Triton kernel failed to compile" in capsys.readouterr().err  # the interpreter passes it
 
 
-def test_static_analysis_refuses_a_load_inline_model_new_and_one_without_its_problem(tmp_path, capsys):
+def test_static_analysis_refuses_a_model_new_with_two_kinds_of_kernels_and_one_without_its_problem(tmp_path, capsys):
     relu = REPO_ROOT / "reference" / "kernelbench"
-    assert analyze(tmp_path / "a", relu / "solutions" / "19_ReLU.py", relu / "problems" / "19_ReLU.py") == 2
-    assert "not available for a ModelNew that builds CUDA with load_inline" in capsys.readouterr().err
+    mixed = tmp_path / "19_ReLU.py"
+    mixed.write_text((relu / "solutions" / "19_ReLU.py").read_text() + "\n\n@triton.jit\ndef other(x_ptr):\n    pass\n")
+    assert analyze(tmp_path / "a", mixed, relu / "problems" / "19_ReLU.py") == 2
+    assert "not available for a ModelNew with both load_inline CUDA and Triton kernels" in capsys.readouterr().err
     assert analyze(tmp_path / "b", SOLUTIONS / "2_Gemm_Multiply_ReLU.py", None) == 2
     assert "needs its KernelBench problem file" in capsys.readouterr().err

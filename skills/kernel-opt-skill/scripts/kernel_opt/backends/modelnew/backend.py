@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernel_opt.backends.modelnew.source_signs import BUILDS_CUDA
+from kernel_opt.backends.modelnew.source_signs import BUILDS_CUDA, TRITON_KERNEL
 from kernel_opt.core.errors import EnvironmentFault, UsageError
 from kernel_opt.solution.backend import AnalysisInputs, Backend, BuildOptions, CpuInterpreter, Launcher, Prepared
 
@@ -86,27 +86,40 @@ class ModelNewBackend(Backend):
             return None
 
     def static_analysis_unavailable(self, solution: Path) -> str | None:
-        """Triton kernels compile ahead of a run (modelnew/static_analysis.py); load_inline builds only when run."""
+        """One kind of kernel per analysis: a file with both load_inline CUDA and Triton kernels is not analysed (half
+        a report would let racecheck be skipped for the other half's shared memory)."""
         try:
             source = solution.read_text(errors="replace")
         except OSError:
             return None  # analyze() says what is wrong with the file
-        if BUILDS_CUDA.search(source):
-            return ("static analysis is not available for a ModelNew that builds CUDA with load_inline: its kernels "
-                    "exist only once the file runs (ncu_profile.py's report covers every kernel a call launches)")
+        if BUILDS_CUDA.search(source) and TRITON_KERNEL.search(source):
+            return ("static analysis is not available for a ModelNew with both load_inline CUDA and Triton kernels "
+                    "(ncu_profile.py's report covers every kernel a call launches)")
         return None
 
     def analyze(self, request: AnalysisInputs):
+        """Triton kernels compile ahead of a run with the problem's inputs (modelnew/static_analysis.py); load_inline
+        sources compile without them (modelnew/inline_static.py), for the architecture torch builds for."""
         from kernel_opt.backends.modelnew.static_analysis import analyze_model_new
         from kernel_opt.backends.triton.compile_only import compile_target
 
+        if request.options.compiler_flags:
+            raise UsageError("--nvcc-flags applies to .cu solutions; a ModelNew passes its flags to load_inline "
+                             "(extra_cuda_cflags) itself")
         reason = self.static_analysis_unavailable(request.solution)
         if reason is not None:
             raise UsageError(reason, hint="profile it with ncu_profile.py")
+        if _builds_cuda(request.solution):
+            from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+            from kernel_opt.backends.modelnew.inline_static import analyze_inline_model_new
+            from kernel_opt.env.device import gpu_arch_if_any
+
+            # torch builds an extension for the GPU it runs on (no arch-specific suffix), else for --arch
+            arch = (gpu_arch_if_any() or DEFAULT_ARCH_WITHOUT_GPU) if request.options.arch == "auto" else \
+                normalize_arch(request.options.arch)
+            return analyze_inline_model_new(request.solution, request.build_dir, arch)
         if request.reference is None:
             raise UsageError("static analysis of a ModelNew needs its KernelBench problem file: pass --ref problem.py")
-        if request.options.compiler_flags:
-            raise UsageError("--nvcc-flags applies to .cu solutions")
         return analyze_model_new(request.solution, request.reference, request.dims, request.build_dir,
                                  compile_target(request.options.arch))
 
@@ -114,13 +127,21 @@ class ModelNewBackend(Backend):
 BACKEND = ModelNewBackend()
 
 
+def _builds_cuda(solution: Path) -> bool:
+    try:
+        return bool(BUILDS_CUDA.search(solution.read_text(errors="replace")))
+    except OSError:
+        return False  # analyze_model_new says what is wrong with the file
+
+
 def _compile_here(solution: Path, build_dir: Path, options: BuildOptions) -> str:
     """The compile check without a GPU (modelnew/inline_build.py): what compiled, in words; its errors raise."""
     from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
     from kernel_opt.backends.modelnew.inline_build import compile_inline_extensions
+    from kernel_opt.backends.modelnew.inline_static import INLINE_COMPILE_DIR
 
     arch = DEFAULT_ARCH_WITHOUT_GPU if options.arch == "auto" else normalize_arch(options.arch)
-    extensions = compile_inline_extensions(solution, build_dir / "inline_compile", arch)
+    extensions = compile_inline_extensions(solution, build_dir / INLINE_COMPILE_DIR, arch)
     if not extensions:
         return ("it asked torch's cpp_extension to build nothing when imported, and its import ran without error here "
                 "(a build of its own at import, nvcc through subprocess for one, succeeded)")

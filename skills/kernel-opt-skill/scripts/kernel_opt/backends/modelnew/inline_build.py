@@ -5,9 +5,10 @@ them; the build needs a GPU build of torch to link, the sources only need the co
 solution file is imported in a child process (`python -m kernel_opt.backends.modelnew.inline_build`)
 with torch's build step replaced by a recorder: every extension the file builds is written out
 by torch itself, exactly as it would be on the GPU machine, and recorded with its flags. The
-parent then compiles each source without linking: cuda.cu with nvcc for the target architecture,
-main.cpp with the host compiler (syntax only). A compiler error is the solution's (exit 3,
-compile_error, the compiler's lines); a missing compiler is this machine's (exit 4).
+parent then compiles each source without linking: cuda.cu with nvcc for the target architecture
+into an object beside it (ptxas's resource report kept with it, for static analysis), main.cpp with
+the host compiler (syntax only). A compiler error is the solution's (exit 3, compile_error, the
+compiler's lines); a missing compiler is this machine's (exit 4).
 """
 
 from __future__ import annotations
@@ -31,6 +32,20 @@ MAX_ERROR_LINES = 6
 # across the versions this skill supports): half and bfloat16 operators off, relaxed constexpr.
 TORCH_NVCC_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
                     "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr")
+
+
+OBJECTS_FILE = "objects.json"  # under the build folder: what the last compile check compiled, for static analysis
+
+
+@dataclass
+class CompiledSource:
+    """One CUDA source of an extension compiled without linking: its object and what nvcc and ptxas printed."""
+
+    extension: str
+    source: str
+    object: str
+    command: list[str]
+    compiler_output: str
 
 
 @dataclass
@@ -101,9 +116,34 @@ def compile_inline_extensions(solution: Path, build_dir: Path, arch: str) -> lis
     commands = [(extension.name, _nvcc_command(nvcc, source, extension, arch, includes) if source.endswith(".cu")
                  else _host_command(host, source, extension, includes))
                 for extension in extensions for source in extension.sources]
+    compiled = []
     for name, command, finished in _run_compilers(commands):
         _judge_compiler(command, finished, solution, name)
+        if command[0] == nvcc:
+            compiled.append(CompiledSource(name, command[2], command[4], command,
+                                           (finished.stdout or "") + (finished.stderr or "")))
+    (build_dir / OBJECTS_FILE).write_text(json.dumps({"solution": str(solution.resolve()), "arch": arch,
+                                                       "sources": [asdict(item) for item in compiled]}))
     return extensions
+
+
+def compiled_sources(solution: Path, build_dir: Path, arch: str) -> list[CompiledSource]:
+    """The solution's CUDA sources compiled for `arch`: the last compile check's objects where they are newer than
+    the solution (evaluate's CPU check has just made them: a second compile of torch's headers costs a minute or
+    two), else compiled now."""
+    record = build_dir / OBJECTS_FILE
+    try:
+        kept = json.loads(record.read_text())
+        sources = [CompiledSource(**item) for item in kept["sources"]]
+        fresh = (kept["solution"] == str(solution.resolve()) and kept["arch"] == arch
+                 and record.stat().st_mtime >= solution.stat().st_mtime
+                 and all(Path(item.object).is_file() for item in sources))
+    except (OSError, ValueError, KeyError, TypeError):
+        fresh = False
+    if not fresh:
+        compile_inline_extensions(solution, build_dir, arch)
+        sources = [CompiledSource(**item) for item in json.loads(record.read_text())["sources"]]
+    return sources
 
 
 def _captured(solution: Path, build_dir: Path) -> list[InlineExtension]:
@@ -173,8 +213,10 @@ def _toolkit_includes(nvcc: str) -> list[str]:
 
 
 def _nvcc_command(nvcc: str, source: str, extension: InlineExtension, arch: str, includes: list[str]) -> list[str]:
+    """nvcc's command for one source: an object beside it (word 4), ptxas's resource report (-Xptxas -v)."""
     number = arch.removeprefix("sm_")
-    return [nvcc, "-c", source, "-o", os.devnull, "-std=c++17", "--compiler-options", "-fPIC",
+    return [nvcc, "-c", source, "-o", str(Path(source).with_suffix(".o")), "-Xptxas", "-v", "-std=c++17",
+            "--compiler-options", "-fPIC",
             f"-gencode=arch=compute_{number},code=sm_{number}", *TORCH_NVCC_FLAGS, *_defines(extension),
             *includes, *(f"-I{path}" for path in extension.extra_include_paths), *extension.extra_cuda_cflags]
 

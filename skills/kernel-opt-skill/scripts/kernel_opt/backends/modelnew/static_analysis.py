@@ -4,7 +4,7 @@ The Model's weights and the inputs come from the KernelBench problem, as in ever
 forward is called with Triton's launches switched to compile-only (backends/triton/compile_only.py),
 so its Triton kernels compile for the target (without a GPU: sm_90 through a stand-in driver) and
 never run. Torch operations in the forward run on the inputs' device as written. A ModelNew that
-builds CUDA with load_inline is not analysed here (ModelNewBackend.static_analysis_unavailable).
+builds CUDA with load_inline is analysed by inline_static.py instead.
 
 Without a GPU this is also the one place a Triton kernel meets Triton's compiler: the interpreter
 (TRITON_INTERPRET=1) runs the Python of a kernel, so a kernel that reads a plain module-level
