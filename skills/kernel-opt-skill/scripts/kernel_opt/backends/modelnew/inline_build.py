@@ -113,14 +113,14 @@ def compile_inline_extensions(solution: Path, build_dir: Path, arch: str) -> lis
         raise EnvironmentFault(f"compiling {solution.name}'s load_inline sources needs nvcc and a C++ compiler on "
                                "PATH", kind="no_compiler")
     includes = _includes(nvcc, build_dir)
+    sources = [(extension, source) for extension in extensions for source in extension.sources]
     commands = [(extension.name, _nvcc_command(nvcc, source, extension, arch, includes) if source.endswith(".cu")
-                 else _host_command(host, source, extension, includes))
-                for extension in extensions for source in extension.sources]
+                 else _host_command(host, source, extension, includes)) for extension, source in sources]
     compiled = []
-    for name, command, finished in _run_compilers(commands):
+    for (_, source), (name, command, finished) in zip(sources, _run_compilers(commands), strict=True):
         _judge_compiler(command, finished, solution, name)
-        if command[0] == nvcc:
-            compiled.append(CompiledSource(name, command[2], command[4], command,
+        if source.endswith(".cu"):
+            compiled.append(CompiledSource(name, source, object_path(source), command,
                                            (finished.stdout or "") + (finished.stderr or "")))
     (build_dir / OBJECTS_FILE).write_text(json.dumps({"solution": str(solution.resolve()), "arch": arch,
                                                        "sources": [asdict(item) for item in compiled]}))
@@ -212,10 +212,15 @@ def _toolkit_includes(nvcc: str) -> list[str]:
     return flags
 
 
+def object_path(source: str) -> str:
+    """Where a CUDA source's object goes: beside it."""
+    return str(Path(source).with_suffix(".o"))
+
+
 def _nvcc_command(nvcc: str, source: str, extension: InlineExtension, arch: str, includes: list[str]) -> list[str]:
-    """nvcc's command for one source: an object beside it (word 4), ptxas's resource report (-Xptxas -v)."""
+    """nvcc's command for one source: its object (object_path) and ptxas's resource report (-Xptxas -v)."""
     number = arch.removeprefix("sm_")
-    return [nvcc, "-c", source, "-o", str(Path(source).with_suffix(".o")), "-Xptxas", "-v", "-std=c++17",
+    return [nvcc, "-c", source, "-o", object_path(source), "-Xptxas", "-v", "-std=c++17",
             "--compiler-options", "-fPIC",
             f"-gencode=arch=compute_{number},code=sm_{number}", *TORCH_NVCC_FLAGS, *_defines(extension),
             *includes, *(f"-I{path}" for path in extension.extra_include_paths), *extension.extra_cuda_cflags]
