@@ -193,3 +193,24 @@ def test_when_nothing_matches_on_any_chip_the_note_says_so_instead_of_none():
     assert result.recommendations == []
     assert result.chip_note == ("no record comes from A100 (sm_80), and none from another chip matches this question "
                                 "either")
+
+
+def test_a_lever_only_another_backend_s_guide_has_is_left_out_with_the_reason():
+    """wgmma helped a CUDA kernel; a Triton kernel cannot issue it (tl.dot chooses); TRITON.md has no section for it."""
+    log = number(entries(
+        record(kernel="gemm", bottleneck="compute_bound", strategy="wgmma", speedup=1.19, **H100),
+        record(kernel="gemm", backend="triton", bottleneck="compute_bound", strategy="tile_shape", speedup=2.1,
+               **H100),
+        record(kernel="gemm", bottleneck="compute_bound", strategy="my_own_trick", speedup=1.3, **H100),
+    ))
+    triton = recommend(log, Query(kernel="gemm", backend="triton", chip=Chip("sm_90", "H100"),
+                                  bottleneck="compute_bound"))
+    assert [r.strategy for r in triton.recommendations] == ["tile_shape", "my_own_trick"]  # a free-form name stays
+    assert triton.other_backend == [("wgmma", "a cuda strategy (experience/cuda/CUDA.md): "
+                                              "experience/triton/TRITON.md has no such lever")]
+    assert triton.to_dict()["other_backend"][0]["strategy"] == "wgmma"
+    cuda = recommend(log, Query(kernel="gemm", backend="cuda", chip=Chip("sm_90", "H100"), bottleneck="compute_bound"))
+    assert [r.strategy for r in cuda.recommendations] == ["my_own_trick", "wgmma"]  # by measured speedup
+    assert [name for name, _ in cuda.other_backend] == ["tile_shape"]
+    anywhere = recommend(log, Query(kernel="gemm", chip=Chip("sm_90", "H100"), bottleneck="compute_bound"))
+    assert anywhere.other_backend == [] and len(anywhere.recommendations) == 3  # no backend asked: nothing left out

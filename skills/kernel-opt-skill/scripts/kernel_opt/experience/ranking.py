@@ -10,7 +10,8 @@ profile's reading of the reference), else its kernel name's. Strategies are then
 relevance of the records that support them, weighted by measured speedup and by how many
 independent records agree; failures of the same strategy count against it and are shown. A
 strategy built on hardware the chip asked about lacks (wgmma, TMA on an A100:
-profile/chip_features.py) is left out, with the reason.
+profile/chip_features.py), or a lever only another backend's guide has (wgmma, asked about Triton:
+backend_gate.py), is left out, with the reason.
 
 Each suggestion says why it matched, field by field (same op, same bottleneck, same or other
 chip, same backend), and strategies backed by an exact match (every field asked about is the
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.core.errors import UsageError
+from kernel_opt.experience.backend_gate import foreign_strategies
 from kernel_opt.experience.chip_gate import chip_requirements, unavailable_strategies
 from kernel_opt.experience.labels import Chip, chip_similarity, normalize_backend, normalize_bottleneck, normalize_chip
 from kernel_opt.experience.records import content_key
@@ -172,6 +174,8 @@ class RecommendationResult:
     chip_matches: int = 0  # records (relevant or not) from the chip asked about
     # (strategy, why) for strategies that matched but need hardware the chip asked about lacks
     unavailable: list[tuple[str, str]] = field(default_factory=list)
+    # (strategy, why) for strategies that matched but are levers of another backend's guide only
+    other_backend: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def chip_note(self) -> str | None:
@@ -200,6 +204,7 @@ class RecommendationResult:
             "chip_matches": self.chip_matches,
             "chip_note": self.chip_note,
             "unavailable": [{"strategy": strategy, "why": why} for strategy, why in self.unavailable],
+            "other_backend": [{"strategy": strategy, "why": why} for strategy, why in self.other_backend],
             "recommendations": [r.to_dict() for r in self.recommendations],
             "avoid": [m.to_dict() for m in self.avoid],
         }
@@ -329,18 +334,23 @@ def recommend(entries: list[Entry], query: Query, limit: int = 5) -> Recommendat
         recommendation.against.sort(key=strength)
     arch = query.chip.arch if query.chip else None
     unavailable = unavailable_strategies(by_strategy, arch, query.backend)
+    foreign = foreign_strategies(by_strategy, query.backend)
+    left_out = unavailable | foreign
     if arch is None:
         for name, needs in chip_requirements(by_strategy, query.backend).items():
             by_strategy[name].chip_requirement = needs
     ranked = sorted(  # exact matches first, whatever the scores of the rest
-        (r for r in by_strategy.values() if r.support and r.score > 0 and r.strategy not in unavailable),
+        (r for r in by_strategy.values() if r.support and r.score > 0 and r.strategy not in left_out),
         key=lambda r: (not r.exact, -r.score, r.strategy),
     )
     avoid = sorted((m for m in relevant if m.entry.record.outcome == "failure"
-                    and m.entry.record.strategy not in unavailable), key=strength)
-    shown = [(name, why) for name, why in unavailable.items() if by_strategy[name].support]
+                    and m.entry.record.strategy not in left_out), key=strength)
     return RecommendationResult(query, ranked[:limit], avoid[:limit], considered=len(matches),
-                                chip_matches=sum(1 for m in matches if m.chip_matches), unavailable=shown)
+                                chip_matches=sum(1 for m in matches if m.chip_matches),
+                                unavailable=[(name, why) for name, why in unavailable.items()
+                                             if by_strategy[name].support],
+                                other_backend=[(name, why) for name, why in foreign.items()
+                                               if by_strategy[name].support and name not in unavailable])
 
 
 @dataclass

@@ -59,3 +59,13 @@ def guide_link(guide: str, name: str) -> str:
     """`GUIDE.md#anchor` for a strategy or label name (the bare name as anchor where no heading names it)."""
     anchor = guide_anchors(guide).get(name, name)
     return f"{guide_path(guide)}#{anchor}"
+
+
+@lru_cache(maxsize=4)
+def guide_strategies(backend: str) -> frozenset[str]:
+    """The strategies a backend's guide has a section for ("### `name`"); empty where the backend has no guide."""
+    if advice_for(backend).guide is None:
+        return frozenset()
+    path = SKILL_ROOT / guide_path(backend)
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return frozenset(re.findall(r"^###\s+`([A-Za-z0-9_]+)`", text, flags=re.MULTILINE))
