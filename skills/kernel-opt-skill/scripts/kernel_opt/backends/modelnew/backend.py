@@ -80,18 +80,13 @@ class ModelNewBackend(Backend):
                                 request.events)
 
     def defines_own_kernels(self, solution: Path) -> bool | None:
-        try:
-            return bool(_OWN_KERNEL.search(solution.read_text(errors="replace")))
-        except OSError:
-            return None
+        source = _source_of(solution)
+        return None if source is None else bool(_OWN_KERNEL.search(source))
 
     def static_analysis_unavailable(self, solution: Path) -> str | None:
         """One kind of kernel per analysis: a file with both load_inline CUDA and Triton kernels is not analysed (half
         a report would let racecheck be skipped for the other half's shared memory)."""
-        try:
-            source = solution.read_text(errors="replace")
-        except OSError:
-            return None  # analyze() says what is wrong with the file
+        source = _source_of(solution) or ""  # an unreadable file: analyze() says what is wrong with it
         if BUILDS_CUDA.search(source) and TRITON_KERNEL.search(source):
             return ("static analysis is not available for a ModelNew with both load_inline CUDA and Triton kernels "
                     "(ncu_profile.py's report covers every kernel a call launches)")
@@ -109,15 +104,10 @@ class ModelNewBackend(Backend):
         reason = self.static_analysis_unavailable(request.solution)
         if reason is not None:
             raise UsageError(reason, hint="profile it with ncu_profile.py")
-        if _builds_cuda(request.solution):
-            from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+        if BUILDS_CUDA.search(_source_of(request.solution) or ""):
             from kernel_opt.backends.modelnew.inline_static import analyze_inline_model_new
-            from kernel_opt.env.device import gpu_arch_if_any
 
-            # torch builds an extension for the GPU it runs on (no arch-specific suffix), else for --arch
-            arch = (gpu_arch_if_any() or DEFAULT_ARCH_WITHOUT_GPU) if request.options.arch == "auto" else \
-                normalize_arch(request.options.arch)
-            return analyze_inline_model_new(request.solution, request.build_dir, arch)
+            return analyze_inline_model_new(request.solution, request.build_dir, _inline_arch(request.options))
         if request.reference is None:
             raise UsageError("static analysis of a ModelNew needs its KernelBench problem file: pass --ref problem.py")
         return analyze_model_new(request.solution, request.reference, request.dims, request.build_dir,
@@ -127,20 +117,31 @@ class ModelNewBackend(Backend):
 BACKEND = ModelNewBackend()
 
 
-def _builds_cuda(solution: Path) -> bool:
+def _source_of(solution: Path) -> str | None:
+    """The solution's text; None where it cannot be read (the step that loads it says why)."""
     try:
-        return bool(BUILDS_CUDA.search(solution.read_text(errors="replace")))
+        return solution.read_text(errors="replace")
     except OSError:
-        return False  # analyze_model_new says what is wrong with the file
+        return None
+
+
+def _inline_arch(options: BuildOptions) -> str:
+    """What load_inline sources are compiled for here: --arch, else the GPU torch would build for (no
+    arch-specific suffix), else, without a GPU, the default."""
+    from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
+    from kernel_opt.env.device import gpu_arch_if_any
+
+    if options.arch != "auto":
+        return normalize_arch(options.arch)
+    return gpu_arch_if_any() or DEFAULT_ARCH_WITHOUT_GPU
 
 
 def _compile_here(solution: Path, build_dir: Path, options: BuildOptions) -> str:
     """The compile check without a GPU (modelnew/inline_build.py): what compiled, in words; its errors raise."""
-    from kernel_opt.backends.cuda.build import DEFAULT_ARCH_WITHOUT_GPU, normalize_arch
     from kernel_opt.backends.modelnew.inline_build import compile_inline_extensions
     from kernel_opt.backends.modelnew.inline_static import INLINE_COMPILE_DIR
 
-    arch = DEFAULT_ARCH_WITHOUT_GPU if options.arch == "auto" else normalize_arch(options.arch)
+    arch = _inline_arch(options)
     extensions = compile_inline_extensions(solution, build_dir / INLINE_COMPILE_DIR, arch)
     if not extensions:
         return ("it asked torch's cpp_extension to build nothing when imported, and its import ran without error here "
