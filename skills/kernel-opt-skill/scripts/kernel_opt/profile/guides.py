@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from kernel_opt.core.errors import UsageError
 from kernel_opt.profile.advice import advice_for
@@ -32,26 +33,40 @@ def github_anchor(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-@lru_cache(maxsize=4)
-def guide_anchors(guide: str) -> dict[str, str]:
-    """Strategy or label name -> anchor, read from the guide's headings.
+class Heading(NamedTuple):
+    """A guide heading: its level (2 for ##), its key (first `backticked` name, else first word), its anchor, and
+    whether it opens with the backticked name, as a strategy's section does ("### `tma_pipeline` (sm_90)")."""
 
-    A heading's key is its first `backticked` name, else its first word: "### `tma_pipeline`
-    (sm_90)" -> tma_pipeline, "## memory_bound" -> memory_bound. Reading the real headings keeps
-    the links right when a heading's tail changes.
-    """
+    level: int
+    key: str
+    anchor: str
+    opens_with_name: bool
+
+
+def _guide_headings(guide: str) -> tuple[Heading, ...]:
+    """Every heading of levels 2-4 in the guide, in order; empty where the file is missing."""
     path = SKILL_ROOT / guide_path(guide)
-    anchors: dict[str, str] = {}
     if not path.is_file():
-        return anchors
+        return ()
+    headings = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"^#{2,4}\s+(.*)$", line)
+        match = re.match(r"^(#{2,4})\s+(.*)$", line)
         if not match:
             continue
-        heading = match.group(1)
+        heading = match.group(2)
         named = re.search(r"`([A-Za-z0-9_]+)`", heading)
-        key = named.group(1) if named else heading.split()[0]
-        anchors.setdefault(key, github_anchor(heading))
+        headings.append(Heading(len(match.group(1)), named.group(1) if named else heading.split()[0],
+                                github_anchor(heading), named is not None and named.start() == 0))
+    return tuple(headings)
+
+
+@lru_cache(maxsize=4)
+def guide_anchors(guide: str) -> dict[str, str]:
+    """Strategy or label name -> anchor, read from the guide's headings (the first heading of a name wins): reading
+    the real headings keeps the links right when a heading's tail changes."""
+    anchors: dict[str, str] = {}
+    for heading in _guide_headings(guide):
+        anchors.setdefault(heading.key, heading.anchor)
     return anchors
 
 
@@ -66,6 +81,5 @@ def guide_strategies(backend: str) -> frozenset[str]:
     """The strategies a backend's guide has a section for ("### `name`"); empty where the backend has no guide."""
     if advice_for(backend).guide is None:
         return frozenset()
-    path = SKILL_ROOT / guide_path(backend)
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    return frozenset(re.findall(r"^###\s+`([A-Za-z0-9_]+)`", text, flags=re.MULTILINE))
+    return frozenset(heading.key for heading in _guide_headings(backend)
+                     if heading.level == 3 and heading.opens_with_name)
