@@ -340,8 +340,8 @@ def _kernel_details(kernel_profile, kernel_verdict) -> dict[str, Any]:
              for rule in kernel_profile.rules], ["section", "rule", "kind", "est. speedup %", "message"],
         ) if kernel_profile.rules else "",
         "raw_table": compact_markdown_table(
-            [[metric.name, _cell(metric.value), _cell(metric.unit or ""), _cell(metric.description)]
-             for metric in kernel_profile.raw_metrics], ["ncu metric", "value", "unit", "description"],
+            [[metric.name, _cell(metric.value), _cell(metric.unit or "")] for metric in kernel_profile.raw_metrics],
+            ["ncu metric", "value", "unit"],
         ),
         "raw_count": len(kernel_profile.raw_metrics),
     }
