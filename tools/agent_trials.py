@@ -5,7 +5,8 @@ A trial gives a fresh subagent one KernelBench problem, the skill installed the 
 The comparison trial gives the same kind of agent the same problem and iteration budget without the skill.
 Afterwards `collect` copies what the agent left (its run folder without large binaries, its final report,
 its log) to demo/agent_trials/<trial>/. A comparison's "fast" kernel is then judged by this project's own
-`correctness_check.py` and `benchmark.py` on the GPU host, against the unchanged problem file.
+`correctness_check.py` and `benchmark.py` on the GPU host, against the unchanged problem file
+(tools/trial_judge.py).
 
   draw KERNELBENCH [--seed S] [--count N] [--cuda K] [--comparisons C]
         the problem list, drawn before any trial runs: N problems from levels 1 and 2 (random.Random(S)),

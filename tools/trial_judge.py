@@ -1,0 +1,165 @@
+"""A comparison trial's "fast" kernel judged by this project's own checks, on the GPU host.
+
+An agent without the skill reports its own speedup and its own idea of correct. This runs what
+the skill would have run on its best ModelNew, against the unchanged KernelBench problem file:
+
+  correctness        correctness_check.py (the reference-error rule, re-drawn weights, poisoned outputs)
+  kernelbench_rule   the same check at KernelBench's atol = rtol = 1e-2 (what a KernelBench user would accept)
+  memcheck           one case under compute-sanitizer memcheck
+  benchmark          benchmark.py against eager and torch.compile (default, max-autotune-no-cudagraphs),
+                     only where the check passed (it refuses a failing kernel anyway)
+
+Each step's records go under DEST/<step>/; JUDGEMENT.md and JUDGEMENT.json sum them up.
+
+Usage (from the repository root, on the GPU host):
+  python3 tools/trial_judge.py .trials/L2_88_...-without-skill/out/v2/model_new.py \\
+      .trials/L2_88_...-without-skill/88_Gemm_GroupNorm_Swish_Multiply_Swish.py "$OUT/judge"
+
+Exit codes: 0 judged (whatever the verdict); 2 a file that does not exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "skills" / "kernel-opt-skill" / "scripts"
+STEP_TIMEOUT_S = 420
+
+
+def commands(solution: Path, problem: Path, dest: Path) -> dict[str, list[str]]:
+    """Each step's command line, in the order they run."""
+    check = [sys.executable, str(SCRIPTS / "correctness_check.py"), str(solution), "--ref", str(problem)]
+    return {
+        "correctness": [*check, "--output-dir", str(dest / "correctness")],
+        "kernelbench_rule": [*check, "--kernelbench-tolerances", "--output-dir", str(dest / "kernelbench_rule")],
+        "memcheck": [*check, "--sanitize", "memcheck", "--output-dir", str(dest / "memcheck")],
+        "benchmark": [sys.executable, str(SCRIPTS / "benchmark.py"), str(solution), "--ref", str(problem),
+                      "--output-dir", str(dest / "benchmark"), "--baseline", "both",
+                      "--checked-by", str(dest / "correctness" / "correctness.json")],
+    }
+
+
+def _record(folder: Path, name: str) -> dict | None:
+    try:
+        return json.loads((folder / name).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _check_line(record: dict | None, exit_code: int | None, log: str) -> dict:
+    """One check's verdict and, where it did not pass, why: the CLI's own first line and first reason."""
+    if record is None:
+        verdict = "no record"
+    else:
+        verdict = record.get("verdict") or ("pass" if record.get("passed") else "fail")
+    why = ""
+    if verdict != "pass":
+        lines = [line.strip() for line in log.splitlines() if line.strip()]
+        reasons = [line for line in lines if line.startswith("- ")]
+        why = " ".join(([lines[0]] if lines else []) + reasons[:1])
+    return {"verdict": verdict, "exit_code": exit_code, "why": why[:400]}
+
+
+def _log(dest: Path, name: str) -> str:
+    try:
+        return (dest / f"{name}.log").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def judgement(dest: Path, exit_codes: dict[str, int | None], claimed: str | None = None) -> dict:
+    """What the records under `dest` say, in one place: each check's verdict, and the timings where it passed."""
+    records = {"correctness": "correctness.json", "kernelbench_rule": "correctness.json",
+               "memcheck": "correctness_memcheck.json"}
+    checks = {name: _check_line(_record(dest / name, record), exit_codes.get(name), _log(dest, name))
+              for name, record in records.items()}
+    bench = _record(dest / "benchmark", "benchmark.json")
+    timing = None
+    if bench is not None and (bench.get("solution") or {}).get("median_us") is not None:
+        baselines = {b["name"]: b["median_us"] for b in bench.get("baselines", []) if b.get("median_us")}
+        compiled = {name: us for name, us in baselines.items() if name.startswith("torch.compile")}
+        best_compile = min(compiled, key=compiled.get) if compiled else None
+        median = bench["solution"]["median_us"]
+        timing = {"device": (bench.get("gpu") or {}).get("name"), "median_us": median,
+                  "eager_us": baselines.get("eager"), "best_compile": best_compile,
+                  "best_compile_us": compiled.get(best_compile) if best_compile else None,
+                  "speedup_vs_eager": baselines["eager"] / median if baselines.get("eager") else None,
+                  "speedup_vs_best_compile": compiled[best_compile] / median if best_compile else None,
+                  "verdict": bench.get("verdict")}
+    correct = checks["correctness"]["verdict"] == "pass" and checks["memcheck"]["verdict"] == "pass"
+    return {"correct": correct, "checks": checks, "timing": timing, "claimed": claimed,
+            "benchmark_exit_code": exit_codes.get("benchmark")}
+
+
+def markdown(solution: str, problem: str, result: dict) -> str:
+    lines = [f"# Judgement of `{solution}`", "",
+             f"Against the unchanged problem file `{problem}`, by this project's checks "
+             "(tools/trial_judge.py).", "",
+             f"**Correct under this project's checks: {'yes' if result['correct'] else 'no'}.**", "",
+             "| check | verdict | exit | why |", "| --- | --- | --- | --- |"]
+    for name, check in result["checks"].items():
+        lines.append(f"| {name} | {check['verdict']} | {check['exit_code']} | {check['why'].replace('|', '/')} |")
+    timing = result["timing"]
+    if timing:
+        def us(value):
+            return "—" if value is None else f"{value:.2f} µs"
+
+        def x(value):
+            return "—" if value is None else f"{value:.2f}x"
+
+        lines += ["", f"Timed on {timing['device']}: {us(timing['median_us'])}; eager {us(timing['eager_us'])} "
+                  f"({x(timing['speedup_vs_eager'])}); best torch.compile ({timing['best_compile']}) "
+                  f"{us(timing['best_compile_us'])} ({x(timing['speedup_vs_best_compile'])})."]
+    else:
+        lines += ["", f"Not timed (benchmark exit {result['benchmark_exit_code']}): the check must pass first."]
+    if result.get("claimed"):
+        lines += ["", f"The agent's own claim: {result['claimed']}"]
+    return "\n".join(lines) + "\n"
+
+
+def run(solution: Path, problem: Path, dest: Path, claimed: str | None = None) -> dict:
+    dest.mkdir(parents=True, exist_ok=True)
+    exit_codes: dict[str, int | None] = {}
+    for name, command in commands(solution, problem, dest).items():
+        if name == "benchmark" and exit_codes.get("correctness") != 0:
+            exit_codes[name] = None
+            continue
+        start = time.monotonic()
+        with open(dest / f"{name}.log", "w") as log:
+            try:
+                exit_codes[name] = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,
+                                                  timeout=STEP_TIMEOUT_S).returncode
+            except subprocess.TimeoutExpired:
+                exit_codes[name] = None
+                log.write(f"\n[trial_judge] stopped after {STEP_TIMEOUT_S} s\n")
+        print(f"{name}: exit {exit_codes[name]}, {time.monotonic() - start:.0f} s", flush=True)
+    result = judgement(dest, exit_codes, claimed)
+    (dest / "JUDGEMENT.json").write_text(json.dumps(result, indent=2) + "\n")
+    (dest / "JUDGEMENT.md").write_text(markdown(str(solution), str(problem), result))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("solution", type=Path, help="the agent's best ModelNew")
+    parser.add_argument("problem", type=Path, help="the unchanged KernelBench problem file")
+    parser.add_argument("dest", type=Path, help="where the records and JUDGEMENT.md go")
+    parser.add_argument("--claimed", help="the agent's own figures, quoted into the judgement")
+    args = parser.parse_args(argv)
+    for path in (args.solution, args.problem):
+        if not path.is_file():
+            print(f"error: no such file: {path}", file=sys.stderr)
+            return 2
+    run(args.solution, args.problem, args.dest, args.claimed)
+    print((args.dest / "JUDGEMENT.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
