@@ -237,6 +237,33 @@ def test_the_compute_floor_is_the_datasheet_peak_of_the_dtype(dtype, peak_tflops
     assert honest.verdict == "measured"
 
 
+def test_a_strict_fp32_gemm_on_tensor_cores_is_placed_against_a_third_of_the_tf32_roof():
+    """KernelBench level2 88 (1024 x 8192 x 8192 float32 Linear, strict FP32): a fresh agent's 3xTF32 Triton GEMM ran
+    at 64.6 TFLOP/s on an H200, past the measured strict-FP32 matmul (51.2) and at 96% of the datasheet's FP32 peak,
+    and the loop stopped at "target reached". Its method's roof is a third of the TF32 rate: 380 / 3 here."""
+    flops = 2.0 * 1024 * 8192 * 8192
+    sequence = gemm_events("float32", flops, flops / 64.6e12 * 1e6)
+    sequence[4]["measured"]["matmul"]["tf32"] = {"dtype": "tf32", "size": 4096, "tflops": 380.0, "median_us": 1.0,
+                                                "p20_us": 1.0, "p80_us": 1.0, "precision": "tf32", "error": None}
+    report = assemble(sequence)
+    assert report.verdict == "measured" and report.roofline.primary == "measured"
+    roof = report.roofline.points["measured"].ceilings
+    assert roof.compute_tflops == pytest.approx(380.0 / 3) and roof.dtype == "float32"
+    assert roof.source == "measured 2026-11-22; fp32 products as 3xTF32 on tensor cores: a third of the TF32 rate"
+    assert report.percent_of_ceiling == pytest.approx(100 * 64.6 / (380.0 / 3), rel=1e-3)
+    assert report.target_reached is False
+    sheet = report.roofline.points["datasheet"].ceilings  # H100 SXM: TF32 494.5 / 3 is above FP32's 66.9
+    assert sheet.compute_tflops == pytest.approx(494.5 / 3) and "3xTF32" in sheet.source
+    assert report.roofline.physical_floor.compute_tflops == 494.5  # the true limit stays the whole TF32 rate
+
+
+def test_without_a_measured_tf32_rate_the_strict_fp32_roof_is_the_fp32_one():
+    flops = 2.0 * 4096**3
+    report = assemble(gemm_events("float32", flops, flops / 40e12 * 1e6))
+    roof = report.roofline.points["measured"].ceilings
+    assert roof.compute_tflops == 50.0 and roof.source == "measured 2026-11-22"
+
+
 def test_a_partial_flop_count_places_the_kernel_but_never_makes_it_invalid():
     """FlopCounterMode's matmul count of a matmul + epilogue is a lower bound of the reference's work; a causal
     kernel needs half of a masked full product, so no INVALID verdict may rest on it (Work.floor_flops)."""
@@ -289,7 +316,8 @@ def test_a_solution_beating_every_measured_roof_is_placed_against_the_datasheet(
 def test_a_solution_beating_the_counted_flops_roof_is_placed_on_the_memory_roof_and_does_not_reach_the_target():
     """KernelBench level2 18: a 1024 x 8192 x 8192 matmul whose output is summed over its columns. The FLOP counter
     counts the matmul (137.4 GFLOP, a lower bound); a kernel that sums the weights first does 0.1% of it and reads
-    302 MB. At 338 us it is 607% of the datasheet's fp32 roof for the counted FLOPs, and 29.8% of the measured copy."""
+    302 MB. At 338 us it is 247% of the datasheet's strict-fp32 roof (3xTF32) for the counted FLOPs, and 29.8% of the
+    measured copy."""
     sequence = events(solution_us=338.0)
     work = next(event for event in sequence if event["event"] == "work")
     work.update(flops=137.4e9, flops_source="at least: counted by torch FlopCounterMode", flops_lower_bound=True,
@@ -300,7 +328,7 @@ def test_a_solution_beating_the_counted_flops_roof_is_placed_on_the_memory_roof_
     assert report.target_reached is False
     assert report.roofline.points["measured"].flops is None  # placed without the counted FLOPs
     [note] = [note for note in report.notes if "of the compute roof for the counted 1.37e+11 FLOPs" in note]
-    assert note.startswith("the solution ran at 607% of the compute roof") and "memory roof alone" in note
+    assert note.startswith("the solution ran at 247% of the compute roof") and "memory roof alone" in note
     assert report.ceiling_basis().reason.endswith("the memory roof alone (the solution beat the counted FLOPs' roof)")
 
 

@@ -173,9 +173,10 @@ def test_record_round_trips_and_separates_strict_fp32_from_tf32():
     assert restored.peak_tflops("float32") == 50.0
     assert restored.peak_tflops("torch.float32", allow_tf32=True) == 380.0
     assert restored.peak_tflops("float8_e4m3fn") is None
-    roof = restored.roofline_ceilings("float32")
-    assert (roof.memory_bandwidth_gbps, roof.compute_tflops, roof.dtype) == (3000.0, 50.0, "float32")
-    assert roof.source == "measured 2026-01-01"
+    roof = restored.roofline_ceilings("float32")  # strict: the higher of FP32 and a third of TF32 (3xTF32)
+    assert (roof.memory_bandwidth_gbps, roof.dtype) == (3000.0, "float32")
+    assert roof.compute_tflops == pytest.approx(380.0 / 3)
+    assert roof.source == "measured 2026-01-01; fp32 products as 3xTF32 on tensor cores: a third of the TF32 rate"
     assert restored.roofline_ceilings("float32", allow_tf32=True).dtype == "tf32"
 
 

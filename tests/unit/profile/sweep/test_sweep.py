@@ -382,19 +382,21 @@ def test_a_compute_bound_sweep_charts_tflops():
     heavy = [EnvironmentEvent({"gpu": {"name": H100}})]
     for value in SIZES:
         heavy += size_events(value)
-        # 21 FLOP per counted byte: past the fp32 ridge (67 TFLOP/s over 3350 GB/s = 20), at rates under that roof
-        heavy[-2] = SweepSizeEvent(dims={"N": value}, work={**work(value), "flops": 21 * work(value)["bytes"]})
+        # 50 FLOP per counted byte: past the strict-fp32 ridge (494.5 / 3 TFLOP/s, 3xTF32, over 3350 GB/s = 49.2), at
+        # rates under that roof
+        heavy[-2] = SweepSizeEvent(dims={"N": value}, work={**work(value), "flops": 50 * work(value)["bytes"]})
     points = points_for(events=heavy)
     assert [p.status for p in points] == ["profiled"] * 4
     assert {p.solution.bound for p in points} == {"compute"} and assemble.chart_rate(points) == "flops"
 
 
 def test_a_size_that_beats_the_counted_flops_roof_is_placed_on_the_memory_roof():
-    """25 FLOP per byte at these times is more than the fp32 roof allows: the FLOPs were not all performed."""
+    """61 FLOP per byte at these times is more than the strict-fp32 roof (3xTF32) allows: the FLOPs were not all
+    performed."""
     heavy = [EnvironmentEvent({"gpu": {"name": H100}})]
     for value in SIZES:
         heavy += size_events(value)
-        heavy[-2] = SweepSizeEvent(dims={"N": value}, work={**work(value), "flops": 25 * work(value)["bytes"]})
+        heavy[-2] = SweepSizeEvent(dims={"N": value}, work={**work(value), "flops": 61 * work(value)["bytes"]})
     points = points_for(events=heavy)
     assert {p.value: p.solution.bound for p in points} == {1024: "compute", 2048: "compute", 4096: "memory",
                                                            8192: "memory"}
@@ -437,7 +439,8 @@ def test_the_table_repeats_the_record(tmp_path):
     assert "- N=2048: WRONG: not profiled: wrong results: output 'out'" in markdown
     assert "`clock_control=none`" in markdown and "`cache_control=all`" in markdown
     assert "solution: 1 kernel(s) per call: `softmax_kernel`" in markdown
-    assert "- datasheet roofs: 3350 GB/s, 67.0 TFLOP/s (float32; datasheet: NVIDIA H100 SXM5 80GB)" in markdown
+    assert ("- datasheet roofs: 3350 GB/s, 164.8 TFLOP/s (float32; datasheet: NVIDIA H100 SXM5 80GB; fp32 products as "
+            "3xTF32 on tensor cores: a third of the TF32 rate)") in markdown
     assert "the copy kernel profiled beside each size: Each % of ceiling names its basis" in " ".join(
         markdown.split())
     lines = report.summary_lines(record, "OUT/sweep")

@@ -178,11 +178,17 @@ def basis_record(name: str, point: RoofPoint, reason: str, measured_at: str | No
 
 
 def datasheet_roofs(sheet: GpuDatasheet | None, dtype: str, allow_tf32: bool) -> roofline.Ceilings | None:
-    """The datasheet's roofs for a dtype (its dense peak and memory bandwidth); None where the sheet lacks either."""
-    if sheet is None or not sheet.memory_bandwidth_gbps or not sheet.peak_tflops(dtype, allow_tf32):
+    """The datasheet's roofs for a dtype (its dense peak, for strict float32 the 3xTF32 rate where higher, and memory
+    bandwidth); None where the sheet lacks either."""
+    if sheet is None or not sheet.memory_bandwidth_gbps:
         return None
-    return roofline.Ceilings(sheet.memory_bandwidth_gbps, sheet.peak_tflops(dtype, allow_tf32),
-                             source=f"datasheet: {sheet.display_name}", dtype=dtype)
+    peak, source = sheet.peak_tflops(dtype, allow_tf32), f"datasheet: {sheet.display_name}"
+    if dtype.removeprefix("torch.") == "float32" and not allow_tf32:  # roofline.strict_fp32_tflops
+        peak, emulated = roofline.strict_fp32_tflops(peak, sheet.peak_tflops("float32", allow_tf32=True))
+        source += f"; {roofline.STRICT_FP32_ON_TENSOR_CORES}" if emulated else ""
+    if not peak:
+        return None
+    return roofline.Ceilings(sheet.memory_bandwidth_gbps, peak, source=source, dtype=dtype)
 
 
 def roofline_points(flops: float | None, traffic: float, time_us: float, measured_roofs: roofline.Ceilings | None,

@@ -36,6 +36,22 @@ COMPUTE_BOUND: Bound = "compute"
 # skipped work is the likelier explanation.
 FASTER_THAN_FLOOR_TOLERANCE = 0.03
 
+# Float32-accurate products on tensor cores: each product as three TF32 products (3xTF32: the high parts' product
+# and both cross terms), which the strict-FP32 correctness rule accepts (their error is near FP32's own). A float32
+# problem's compute roof is therefore the higher of the CUDA-core FP32 rate and a third of the TF32 tensor rate:
+# against the FP32 rate alone a 3xTF32 kernel read "target reached" at 2x under what its method can do.
+TF32_PRODUCTS_PER_FP32_PRODUCT = 3
+STRICT_FP32_ON_TENSOR_CORES = "fp32 products as 3xTF32 on tensor cores: a third of the TF32 rate"
+
+
+def strict_fp32_tflops(fp32_tflops: float | None, tf32_tflops: float | None) -> tuple[float | None, bool]:
+    """The compute roof of a float32 problem checked at FP32 accuracy, and whether it is the 3xTF32 one."""
+    emulated = tf32_tflops / TF32_PRODUCTS_PER_FP32_PRODUCT if tf32_tflops else None
+    if emulated is not None and (fp32_tflops is None or emulated > fp32_tflops):
+        return emulated, True
+    return fp32_tflops, False
+
+
 _MICROSECONDS_PER_SECOND = 1e6
 _BYTES_PER_GB = 1e9
 _FLOPS_PER_TFLOP = 1e12
