@@ -296,3 +296,41 @@ def test_a_family_nothing_decided_filters_nothing():
     result = classify_kernel(busy)
     unknown = ProblemTraits(family="other")
     assert suggest(result, busy, ("cuda",), "9.0", unknown) == suggest(result, busy, ("cuda",), "9.0")
+
+
+# A fresh agent's v1 for KernelBench level2 88 (H200): a 3xTF32 Triton GEMM on wgmma and cp.async, L1/shared leading
+# at 61% with 10% bank conflicts, the tensor pipe at 42%, 18% occupancy. Labelled memory_bound, it was sent to
+# block_size, vector_hints and cache_hints, which TRITON.md writes for elementwise and row kernels.
+TF32X3_GEMM = dict(sm_throughput_pct=40.8, memory_throughput_pct=61.0, l1_throughput_pct=61.0, l2_throughput_pct=39.1,
+                   dram_throughput_pct=5.3, achieved_occupancy_pct=17.9, theoretical_occupancy_pct=18.8,
+                   block_limit_registers_blocks=3, block_limit_shared_memory_blocks=3, grid_size_blocks=2048,
+                   block_size_threads=128, waves_per_sm=5.17, tensor_pipe_pct=42.3, fma_pipe_pct=14.0,
+                   alu_pipe_pct=41.3, shared_load_bank_conflicts=15461.0, shared_load_wavefronts=150000.0,
+                   shared_store_bank_conflicts=19.04e6, shared_store_wavefronts=180e6,
+                   stalls={"barrier": 2.3, "wait": 1.9, "long_scoreboard": 1.3},
+                   executed_opcodes={"HGMMA": 25.17e6, "LDSM": 8.39e6, "LDGSTS": 16.91e6})
+MATMUL = ProblemTraits(family="matmul_like", family_source="the reference calls Linear, gemm")
+
+
+def test_a_memory_bound_triton_gemm_gets_tile_and_pipeline_advice_not_elementwise_blocks():
+    metrics = kernel(**TF32X3_GEMM)
+    result = classify_kernel(metrics)
+    assert (result.label, result.memory_limiter) == ("memory_bound", "L1/shared")
+    picked = [s.strategy for s in suggest(result, metrics, ("triton",), "9.0", MATMUL)]
+    assert picked == ["tile_shape", "pipeline_stages", "grouped_order", "tensor_descriptors"]
+    assert [s.strategy for s in suggest(result, metrics, ("triton",), "8.0", MATMUL)] == [
+        "tile_shape", "pipeline_stages", "grouped_order"]  # no TMA on an A100
+    rows = ProblemTraits(family="row_reduction", family_source="the reference calls softmax")
+    assert [s.strategy for s in suggest(result, metrics, ("triton",), "9.0", rows)][:2] == ["block_size",
+                                                                                          "vector_hints"]
+
+
+def test_a_saturated_shared_memory_sends_a_gemm_to_larger_tiles_and_a_row_kernel_to_larger_blocks():
+    metrics = kernel(l1_throughput_pct=88.0, memory_throughput_pct=88.0)
+    result = classify_kernel(metrics)
+    assert "memory_at_peak" in keys(result) and result.memory_limiter == "L1/shared"
+    first = suggest(result, metrics, ("triton",), "9.0", MATMUL)[0]
+    assert (first.strategy, first.why) == ("tile_shape", "L1/shared is at its peak: larger tiles reuse each loaded "
+                                                         "operand more")
+    rows = ProblemTraits(family="row_reduction", family_source="the reference calls softmax")
+    assert suggest(result, metrics, ("triton",), "9.0", rows)[0].strategy == "block_size"

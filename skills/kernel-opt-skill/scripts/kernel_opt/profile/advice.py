@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 from kernel_opt.core.errors import UsageError
 from kernel_opt.profile.chip_features import missing_feature
 from kernel_opt.solution import registry
+from kernel_opt.solution.families import FAMILIES
 
 if TYPE_CHECKING:  # annotations only: classify, the metrics and the problem's traits are what the advice reads
     from kernel_opt.profile.classify import Classification
@@ -34,6 +35,7 @@ MATMUL_FAMILIES = frozenset({"matmul_like"})  # tensor cores, MMA pipelines, GEM
 TILED_FAMILIES = frozenset({"matmul_like", "stencil", "data_movement"})  # data staged and reused on chip
 REREADING_FAMILIES = frozenset({"row_reduction", "reduction", "scan", "sort_select"})  # passes over the same data
 REDUCING_FAMILIES = frozenset({"row_reduction", "reduction", "scan", "sort_select", "matmul_like"})  # reductions
+NON_MATMUL_FAMILIES = frozenset(FAMILIES) - MATMUL_FAMILIES  # a GEMM's tiles have strategies of their own
 
 
 class StrategyAdvice:
@@ -42,6 +44,9 @@ class StrategyAdvice:
     guide: ClassVar[str | None] = None  # the strategy guide, relative to the skill root
     # Strategy names per bottleneck label and "small_grid", in the order to try them.
     default_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # Kernel family -> label -> strategies that take the place of the label's defaults for that family (a GEMM
+    # whose shared memory leads is memory_bound, and its levers are tiles and pipelining, not elementwise blocks).
+    family_defaults: ClassVar[Mapping[str, Mapping[str, tuple[str, ...]]]] = {}
     # Math pipe ("tensor", "FMA", "ALU", "XU", "FP64") at its roof -> the strategies that still help there.
     roof_strategies: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     # Another backend whose guide and strategies this one's solutions follow (a ModelNew's load_inline
@@ -67,6 +72,12 @@ class StrategyAdvice:
             return (f"only saves DRAM bytes; this solution moves {traits.traffic_ratio:.2f}x the problem's minimum, "
                     "each byte once")
         return None
+
+    def label_defaults(self, label: str, traits: ProblemTraits | None) -> tuple[str, ...]:
+        """The strategies to try for `label` when nothing more specific applies: the family's own, else the label's."""
+        family = traits.known_family if traits is not None else None
+        own = self.family_defaults.get(family, {}).get(label) if family is not None else None
+        return own if own is not None else tuple(self.default_strategies.get(label, ()))
 
     def guide_for(self, solution: Path) -> str | None:
         """The backend whose guide and experience records fit this solution; None: strategies_from, else this one."""

@@ -79,7 +79,7 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
                 add(name, f"the {pipes.busiest} pipe is at its roof ({pipes.busiest_pct:.1f}%)")
         for name, why in advice.specific_strategies(classification, metrics, compute_capability):
             add(name, why)
-        for name in () if at_roof or at_memory_roof else advice.default_strategies.get(label, ()):
+        for name in () if at_roof or at_memory_roof else advice.label_defaults(label, traits):
             add(name, f"a {label} strategy")
         for name, why in picked[:MAX_SUGGESTIONS_PER_GUIDE]:
             suggestions.append(Suggestion(guide, name, guide_link(guide, name), why))

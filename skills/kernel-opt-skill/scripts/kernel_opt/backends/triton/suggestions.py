@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_opt.profile.advice import MATMUL_FAMILIES, REREADING_FAMILIES, TILED_FAMILIES, StrategyAdvice
+from kernel_opt.profile.advice import (
+    MATMUL_FAMILIES,
+    NON_MATMUL_FAMILIES,
+    REREADING_FAMILIES,
+    TILED_FAMILIES,
+    StrategyAdvice,
+)
 from kernel_opt.profile.thresholds import threshold
 
 # Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
@@ -19,6 +25,13 @@ DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
     "occupancy_bound": ("num_warps_stages_tradeoff",),
     "overlap_bound": ("pipeline_stages", "warp_specialize", "tensor_descriptors"),
     "small_grid": ("persistent_kernel", "split_k"),
+}
+
+# A matmul-like problem's own defaults (TRITON.md: `block_size` and `vector_hints` are written for elementwise and
+# row kernels): a tl.dot kernel whose shared memory or L2 leads wants larger tiles, deeper pipelines, an L2-friendly
+# tile order and TMA loads.
+FAMILY_DEFAULTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "matmul_like": {"memory_bound": ("tile_shape", "pipeline_stages", "grouped_order", "tensor_descriptors")},
 }
 
 # A math pipe at its roof: what still helps (see backends/cuda/suggestions.py).
@@ -85,8 +98,9 @@ def triton_strategies(classification: Any) -> list[tuple[str, str]]:
         unit = classification.memory_limiter or "memory"
         if unit == "DRAM":
             picked.append(("single_pass", "DRAM is at its peak: only fewer bytes help"))
-        else:  # L1/shared or L2 saturated: the same data is fetched again and again
-            picked.append(("block_size", f"{unit} is at its peak: larger tiles reuse each loaded value more"))
+        else:  # L1/shared or L2 saturated: the same data is fetched again and again (advice.unfit keeps one of these)
+            picked.append(("block_size", f"{unit} is at its peak: larger blocks reuse each loaded value more"))
+            picked.append(("tile_shape", f"{unit} is at its peak: larger tiles reuse each loaded operand more"))
     if label == "compute_bound" and not classification.pipes.at_roof:
         for pipe, value in busy_math_pipes(classification.pipes):
             for name in ROOF_STRATEGIES[pipe]:
@@ -112,6 +126,8 @@ CHIP_FEATURES: dict[str, str] = {"tensor_descriptors": "TMA", "warp_specialize":
 
 # The kernel families each strategy is written for; a strategy not listed fits any.
 STRATEGY_FAMILIES: dict[str, frozenset[str]] = {
+    "block_size": NON_MATMUL_FAMILIES,
+    "vector_hints": NON_MATMUL_FAMILIES,
     "dot_precision": MATMUL_FAMILIES,
     "tile_shape": MATMUL_FAMILIES,
     "split_k": MATMUL_FAMILIES,
@@ -127,6 +143,7 @@ BYTE_SAVING_STRATEGIES = frozenset({"single_pass", "fuse_kernels", "cache_hints"
 class TritonAdvice(StrategyAdvice):
     guide = "experience/triton/TRITON.md"
     default_strategies = DEFAULT_STRATEGIES
+    family_defaults = FAMILY_DEFAULTS
     roof_strategies = ROOF_STRATEGIES
     chip_features = CHIP_FEATURES
     strategy_families = STRATEGY_FAMILIES
