@@ -6,8 +6,9 @@ the skill would have run on its best ModelNew, against the unchanged KernelBench
   correctness        correctness_check.py (the reference-error rule, re-drawn weights, poisoned outputs)
   kernelbench_rule   the same check at KernelBench's atol = rtol = 1e-2 (what a KernelBench user would accept)
   memcheck           one case under compute-sanitizer memcheck
-  benchmark          benchmark.py against eager and torch.compile (default, max-autotune-no-cudagraphs),
-                     only where the check passed (it refuses a failing kernel anyway)
+  benchmark          benchmark.py against eager and torch.compile (default, max-autotune-no-cudagraphs) where
+                     the strict check passed; where only KernelBench's rule did, timed under that rule
+                     (--kernelbench-tolerances), and the judgement says so
 
 Each step's records go under DEST/<step>/; JUDGEMENT.md and JUDGEMENT.json sum them up.
 
@@ -43,6 +44,13 @@ def commands(solution: Path, problem: Path, dest: Path) -> dict[str, list[str]]:
                       "--output-dir", str(dest / "benchmark"), "--baseline", "both",
                       "--checked-by", str(dest / "correctness" / "correctness.json")],
     }
+
+
+def kernelbench_benchmark(solution: Path, problem: Path, dest: Path) -> list[str]:
+    """The benchmark under KernelBench's atol = rtol = 1e-2, relying on that rule's passing check."""
+    return [sys.executable, str(SCRIPTS / "benchmark.py"), str(solution), "--ref", str(problem),
+            "--output-dir", str(dest / "benchmark"), "--baseline", "both", "--kernelbench-tolerances",
+            "--checked-by", str(dest / "kernelbench_rule" / "correctness.json")]
 
 
 def _record(folder: Path, name: str) -> dict | None:
@@ -93,6 +101,9 @@ def judgement(dest: Path, exit_codes: dict[str, int | None], claimed: str | None
                   "speedup_vs_best_compile": compiled[best_compile] / median if best_compile else None,
                   "verdict": bench.get("verdict")}
     correct = checks["correctness"]["verdict"] == "pass" and checks["memcheck"]["verdict"] == "pass"
+    if timing is not None:
+        timing["rule"] = ("the strict rule" if checks["correctness"]["verdict"] == "pass"
+                          else "KernelBench's rule (atol = rtol = 1e-2)")
     return {"correct": correct, "checks": checks, "timing": timing, "claimed": claimed,
             "benchmark_exit_code": exit_codes.get("benchmark")}
 
@@ -113,7 +124,8 @@ def markdown(solution: str, problem: str, result: dict) -> str:
         def x(value):
             return "—" if value is None else f"{value:.2f}x"
 
-        lines += ["", f"Timed on {timing['device']}: {us(timing['median_us'])}; eager {us(timing['eager_us'])} "
+        lines += ["", f"Timed on {timing['device']} under {timing['rule']}: {us(timing['median_us'])}; "
+                  f"eager {us(timing['eager_us'])} "
                   f"({x(timing['speedup_vs_eager'])}); best torch.compile ({timing['best_compile']}) "
                   f"{us(timing['best_compile_us'])} ({x(timing['speedup_vs_best_compile'])})."]
     else:
@@ -128,8 +140,10 @@ def run(solution: Path, problem: Path, dest: Path, claimed: str | None = None) -
     exit_codes: dict[str, int | None] = {}
     for name, command in commands(solution, problem, dest).items():
         if name == "benchmark" and exit_codes.get("correctness") != 0:
-            exit_codes[name] = None
-            continue
+            if exit_codes.get("kernelbench_rule") != 0:
+                exit_codes[name] = None
+                continue
+            command = kernelbench_benchmark(solution, problem, dest)
         start = time.monotonic()
         with open(dest / f"{name}.log", "w") as log:
             try:

@@ -38,8 +38,8 @@ def test_a_passing_kernel_is_timed_against_eager_and_the_faster_compile_mode(too
     assert result["timing"]["speedup_vs_best_compile"] == pytest.approx(1.2)
     text = tool.markdown("out/v2/model_new.py", "88_x.py", result)
     assert "Correct under this project's checks: yes" in text
-    assert "100.00 µs; eager 400.00 µs (4.00x); best torch.compile (torch.compile (max-autotune-no-cudagraphs)) " \
-           "120.00 µs (1.20x)" in text
+    assert "under the strict rule: 100.00 µs; eager 400.00 µs (4.00x); best torch.compile (torch.compile " \
+           "(max-autotune-no-cudagraphs)) 120.00 µs (1.20x)" in text
 
 
 def test_a_kernel_that_passes_only_kernelbench_s_rule_is_not_correct_and_says_why_from_the_log(tool, tmp_path):
@@ -57,6 +57,19 @@ def test_a_kernel_that_passes_only_kernelbench_s_rule_is_not_correct_and_says_wh
     assert "| correctness | fail | 1 | FAIL: 3 of 12 cases do not match the reference. - output 'output': error " \
            "2.1e-03 / allowed 1e-05 |" in text
     assert "Not timed (benchmark exit None)" in text
+
+
+def test_a_kernel_that_passes_only_kernelbench_s_rule_is_timed_under_it_and_said_so(tool, tmp_path):
+    _write(tmp_path / "correctness", "correctness.json", {"passed": False, "verdict": "fail"})
+    _write(tmp_path / "kernelbench_rule", "correctness.json", {"passed": True, "verdict": "pass"})
+    _write(tmp_path / "memcheck", "correctness_memcheck.json", {"passed": True, "verdict": "pass"})
+    _write(tmp_path / "benchmark", "benchmark.json", _bench(100.0, 400.0, 150.0, 120.0))
+    result = tool.judgement(tmp_path, {"correctness": 1, "kernelbench_rule": 0, "memcheck": 0, "benchmark": 0})
+    assert result["correct"] is False and result["timing"]["rule"] == "KernelBench's rule (atol = rtol = 1e-2)"
+    assert "under KernelBench's rule (atol = rtol = 1e-2): 100.00 µs" in tool.markdown("s.py", "p.py", result)
+    command = tool.kernelbench_benchmark(tmp_path / "s.py", tmp_path / "p.py", tmp_path)
+    assert "--kernelbench-tolerances" in command
+    assert command[-1] == str(tmp_path / "kernelbench_rule" / "correctness.json")
 
 
 def test_the_benchmark_is_skipped_when_the_check_fails_and_every_step_leaves_a_log(tool, tmp_path, monkeypatch):
