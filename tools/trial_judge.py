@@ -5,10 +5,10 @@ the skill would have run on its best ModelNew, against the unchanged KernelBench
 
   correctness        correctness_check.py (the reference-error rule, re-drawn weights, poisoned outputs)
   kernelbench_rule   the same check at KernelBench's atol = rtol = 1e-2 (what a KernelBench user would accept)
-  memcheck           one case under compute-sanitizer memcheck
   benchmark          benchmark.py against eager and torch.compile (default, max-autotune-no-cudagraphs) where
                      the strict check passed; where only KernelBench's rule did, timed under that rule
                      (--kernelbench-tolerances), and the judgement says so
+  memcheck           one case under compute-sanitizer memcheck (last: the slowest, and no figure rests on it)
 
 Each step's records go under DEST/<step>/; JUDGEMENT.md and JUDGEMENT.json sum them up.
 
@@ -39,10 +39,10 @@ def commands(solution: Path, problem: Path, dest: Path) -> dict[str, list[str]]:
     return {
         "correctness": [*check, "--output-dir", str(dest / "correctness")],
         "kernelbench_rule": [*check, "--kernelbench-tolerances", "--output-dir", str(dest / "kernelbench_rule")],
-        "memcheck": [*check, "--sanitize", "memcheck", "--output-dir", str(dest / "memcheck")],
         "benchmark": [sys.executable, str(SCRIPTS / "benchmark.py"), str(solution), "--ref", str(problem),
                       "--output-dir", str(dest / "benchmark"), "--baseline", "both",
                       "--checked-by", str(dest / "correctness" / "correctness.json")],
+        "memcheck": [*check, "--sanitize", "memcheck", "--output-dir", str(dest / "memcheck")],
     }
 
 

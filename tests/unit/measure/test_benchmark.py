@@ -423,6 +423,13 @@ def test_without_a_gpu_exit_4_with_a_sentence(reference_dir, tmp_path, capsys):
     assert not (tmp_path / "benchmark.json").exists()
 
 
+def test_the_baseline_option_takes_the_words_its_help_names():
+    from kernel_opt.measure.benchmark_request import baselines_option
+
+    assert baselines_option("both") == baselines_option("eager,compile") == ["eager", "compile"]
+    assert baselines_option("none") == [] and baselines_option("eager") == ["eager"]
+
+
 @pytest.mark.parametrize(
     "arguments, fragment",
     [(["--baseline", "numpy"], "unknown --baseline"), (["--target-percent", "0"], "--target-percent"),

@@ -24,7 +24,7 @@ import shlex
 from pathlib import Path
 
 from kernel_opt.check.correctness import BuildOptions
-from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.cli import make_parser, parse_args_with_dims, print_json, run_command
 from kernel_opt.measure.benchmark import benchmark_solution
 from kernel_opt.measure.benchmark_report import benchmark_summary
 from kernel_opt.measure.benchmark_request import (
@@ -34,6 +34,7 @@ from kernel_opt.measure.benchmark_request import (
     DEFAULT_TIMEOUT_S,
     PROG,
     BenchmarkRequest,
+    baselines_option,
 )
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
 from kernel_opt.solution import registry
@@ -54,7 +55,7 @@ def build_parser():
     parser.add_argument("--output-dir", type=Path, required=True, help="where benchmark.md and benchmark.json go")
     parser.add_argument("--against", type=Path,
                         help="another version to compare with, timed interleaved (e.g. out/v1/v1.cu)")
-    parser.add_argument("--baseline", default="eager,compile",
+    parser.add_argument("--baseline", default="both",
                         help="PyTorch baselines: eager, compile, both (default) or none")
     parser.add_argument("--compile-modes", default=",".join(DEFAULT_COMPILE_MODES), help="torch.compile modes to time")
     parser.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
@@ -88,7 +89,7 @@ def build_parser():
 def parse_request(argv: list[str]) -> tuple[BenchmarkRequest, bool]:
     """The typed request behind a command line, and whether --json was given."""
     args, dims = parse_args_with_dims(build_parser(), argv)
-    baselines = comma_list(args.baseline)
+    baselines = baselines_option(args.baseline)
     request = BenchmarkRequest(
         solution=args.solution, reference=args.ref, output_dir=args.output_dir, dims=dims, against=args.against,
         baselines=baselines, compile_modes=[m.strip() for m in args.compile_modes.split(",") if m.strip()],

@@ -35,7 +35,7 @@ from pathlib import Path
 from kernel_opt.check.correctness import DEFAULT_SEEDS
 from kernel_opt.core.cli import comma_list, make_parser, print_json, run_command
 from kernel_opt.core.errors import ExitCode
-from kernel_opt.measure.benchmark_request import DEFAULT_COMPILE_MODES
+from kernel_opt.measure.benchmark_request import DEFAULT_COMPILE_MODES, baselines_option
 from kernel_opt.suite.driver import run_eval
 from kernel_opt.suite.records import FAILED_VERDICTS, EvalEntry, EvalReport
 from kernel_opt.suite.report import EVAL_MARKDOWN, eval_summary, write_eval_reports
@@ -57,7 +57,7 @@ def build_parser():
     parser.add_argument("--kernelbench-tolerances", action="store_true",
                         help="judge outputs at KernelBench's atol = rtol = 1e-2 (precision downgrades flagged)")
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="random input sets per shape (default 3)")
-    parser.add_argument("--baseline", default="eager,compile", help="PyTorch baselines: eager, compile or both")
+    parser.add_argument("--baseline", default="both", help="PyTorch baselines: eager, compile, both (default) or none")
     parser.add_argument("--compile-modes", default=",".join(DEFAULT_COMPILE_MODES), help="torch.compile modes to time")
     parser.add_argument("--timeout", type=float,
                         help="seconds without progress before a solution counts as hung (default: each tool's own)")
@@ -103,7 +103,7 @@ def _main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     request = EvalRequest(
         problems_dir=args.problems, solutions_dir=args.solutions, output_dir=args.output_dir,
-        kernelbench_tolerances=args.kernelbench_tolerances, seeds=args.seeds, baselines=comma_list(args.baseline),
+        kernelbench_tolerances=args.kernelbench_tolerances, seeds=args.seeds, baselines=baselines_option(args.baseline),
         compile_modes=comma_list(args.compile_modes), timeout_s=args.timeout, only=comma_list(args.only),
         profile=args.profile, force=args.force, device=args.device, gpus=args.gpus, ray=args.ray,
         pair_timeout_s=args.pair_timeout)

@@ -52,6 +52,7 @@ from kernel_opt.loop.next_version import create_next_version
 from kernel_opt.loop.records import EVALUATION_FILE, EvaluationRecord
 from kernel_opt.loop.versions import version_number
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE, RunStatus, create_run, run_status
+from kernel_opt.measure.benchmark_request import baselines_option
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
 from kernel_opt.profile.sweep.plan import suggested_sweep
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER
@@ -109,7 +110,7 @@ def build_parser():
     evaluate.add_argument("version", help="v0, v1, ...")
     evaluate.add_argument("--force", action="store_true", help="re-evaluate a version that was already timed")
     evaluate.add_argument("--baseline", default=",".join(EVALUATE_BASELINES),
-                          help=f"PyTorch baselines the benchmark shows: eager, compile, eager,compile or none "
+                          help=f"PyTorch baselines the benchmark shows: eager, compile, both or none "
                                f"(default {','.join(EVALUATE_BASELINES)}; timed once per run and kept in "
                                "OUT/reference_cache.json for later versions; the final benchmark times them all again)")
     evaluate.add_argument("--compile-modes", default=",".join(EVALUATE_COMPILE_MODES),
@@ -184,7 +185,7 @@ def _next(args, dims) -> int:
 def _evaluate(args, dims) -> int:
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
-    options = EvaluateOptions(force=args.force, baselines=comma_list(args.baseline),
+    options = EvaluateOptions(force=args.force, baselines=baselines_option(args.baseline),
                               compile_modes=comma_list(args.compile_modes), static_analysis=args.static_analysis,
                               sanitize=args.sanitize, check_timeout_s=args.timeout)
     record = evaluate_version(args.out, version_number(args.version), options)

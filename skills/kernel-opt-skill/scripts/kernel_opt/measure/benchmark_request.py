@@ -61,11 +61,18 @@ class BenchmarkRequest:
         return arguments + dim_arguments(self.dims)
 
 
+def baselines_option(text: str) -> list[str]:
+    """--baseline's value as baseline names: 'both' is eager and compile, 'none' is none (core/cli.comma_list)."""
+    from kernel_opt.core.cli import comma_list
+
+    return [name for item in comma_list(text) for name in (DEFAULT_BASELINES if item == "both" else (item,))]
+
+
 def validated_paths(request: BenchmarkRequest) -> tuple[Path, Path]:
     """The solution and ref.py, resolved; UsageError (exit 2) for a bad option or a missing file."""
     unknown = set(request.baselines) - set(DEFAULT_BASELINES)
     if unknown:
-        raise UsageError(f"unknown --baseline {sorted(unknown)}; use eager, compile, eager,compile or none")
+        raise UsageError(f"unknown --baseline {sorted(unknown)}; use eager, compile, both (eager,compile) or none")
     if not 0 < request.target_percent <= 100:
         raise UsageError("--target-percent must be in (0, 100]")
     check_tolerance_options(request.atol, request.rtol, request.kernelbench_tolerances)
