@@ -257,6 +257,27 @@ def test_a_strict_fp32_gemm_on_tensor_cores_is_placed_against_a_third_of_the_tf3
     assert report.roofline.physical_floor.compute_tflops == 494.5  # the true limit stays the whole TF32 rate
 
 
+def test_a_tf32_kernel_accepted_under_kernelbench_s_tolerance_is_placed_on_the_tf32_roof():
+    """The comparison agent's TF32 GEMM for KernelBench level2 88 (H200, 426 us, 322 TFLOP/s): under the strict-FP32
+    roofs it beat the counted FLOPs' roof and read 19.2% of the memory roof alone."""
+    flops = 2.0 * 1024 * 8192 * 8192
+    sequence = gemm_events("float32", flops, flops / 322e12 * 1e6)
+    sequence[4]["measured"]["matmul"]["tf32"] = {"dtype": "tf32", "size": 4096, "tflops": 380.0, "median_us": 1.0,
+                                                "p20_us": 1.0, "p80_us": 1.0, "precision": "tf32", "error": None}
+    report = BenchmarkReport(solution=TimedSolution(path="v1.py", backend="modelnew"), reference="ref.py",
+                             backend="modelnew", command="benchmark.py v1.py --kernelbench-tolerances")
+    report.correctness = CorrectnessGate(passed=True, verdict="pass", kernelbench_tolerances=True,
+                                         precision_downgrades=["output"])
+    outcome = ChildOutcome(events=[parse_event(event) for event in sequence], returncode=0)
+    report = assemble_report(report, outcome, None, None)
+    assert report.roofline.points["measured"].ceilings.compute_tflops == 380.0
+    assert report.roofline.points["measured"].ceilings.dtype == "tf32"
+    assert report.percent_of_ceiling == pytest.approx(100 * 322 / 380, rel=1e-3)
+    assert "placed on the TF32 roofs: under KernelBench's tolerance the check accepted 'output'" in report.notes[0]
+    strict = assemble(sequence)  # no downgrade accepted: the strict-FP32 roof, which this time beats
+    assert strict.roofline.points["measured"].flops is None and not any("TF32 roofs" in n for n in strict.notes)
+
+
 def test_without_a_measured_tf32_rate_the_strict_fp32_roof_is_the_fp32_one():
     flops = 2.0 * 4096**3
     report = assemble(gemm_events("float32", flops, flops / 40e12 * 1e6))
