@@ -157,6 +157,22 @@ def test_status_at_finish_names_the_final_benchmark_the_size_sweep_and_the_repor
     assert lines[2].endswith(f"final_report.py {out}")
 
 
+def test_a_kernelbench_run_s_status_sweeps_the_problem_s_own_input_size(tmp_path, capsys):
+    """A KernelBench run has no --NAME sizes of its own (the file sets them): the sweep halves its first input size."""
+    out = tmp_path / "run"
+    synthetic_run(out, iterations=2)
+    record = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**record, "dims": {}}))
+    (out / "ref.py").write_text(
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        "        return torch.relu(x)\n\nbatch_size = 1024\ndim = 4096\n\ndef get_inputs():\n"
+        "    return [torch.rand(batch_size, dim)]\n\ndef get_init_inputs():\n    return []\n")
+    capsys.readouterr()
+    assert workspace_command.main(["status", str(out)]) == 0
+    sweep = next(line for line in capsys.readouterr().out.splitlines() if "ncu_profile.py" in line)
+    assert sweep.endswith("--sweep batch_size=128,256,512,1024 --dim=4096   # size sweep (nsight-python 0.9.6)")
+
+
 def test_next_refuses_once_the_target_is_reached_unless_told(tmp_path, capsys):
     out = tmp_path / "run"
     make_run(out, iterations=3, target_percent=50.0)

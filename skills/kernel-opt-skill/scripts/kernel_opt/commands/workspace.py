@@ -58,6 +58,7 @@ from kernel_opt.profile.sweep.plan import suggested_sweep
 from kernel_opt.profile.sweep.records import SWEEP_FOLDER
 from kernel_opt.solution import registry
 from kernel_opt.solution.dims import check_dims
+from kernel_opt.solution.kernelbench import is_problem_file, outline_problem
 
 PROG = "workspace.py"
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
@@ -283,12 +284,23 @@ def _continue_lines(status: RunStatus, out: Path) -> list[str]:
         against = f"--against {status.run.solution_path(out, 0)} " if best.number != 0 else ""
         finish.append(f"  {_script('benchmark.py')} {best.solution} --ref {out / status.run.reference_file} "
                       f"--output-dir {out} {against}{' '.join(status.run.dim_arguments())}".rstrip())
-        sweep = suggested_sweep(status.run.dims)
+        sweep = suggested_sweep(_sweep_dims(status, out))
         if sweep is not None:  # optional: a GPU with nsight-python 0.9.6 (env_check's size sweep row)
             finish.append(f"  {_script('ncu_profile.py')} {best.solution} --ref {out / status.run.reference_file} "
                           f"--output-dir {out / SWEEP_FOLDER} {' '.join(sweep)}   # size sweep (nsight-python 0.9.6)")
     finish.append(f"  {_script('final_report.py')} {out}")
     return finish
+
+
+def _sweep_dims(status: RunStatus, out: Path) -> dict[str, Any]:
+    """The sizes a sweep halves: the run's own, else a KernelBench problem's input sizes (the file's constants)."""
+    if status.run.dims:
+        return status.run.dims
+    reference = out / status.run.reference_file
+    if not is_problem_file(reference):
+        return {}
+    outline = outline_problem(reference)
+    return {name: outline.constants[name] for name in outline.input_sizes}
 
 
 # --- status --------------------------------------------------------------------------------------
