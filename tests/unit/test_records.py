@@ -267,7 +267,8 @@ def test_every_recorded_record_reads_and_writes_back_the_same(path):
 # The parts of the correctness and benchmark records kept as JSON on purpose (docs/ARCHITECTURE.md, "Records"):
 # name-to-value maps, the integrity checks' results (each read by its own check), the case's findings of those
 # checks, and the ceilings cache file the roofline copies.
-JSON_ON_PURPOSE = frozenset({"dims", "dtypes", "phases_s", "integrity", "findings", "launches", "measured_ceilings"})
+JSON_ON_PURPOSE = frozenset({"dims", "dtypes", "phases_s", "integrity", "findings", "launches", "measured_ceilings",
+                             "limits"})  # limits: nvidia-smi clock limit -> share of busy samples
 SECTIONS_BY_NAME = frozenset({"points", "post_timing_check"})  # dicts whose values are sections
 
 

@@ -72,6 +72,7 @@ def test_the_version_table_repeats_the_records(run, capsys):
     assert table_row(text, "v1")[0] == "v1 (best)"
     assert table_row(text, "v1")[3] == "1.250x vs v0 [1.220, 1.280] success"
     assert table_row(text, "v0")[3] == "n/a: v0 is the starting point"
+    assert "| correctness rule |" not in text  # the default rule, as every report before the option
 
 
 def test_a_version_without_a_benchmark_is_not_measured(run, capsys):

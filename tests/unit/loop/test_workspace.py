@@ -38,6 +38,48 @@ def test_init_creates_the_layout_and_the_run_record(tmp_path, capsys):
     assert json.loads((out / "v0" / "version.json").read_text())["parent"] is None
     run = RunRecord.from_dict(record)
     assert run.dim_arguments() == ["--N=64", "--D=1000", "--scale=2.5"]
+    assert "kernelbench_tolerances" not in record and run.tolerance_arguments() == []
+
+
+def test_a_run_judged_at_kernelbench_s_tolerance_carries_the_rule_to_every_check_and_the_finish(tmp_path, capsys):
+    from kernel_opt.loop.check_steps import check_options, sanitizer_request
+    from kernel_opt.loop.evaluation import Evaluation
+    from kernel_opt.loop.measure_steps import benchmark_request
+    from kernel_opt.loop.versions import list_versions
+
+    out = tmp_path / "run"
+    code = workspace_command.main(["init", str(out), "--kernel", str(SOFTMAX / "good" / "softmax.cu"), "--ref",
+                                   str(SOFTMAX / "ref.py"), "--iterations", "2", "--kernelbench-tolerances",
+                                   "--N=4096", "--D=4096"])
+    assert code == 0 and "outputs judged at KernelBench's atol = rtol = 1e-2" in capsys.readouterr().out
+    run = read_run(out)
+    assert json.loads((out / "run.json").read_text())["kernelbench_tolerances"] is True
+    evaluation = Evaluation(out, run, list_versions(out, run)[0], None)
+    assert check_options(evaluation).kernelbench_tolerances is True
+    assert sanitizer_request(evaluation, "memcheck").check.kernelbench_tolerances is True
+    assert benchmark_request(evaluation, ["eager"], ["default"]).kernelbench_tolerances is True
+    write_version(out, 0, median_us=100.0, ncu_fixture="naive_gemm_l1")
+    for number in (1, 2):
+        write_version(out, number, median_us=90.0, ncu_fixture="memory_streaming", parent=f"v{number - 1}")
+    capsys.readouterr()
+    assert workspace_command.main(["status", str(out)]) == 0
+    finish = capsys.readouterr().out.split("finish (budget spent):\n")[1].splitlines()
+    assert finish[0].endswith("--N=4096 --D=4096 --kernelbench-tolerances")
+    assert "--kernelbench-tolerances   # size sweep" in finish[1]
+    from kernel_opt.commands import final_report
+
+    assert final_report.main([str(out)]) == 0
+    assert "| correctness rule | KernelBench's atol = rtol = 1e-2, the user's choice at init" in (
+        out / "final_report.md").read_text()
+
+
+def test_a_run_record_with_a_rule_that_is_not_true_or_false_is_a_usage_error(tmp_path, capsys):
+    out = tmp_path / "run"
+    make_run(out, iterations=1)
+    record = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**record, "kernelbench_tolerances": "yes"}))
+    assert workspace_command.main(["status", str(out)]) == 2
+    assert "kernelbench_tolerances is 'yes', not true or false" in capsys.readouterr().err
 
 
 def test_init_names_the_run_after_the_kernel_and_accepts_an_empty_folder(tmp_path):

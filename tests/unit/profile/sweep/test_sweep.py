@@ -512,12 +512,25 @@ def test_missing_or_unsuitable_nsight_python_is_exit_4_with_the_install_line(tmp
     assert not (tmp_path / "sweep" / "check").exists()  # refused before the correctness check
 
 
-def test_keep_reports_is_for_sweeps_only(tmp_path, capsys):
+@pytest.mark.parametrize("flag, says", [("--keep-reports", "--keep-reports is for --sweep"),
+                                         ("--kernelbench-tolerances", "is for --sweep's correctness check")])
+def test_the_sweep_s_own_options_are_refused_without_a_sweep(tmp_path, capsys, flag, says):
     arguments = [str(REPO_ROOT / "reference" / "softmax" / "good" / "softmax.py"), "--ref",
-                 str(REPO_ROOT / "reference" / "softmax" / "ref.py"), "--output-dir", str(tmp_path / "one"),
-                 "--keep-reports"]
+                 str(REPO_ROOT / "reference" / "softmax" / "ref.py"), "--output-dir", str(tmp_path / "one"), flag]
     assert ncu_profile(arguments) == 2
-    assert "--keep-reports is for --sweep" in capsys.readouterr().err
+    assert says in capsys.readouterr().err
+
+
+def test_the_sweep_s_check_judges_at_the_rule_it_is_given(tmp_path, monkeypatch):
+    from kernel_opt.profile.sweep import runner
+
+    seen = []
+    monkeypatch.setattr(runner, "check_correctness", lambda *args, **kwargs: seen.append(args[5]) or 1 / 0)
+    request = runner.SweepRequest(solution=tmp_path / "s.py", reference=tmp_path / "r.py", output_dir=tmp_path,
+                                  plan=softmax_plan(), kernelbench_tolerances=True)
+    with pytest.raises(ZeroDivisionError):
+        runner._check_sizes(request, tmp_path / "s.py", tmp_path / "r.py", "triton")
+    assert seen[0].kernelbench_tolerances is True and seen[0].shapes == [{"N": 2048}, {"N": 4096}, {"N": 8192}]
 
 
 def test_the_full_reports_are_removed_with_a_note_saying_how_many_and_how_large(tmp_path):

@@ -95,6 +95,9 @@ def build_parser():
     parser.add_argument("--keep-reports", action="store_true",
                         help="with --sweep: keep nsight-python's full .ncu-rep per size under DIR/nsight/ (tens of MB "
                              "each; by default they are removed once the sweep's CSVs are written)")
+    parser.add_argument("--kernelbench-tolerances", action="store_true",
+                        help="with --sweep: its correctness check judges outputs at KernelBench's atol = rtol = 1e-2 "
+                             "(as a run made with workspace.py init --kernelbench-tolerances)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (ncu_summary.json plus paths)")
     return parser
 
@@ -129,6 +132,7 @@ def _sweep(args, dims: dict, argv: list[str]) -> int:
     request = SweepRequest(
         solution=args.solution, reference=args.ref, output_dir=args.output_dir, plan=plan, backend=args.backend,
         runs=args.sweep_runs, build=BuildOptions(args.arch, args.nvcc_flags), keep_reports=args.keep_reports,
+        kernelbench_tolerances=args.kernelbench_tolerances,
         command=f"{script_command('ncu_profile')} {shlex.join(argv)}",
         **({"timeout_s": args.timeout} if args.timeout is not None else {}),
     )
@@ -147,6 +151,9 @@ def _main(argv: list[str]) -> int:
         return _sweep(args, dims, argv)
     if args.keep_reports:
         raise UsageError("--keep-reports is for --sweep", hint="a single-size profile always keeps DIR/profile.ncu-rep")
+    if args.kernelbench_tolerances:
+        raise UsageError("--kernelbench-tolerances is for --sweep's correctness check",
+                         hint="a single-size profile checks no values; correctness_check.py takes the flag")
     request, wants_json = parse_request(argv)
     if request.reference is not None and request.from_report is None:
         request.dims = check_dims(request.reference, request.dims, request.solution, request.backend)

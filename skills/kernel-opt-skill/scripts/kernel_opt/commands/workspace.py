@@ -72,10 +72,7 @@ def _script(name: str) -> str:
     return f"python {SCRIPTS_DIR / name}"
 
 
-def build_parser():
-    parser = make_parser(PROG, __doc__)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _add_init(commands) -> None:
     init = commands.add_parser("init", allow_abbrev=False,
                                help="create OUT with ref.py, v0/ and run.json (the budget is fixed here)",
                                description="Create OUT with ref.py, v0/ and run.json; dims as --NAME=VALUE.")
@@ -87,11 +84,22 @@ def build_parser():
     init.add_argument("--target-percent", type=float, default=DEFAULT_TARGET_PERCENT,
                       help="%% of the roofline ceiling at which the loop may stop "
                            f"(default {DEFAULT_TARGET_PERCENT:g})")
+    init.add_argument("--kernelbench-tolerances", action="store_true",
+                      help="judge every check of the run at KernelBench's atol = rtol = 1e-2 (precision downgrades "
+                           "such as TF32 flagged and accepted) instead of the reference's own rounding; the user's "
+                           "choice, fixed for the run")
     init.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
     init.add_argument("--arch", default="auto", help="CUDA target passed to every tool (default: this GPU)")
     init.add_argument("--nvcc-flags", default="",
                       help='extra nvcc flags for every tool, in "=" form: --nvcc-flags="-lcublas"')
     init.add_argument("--json", action="store_true")
+
+
+def build_parser():
+    parser = make_parser(PROG, __doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _add_init(commands)
 
     following = commands.add_parser(
         "next", allow_abbrev=False, help="create v<n+1>/ from the best version so far",
@@ -150,13 +158,15 @@ def _init(args, dims) -> int:
     dims = check_dims(args.ref, dims, args.kernel, backend)  # also refuses a ref.py without reference()
     name = args.name or args.kernel.stem
     run = create_run(args.out, args.kernel, args.ref, args.iterations, name, backend, dims, args.target_percent,
-                     args.nvcc_flags, args.arch)
+                     args.nvcc_flags, args.arch, args.kernelbench_tolerances)
     if args.json:
         print_json({"ok": True, "out": str(args.out), "run": run.to_dict()})
         return 0
     shape = " ".join(run.dim_arguments()) or "ref.py's defaults"
+    rule = ("KernelBench's atol = rtol = 1e-2" if run.kernelbench_tolerances
+            else "the reference's own rounding (strict)")
     print(f"created {args.out}: {name} ({backend}), shape {shape}, budget {run.iterations_budget} iteration(s), "
-          f"target {run.target_percent:g}% of the roofline ceiling")
+          f"target {run.target_percent:g}% of the roofline ceiling, outputs judged at {rule}")
     print(f"  {args.out / run.reference_file}  {run.solution_path(args.out, 0)}  {args.out / 'run.json'}")
     print(f"v0 is {run.solution_path(args.out, 0)}, a copy of {args.kernel}: from now on the run reads only the copy, "
           "so make any fix to v0 there")
@@ -282,12 +292,14 @@ def _continue_lines(status: RunStatus, out: Path) -> list[str]:
     if best is not None and status.best_is_measured:
         # Against v0 unless the best is v0: a kernel timed against itself measures only the method's bias.
         against = f"--against {status.run.solution_path(out, 0)} " if best.number != 0 else ""
+        tolerance = "".join(f" {argument}" for argument in status.run.tolerance_arguments())
         finish.append(f"  {_script('benchmark.py')} {best.solution} --ref {out / status.run.reference_file} "
-                      f"--output-dir {out} {against}{' '.join(status.run.dim_arguments())}".rstrip())
+                      f"--output-dir {out} {against}{' '.join(status.run.dim_arguments())}".rstrip() + tolerance)
         sweep = suggested_sweep(_sweep_dims(status, out))
         if sweep is not None:  # optional: a GPU with nsight-python 0.9.6 (env_check's size sweep row)
             finish.append(f"  {_script('ncu_profile.py')} {best.solution} --ref {out / status.run.reference_file} "
-                          f"--output-dir {out / SWEEP_FOLDER} {' '.join(sweep)}   # size sweep (nsight-python 0.9.6)")
+                          f"--output-dir {out / SWEEP_FOLDER} {' '.join(sweep)}{tolerance}   "
+                          "# size sweep (nsight-python 0.9.6)")
     finish.append(f"  {_script('final_report.py')} {out}")
     return finish
 

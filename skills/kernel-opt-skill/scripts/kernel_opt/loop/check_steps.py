@@ -86,10 +86,11 @@ def checks_before_timing(evaluation: Evaluation, sanitize_wanted: bool, hypothes
 
 
 def check_options(evaluation: Evaluation, **fields: Any) -> CheckOptions:
-    """A check's options for this evaluation: `fields`, with evaluate's --timeout where one was given."""
+    """A check's options for this evaluation: `fields`, with evaluate's --timeout where one was given and the run's
+    tolerance rule."""
     if evaluation.check_timeout_s is not None:
         fields["timeout_s"] = evaluation.check_timeout_s
-    return CheckOptions(**fields)
+    return CheckOptions(**fields, kernelbench_tolerances=evaluation.run.kernelbench_tolerances)
 
 
 def sanitizer_request(evaluation: Evaluation, tool: str) -> CorrectnessRequest:

@@ -44,6 +44,7 @@ class FinalReport:
     iterations_budget: int | None
     iterations_used: int
     target_percent: float | None
+    kernelbench_tolerances: bool  # the run's checks judged outputs at KernelBench's atol = rtol = 1e-2
     environment: list[tuple[str, str]]
     versions: list[VersionRow]
     best: str | None
@@ -102,6 +103,7 @@ def build_report(out: Path) -> FinalReport:
         iterations_budget=run.iterations_budget if run else None,
         iterations_used=sum(1 for s in states if s.number >= 1),
         target_percent=run.target_percent if run else None,
+        kernelbench_tolerances=bool(run and run.kernelbench_tolerances),
         environment=environment_rows(out, best),
         versions=rows,
         best=best.name if best else None,

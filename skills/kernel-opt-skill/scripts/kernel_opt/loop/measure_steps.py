@@ -86,7 +86,7 @@ def benchmark_request(evaluation: Evaluation, baselines: list[str], compile_mode
         evaluation.solution, evaluation.reference, evaluation.folder, dims=dict(run.dims),
         against=Path(against.solution) if against is not None else None, baselines=list(baselines),
         compile_modes=list(compile_modes), check_seeds=BENCHMARK_SEEDS_AFTER_CHECK,
-        target_percent=run.target_percent, build=run.build_options(),
+        target_percent=run.target_percent, build=run.build_options(), kernelbench_tolerances=run.kernelbench_tolerances,
         checked_by=evaluation.folder / CORRECTNESS_FILE, reference_cache=evaluation.out / REFERENCE_CACHE_FILE,
     )
 

@@ -46,6 +46,9 @@ class RunRecord:
     source_reference: str  # the file ref.py was copied from
     nvcc_flags: str = ""  # passed to every tool that builds a CUDA solution
     arch: str = "auto"
+    # Every check of the run judges outputs at KernelBench's atol = rtol = 1e-2 (precision downgrades flagged,
+    # zeros and wrong results still caught: check/tolerance.py) instead of the reference-error rule; fixed at init.
+    kernelbench_tolerances: bool = False
     schema: str = RUN_SCHEMA
 
     def solution_path(self, out: Path, number: int) -> Path:
@@ -59,12 +62,20 @@ class RunRecord:
         """--arch / --nvcc-flags as every tool that compiles takes them."""
         return BuildOptions(self.arch, self.nvcc_flags)
 
+    def tolerance_arguments(self) -> list[str]:
+        """--kernelbench-tolerances where the run judges at KernelBench's tolerance, for the tools that check."""
+        return ["--kernelbench-tolerances"] if self.kernelbench_tolerances else []
+
     def build_arguments(self) -> list[str]:
         """--arch / --nvcc-flags for the tools that compile, only where they differ from the default."""
         return self.build_options().arguments()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As init writes it; kernelbench_tolerances only where set, so runs made without it read back as written."""
+        payload = asdict(self)
+        if not self.kernelbench_tolerances:
+            del payload["kernelbench_tolerances"]
+        return payload
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any], what: str = RUN_FILE) -> RunRecord:
@@ -104,6 +115,8 @@ def _check_run_types(values: dict[str, Any], what: str) -> None:
     for name in _RUN_TEXT_FIELDS:
         if name in values and not isinstance(values[name], str):
             raise wrong(name, "text")
+    if not isinstance(values.get("kernelbench_tolerances", False), bool):
+        raise wrong("kernelbench_tolerances", "true or false")
 
 
 @dataclass

@@ -83,7 +83,8 @@ def _is_empty_or_missing(folder: Path) -> bool:
 
 
 def create_run(out: Path, kernel: Path, reference: Path, iterations: int, kernel_name: str, backend: str,
-               dims: dict[str, Any], target_percent: float, nvcc_flags: str = "", arch: str = "auto") -> RunRecord:
+               dims: dict[str, Any], target_percent: float, nvcc_flags: str = "", arch: str = "auto",
+               kernelbench_tolerances: bool = False) -> RunRecord:
     """Create OUT with ref.py, v0/v0.<ext> and run.json; refuse a folder that already holds anything.
 
     Refusing a non-empty OUT protects a finished run's evidence: a second `init` on it would
@@ -105,7 +106,7 @@ def create_run(out: Path, kernel: Path, reference: Path, iterations: int, kernel
         kernel_name=kernel_name, backend=backend, solution_pattern="v{n}/v{n}" + suffix,
         reference_file=REFERENCE_FILE, dims=dict(dims), iterations_budget=iterations, target_percent=target_percent,
         created_at=now_iso(), source_kernel=str(kernel), source_reference=str(reference),
-        nvcc_flags=nvcc_flags, arch=arch,
+        nvcc_flags=nvcc_flags, arch=arch, kernelbench_tolerances=kernelbench_tolerances,
     )
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(reference, out / REFERENCE_FILE)

@@ -75,6 +75,7 @@ class SweepRequest:
     # nsight-python's full .ncu-rep per size (about 40 MB each at a 4096-row softmax on an H100): the sweep reads
     # its CSVs, so by default the reports are removed and a run folder stays small enough to carry.
     keep_reports: bool = False
+    kernelbench_tolerances: bool = False  # its check judges at KernelBench's atol = rtol = 1e-2 (check/tolerance.py)
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,8 @@ def _check_sizes(request: SweepRequest, solution: Path, reference: Path, backend
     """One correctness check of exactly the sweep's sizes, on the inputs the profile uses (seed 0): DIR/check/."""
     plan = request.plan
     first, *rest = plan.values
-    options = CheckOptions(seeds=1, shapes=[{plan.name: value} for value in rest])
+    options = CheckOptions(seeds=1, shapes=[{plan.name: value} for value in rest],
+                           kernelbench_tolerances=request.kernelbench_tolerances)
     command = f"{request.command or 'ncu_profile.py --sweep'} (its correctness check: every size, seed {SWEEP_SEED})"
     report = check_correctness(solution, reference, backend, request.device, plan.dims_at(first), options,
                                request.build, build_dir=request.output_dir / "build", command=command)
