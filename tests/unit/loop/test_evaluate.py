@@ -775,6 +775,31 @@ def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter
     assert checked["passed"] and checked["dims"] == {"batch_size": 1024, "dim": 1023}
 
 
+def test_without_a_gpu_a_problem_no_size_of_which_shrinks_is_not_run_under_the_interpreter(tmp_path, monkeypatch):
+    """KernelBench's HingeLoss: 32768 x 32768 predictions whose row length is a tuple; its check at that size ran a
+    23 GB host out of memory and was blamed on the solution. Now the correctness step says it cannot run here."""
+    problem = tmp_path / "100_HingeLoss.py"
+    problem.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                       "    def forward(self, predictions, targets):\n"
+                       "        return torch.mean(torch.clamp(1 - predictions * targets, min=0))\n\n"
+                       "batch_size = 32768\ninput_shape = (32768,)\ndim = 1\n\ndef get_inputs():\n"
+                       "    return [torch.rand(batch_size, *input_shape), torch.randint(0, 2, (batch_size,)).float() "
+                       "* 2 - 1]\n\ndef get_init_inputs():\n    return []\n")
+    solution = tmp_path / "identity.py"
+    solution.write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+    out = tmp_path / "run"
+    make_model_new_run(out, solution, problem)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    correctness = next(step for step in record["steps"] if step["name"] == "correctness")
+    assert (correctness["status"], correctness["exit_code"]) == ("cannot_run_here", 4)
+    assert correctness["summary"].startswith("too large for the CPU interpreter: at the smallest sizes the Model "
+                                             "accepts (batch_size=32768)")
+    assert not (out / "v0" / "correctness.json").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.nvcc
 def test_without_a_gpu_a_model_new_that_builds_cuda_is_compiled_and_no_interpreter_sizes_are_claimed(tmp_path,

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from conftest import REPO_ROOT
 
-from kernel_opt.solution.interpreter_sizes import INIT_SIZE_FLOOR, Work, forward_work, interpreter_sizes
+from kernel_opt.core.errors import EnvironmentFault
+from kernel_opt.solution.interpreter_sizes import (
+    INIT_SIZE_FLOOR,
+    OUT_OF_REACH_FACTOR,
+    Work,
+    forward_work,
+    interpreter_sizes,
+)
 from kernel_opt.solution.kernelbench_problem import problem_for
 
 L1NORM_AT_STOCK_SIZE = """\
@@ -156,3 +164,41 @@ def test_a_models_small_arguments_are_kept_so_the_check_keeps_its_operation(tmp_
     assert dims["kernel_size"] == 3 and dims["stride"] == 2
     assert dims["out_channels"] >= INIT_SIZE_FLOOR and dims["batch_size"] < 64
     assert forward_work(problem_for(path), dims).fits(1 << 20, 1 << 28)
+
+
+# KernelBench level1 100_HingeLoss: its predictions' row length is a tuple, and the targets broadcast against it, so
+# halving batch_size alone makes shapes the Model refuses: the smallest forward the Model takes is the stock one.
+HINGE_AT_STOCK_SIZE = """\
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, predictions, targets):
+        return torch.mean(torch.clamp(1 - predictions * targets, min=0))
+
+batch_size = 32768
+input_shape = (32768,)
+dim = 1
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape), torch.randint(0, 2, (batch_size,)).float() * 2 - 1]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_problem_no_halving_brings_near_the_interpreter_is_refused_naming_its_tuple_size(tmp_path):
+    path = write(tmp_path, "hinge.py", HINGE_AT_STOCK_SIZE)
+    with pytest.raises(EnvironmentFault) as raised:
+        interpreter_sizes(path, {})
+    error = raised.value
+    assert error.kind == "too_large_for_interpreter" and error.exit_code == 4
+    assert error.message == ("too large for the CPU interpreter: at the smallest sizes the Model accepts "
+                             "(batch_size=32768) one forward holds largest tensor 1,073,741,824 elements, over "
+                             f"{OUT_OF_REACH_FACTOR}x what the interpreter checks in seconds; sizes written otherwise "
+                             "(a tuple such as input_shape) are not halved")
+    assert "do not edit the run's ref.py" in error.hint
+    # at sizes the interpreter takes it runs as before
+    small = write(tmp_path, "small.py", HINGE_AT_STOCK_SIZE.replace("32768", "1024"))
+    assert interpreter_sizes(small, {})[0] == {}

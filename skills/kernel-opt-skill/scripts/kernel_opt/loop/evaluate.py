@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kernel_opt.check.correctness import PROG as CORRECTNESS_PROG
 from kernel_opt.check.correctness import CorrectnessRequest
+from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.core.files import write_text_atomic
 from kernel_opt.core.records import now_iso
 from kernel_opt.loop.check_steps import (
@@ -170,7 +171,11 @@ def _cpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
     run, folder = evaluation.run, evaluation.folder
     backend = registry.get(run.backend)
     if backend.runs_on_cpu:
-        evaluation.check_dims, reduced = interpreter_sizes(evaluation.reference, dict(run.dims))
+        try:
+            evaluation.check_dims, reduced = interpreter_sizes(evaluation.reference, dict(run.dims))
+        except EnvironmentFault as error:  # too large for the interpreter at any size the Model takes
+            evaluation.cannot_run("correctness", f"{error.message} ({error.hint})")
+            return
         correctness_step(evaluation, CorrectnessRequest(evaluation.solution, evaluation.reference, folder,
                                                          dims=dict(evaluation.check_dims), device="cpu",
                                                          check=check_options(evaluation)), reduced)

@@ -86,9 +86,17 @@ class ChildOutcome:
         """Where the worker was when it stopped, e.g. "in the solution's call (n=127, seed 0)"."""
         return phase_description(self.last_phase)
 
+    def in_harness_step(self) -> bool:
+        """Whether the worker stopped in one of the check's own steps (HARNESS_PHASES), where no solution code runs."""
+        last = self.last_phase
+        return isinstance(last, PhaseEvent) and last.phase in HARNESS_PHASES
+
     def failure(self) -> dict[str, Any] | None:
-        """The error record for a worker that hung, reported an error or died; None if it finished."""
+        """The error record for a worker that hung, reported an error or died; None if it finished. A hang or death in
+        one of the check's own steps is the environment's (exit 4), never the solution's."""
         where = self.where()
+        if (self.timed_out or self.crash_description()) and self.in_harness_step():
+            return self._harness_failure(where)
         if self.timed_out:
             return {
                 "kind": "timeout",
@@ -112,6 +120,19 @@ class ChildOutcome:
                     "message": f"{self.crash_description()} {where}".strip(), "hint": self.stderr_tail[-1500:] or None}
         return None
 
+    def _harness_failure(self, where: str) -> dict[str, Any]:
+        if self.timed_out:
+            what = f"made no progress for {self.timeout_s:g} s"
+        else:
+            what = self.crash_description().removeprefix("the solution process died: ").join(("died (", ")"))
+        return {"kind": "harness_timeout" if self.timed_out else "harness_crash",
+                "exit_code": int(ExitCode.ENVIRONMENT_FAULT),
+                "message": f"the check's own step {what} {where}: no solution code was running, so this is not the "
+                           "solution's fault; this machine could not run the check at these sizes",
+                "hint": "check on a machine with more memory or a GPU (at the run's sizes), or at smaller sizes; "
+                        "raise --timeout if the step is only slow" + (f"\n{self.stderr_tail[-1200:]}"
+                                                                     if self.stderr_tail else "")}
+
     def crash_description(self) -> str | None:
         """A sentence for a child that died without reporting an error itself."""
         if self.timed_out or self.error_event is not None or self.returncode in (0, None):
@@ -126,6 +147,9 @@ class ChildOutcome:
             return f"the solution process died: {name}, {meaning}"
         return f"the solution process exited with code {self.returncode} without reporting a result"
 
+
+# The check's own steps, where no solution code runs: the reference's run, its float64 truth, the comparison.
+HARNESS_PHASES = frozenset({"reference", "truth", "compare"})
 
 _PHASE_NAMES = {
     "setup": "while creating inputs",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.solution.kernelbench import is_problem_file
 from kernel_opt.solution.kernelbench_problem import KernelBenchProblem, problem_for
 
@@ -28,6 +29,9 @@ INTERPRETER_ELEMENTS = 1 << 20  # about a million: seconds per case under the in
 # 2-core CPU, depending on the tiles: about 0.1-0.3 GFLOP/s. 2**28 FLOPs keeps a call to seconds.
 INTERPRETER_FLOPS = 1 << 28
 INIT_SIZE_FLOOR = 16  # below it a Model's own argument is a kernel size, a stride or a group count, not a width
+# Past this many times the limits at the smallest sizes the Model takes, a check under the interpreter would take
+# hours or the host's memory (its float64 truth of 1G elements ran a 23 GB machine out of memory): it is not run.
+OUT_OF_REACH_FACTOR = 16
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERP
         if smaller is None:
             break
         current, work = smaller
+    if not work.fits(limit * OUT_OF_REACH_FACTOR, flop_limit * OUT_OF_REACH_FACTOR):
+        raise _out_of_reach(problem, current, sizes, work)
     changed = {name: value for name, value in current.items() if value != sizes[name]}
     if not changed:
         return dict(dims), (f"checked under the interpreter at the run's own sizes ({first.text()}): the Model "
@@ -81,6 +87,22 @@ def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERP
     return {**dims, **current}, (f"checked under the interpreter at {shown}, not the run's {run} (one forward: "
                                  f"{work.text()} here, {first.text()} there); evaluate on a GPU checks the "
                                  "run's sizes")
+
+
+def _out_of_reach(problem: KernelBenchProblem, current: dict[str, int], sizes: dict[str, int],
+                  work: Work) -> EnvironmentFault:
+    """Why the interpreter cannot check this problem: its smallest forward, and the sizes that could not shrink."""
+    kept = ", ".join(f"{name}={value}" for name, value in current.items()) or "none"
+    from kernel_opt.solution.outline import outline_module
+
+    fixed = [name for name, value in outline_module(problem.outline.path).constants.items()
+             if isinstance(value, (list, tuple)) and value and all(isinstance(item, int) for item in value)]
+    unchangeable = f"; sizes written otherwise (a tuple such as {', '.join(fixed)}) are not halved" if fixed else ""
+    return EnvironmentFault(
+        f"too large for the CPU interpreter: at the smallest sizes the Model accepts ({kept}) one forward holds "
+        f"{work.text()}, over {OUT_OF_REACH_FACTOR}x what the interpreter checks in seconds{unchangeable}",
+        hint="check it on a GPU at the run's sizes; do not edit the run's ref.py, which is the user's problem",
+        kind="too_large_for_interpreter")
 
 
 def _halved(problem: KernelBenchProblem, dims: dict[str, Any], current: dict[str, int],
