@@ -750,6 +750,20 @@ def test_a_model_new_without_a_gpu_is_checked_and_lists_what_needs_one(tmp_path,
     assert [kernel["name"] for kernel in analysis["kernels"]] == ["gemm_scale_relu_kernel"]
 
 
+def _identity_evaluated_without_a_gpu(tmp_path, monkeypatch, problem):
+    """The problem's own Model as its ModelNew, evaluated on a machine without a GPU (exit 4: the GPU steps remain):
+    the run folder and its correctness step."""
+    solution = tmp_path / "identity.py"
+    solution.write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+    out = tmp_path / "run"
+    make_model_new_run(out, solution, problem)
+    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
+    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
+    record = json.loads((out / "v0" / "evaluation.json").read_text())
+    return out, next(step for step in record["steps"] if step["name"] == "correctness")
+
+
 def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter_takes(tmp_path, monkeypatch):
     """KernelBench's L1Norm ships at 32768 x 65535 (8.6 GB per tensor): the CPU check shrinks it, and says so."""
     problem = tmp_path / "38_L1Norm_.py"
@@ -757,15 +771,7 @@ def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter
                        "        return x / torch.mean(torch.abs(x), dim=1, keepdim=True)\n\nbatch_size = 32768\n"
                        "dim = 65535\n\ndef get_inputs():\n    return [torch.rand(batch_size, dim)]\n\n"
                        "def get_init_inputs():\n    return []\n")
-    solution = tmp_path / "identity.py"
-    solution.write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
-    out = tmp_path / "run"
-    make_model_new_run(out, solution, problem)
-    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
-    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
-    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4  # the GPU steps remain
-    record = json.loads((out / "v0" / "evaluation.json").read_text())
-    correctness = next(step for step in record["steps"] if step["name"] == "correctness")
+    out, correctness = _identity_evaluated_without_a_gpu(tmp_path, monkeypatch, problem)  # GPU steps remain
     assert correctness["status"] == "ok"
     assert correctness["summary"].endswith("; checked under the interpreter at batch_size=1024, dim=1023, not the "
                                            "run's batch_size=32768, dim=65535 (one forward: largest tensor 1,047,552 "
@@ -785,15 +791,7 @@ def test_without_a_gpu_a_problem_no_size_of_which_shrinks_is_not_run_under_the_i
                        "batch_size = 32768\ninput_shape = (32768,)\ndim = 1\n\ndef get_inputs():\n"
                        "    return [torch.rand(batch_size, *input_shape), torch.randint(0, 2, (batch_size,)).float() "
                        "* 2 - 1]\n\ndef get_init_inputs():\n    return []\n")
-    solution = tmp_path / "identity.py"
-    solution.write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
-    out = tmp_path / "run"
-    make_model_new_run(out, solution, problem)
-    monkeypatch.setattr(evaluate, "gpu_available", lambda: False)
-    monkeypatch.setenv("KERNEL_OPT_EXPERIENCE_LOG", str(tmp_path / "experience.jsonl"))
-    assert workspace_command.main(["evaluate", str(out), "v0"]) == 4
-    record = json.loads((out / "v0" / "evaluation.json").read_text())
-    correctness = next(step for step in record["steps"] if step["name"] == "correctness")
+    out, correctness = _identity_evaluated_without_a_gpu(tmp_path, monkeypatch, problem)
     assert (correctness["status"], correctness["exit_code"]) == ("cannot_run_here", 4)
     assert correctness["summary"].startswith("too large for the CPU interpreter: at the smallest sizes the Model "
                                              "accepts (batch_size=32768)")
