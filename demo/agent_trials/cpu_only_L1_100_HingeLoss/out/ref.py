@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """
+    A model that computes Hinge Loss for binary classification tasks.
+
+    Parameters:
+        None
+    """
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, predictions, targets):
+        return torch.mean(torch.clamp(1 - predictions * targets, min=0))
+
+batch_size = 32768
+# kernel-opt run note: written as (batch_size,) instead of the problem file's literal (32768,). Identical at the
+# run's size (batch_size = 32768); it lets the CPU check scale batch_size down, since targets (batch_size,)
+# broadcast against predictions' last dim and the Model rejects any batch_size != input_shape[0].
+input_shape = (batch_size,)
+dim = 1
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape), torch.randint(0, 2, (batch_size,)).float() * 2 - 1]
+
+def get_init_inputs():
+    return []
