@@ -113,8 +113,9 @@ The user's GPU host (one NVIDIA H200, nvcc 13.0, ncu 2025.3.1, torch 2.11, trito
 with the `run` tool. Each `run` call copies the repository checkout `/work/main` to a fresh folder there, plus the
 ignored paths you name in `carry`: name `.trials/{name}` so your folder travels, and start the command with
 `cd .trials/{name} &&`. Only files you write under `$OUT` on the host come back (at most 8 files, two folders
-deep): to bring a folder back, `tar czf $OUT/back.tgz out` there and unpack the file the reply names here.
-Nothing stays on the host between calls. nsight-python is not installed there; its wheels are in `/work/main/.whl`:
+deep, 16 MiB a file): to bring a folder back, `tar czf $OUT/back.tgz out` there and unpack the file the reply
+names here. What travels is limited to 64 MiB, so keep large archives out of your folder. Nothing stays on the
+host between calls. nsight-python is not installed there; its wheels are in `/work/main/.whl`:
 carry `.whl` and run `python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export
 PYTHONPATH=/tmp/site` first if a step needs it. The host's time is scarce: use at most {DEVICE_MINUTES} minutes of it
 in all, in few calls (each call first waits a minute or more for the host to start; a call may take at most 600 s)."""
