@@ -781,9 +781,9 @@ def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter
     assert checked["passed"] and checked["dims"] == {"batch_size": 1024, "dim": 1023}
 
 
-def test_without_a_gpu_a_problem_no_size_of_which_shrinks_is_not_run_under_the_interpreter(tmp_path, monkeypatch):
-    """KernelBench's HingeLoss: 32768 x 32768 predictions whose row length is a tuple; its check at that size ran a
-    23 GB host out of memory and was blamed on the solution. Now the correctness step says it cannot run here."""
+def test_without_a_gpu_a_tuple_sized_problem_is_checked_with_its_tied_sizes_halved(tmp_path, monkeypatch):
+    """KernelBench's HingeLoss: 32768 x 32768 predictions whose row length is a tuple that the targets must match;
+    its check at that size ran a 23 GB host out of memory and was blamed on the solution."""
     problem = tmp_path / "100_HingeLoss.py"
     problem.write_text("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
                        "    def forward(self, predictions, targets):\n"
@@ -792,10 +792,10 @@ def test_without_a_gpu_a_problem_no_size_of_which_shrinks_is_not_run_under_the_i
                        "    return [torch.rand(batch_size, *input_shape), torch.randint(0, 2, (batch_size,)).float() "
                        "* 2 - 1]\n\ndef get_init_inputs():\n    return []\n")
     out, correctness = _identity_evaluated_without_a_gpu(tmp_path, monkeypatch, problem)
-    assert (correctness["status"], correctness["exit_code"]) == ("cannot_run_here", 4)
-    assert correctness["summary"].startswith("too large for the CPU interpreter: at the smallest sizes the Model "
-                                             "accepts (batch_size=32768)")
-    assert not (out / "v0" / "correctness.json").exists()
+    assert correctness["status"] == "ok"
+    assert "checked under the interpreter at batch_size=1024, input_shape=(1024,)" in correctness["summary"]
+    checked = json.loads((out / "v0" / "correctness.json").read_text())
+    assert checked["passed"] and checked["dims"] == {"batch_size": 1024, "input_shape": [1024]}
 
 
 @pytest.mark.slow

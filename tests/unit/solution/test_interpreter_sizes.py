@@ -167,7 +167,7 @@ def test_a_models_small_arguments_are_kept_so_the_check_keeps_its_operation(tmp_
 
 
 # KernelBench level1 100_HingeLoss: its predictions' row length is a tuple, and the targets broadcast against it, so
-# halving batch_size alone makes shapes the Model refuses: the smallest forward the Model takes is the stock one.
+# neither batch_size nor input_shape can be halved alone; halved together they keep the Model's operation.
 HINGE_AT_STOCK_SIZE = """\
 import torch
 import torch.nn as nn
@@ -187,18 +187,46 @@ def get_init_inputs():
     return []
 """
 
+# A Model that takes only its own sizes: nothing can be halved, and at those sizes the interpreter cannot check it.
+FIXED_SIZE = """\
+import torch
+import torch.nn as nn
 
-def test_a_problem_no_halving_brings_near_the_interpreter_is_refused_naming_its_tuple_size(tmp_path):
+class Model(nn.Module):
+    def forward(self, x):
+        if tuple(x.shape) != (16384, 65536):
+            raise ValueError("this model takes one size")
+        return x * 2
+
+batch_size = 16384
+dim = 65536
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_tuple_size_is_halved_and_sizes_that_must_stay_equal_are_halved_together(tmp_path):
     path = write(tmp_path, "hinge.py", HINGE_AT_STOCK_SIZE)
+    dims, note = interpreter_sizes(path, {})
+    assert dims == {"batch_size": 1024, "input_shape": (1024,)}
+    assert note.startswith("checked under the interpreter at batch_size=1024, input_shape=(1024,), not the run's "
+                           "batch_size=32768, input_shape=(32768,)")
+    problem = problem_for(path)
+    assert problem.outline.tuple_sizes == {"input_shape": (32768,)}
+    assert problem.sizes({"input_shape": [512]})["input_shape"] == (512,)  # as a record read from JSON gives it
+
+
+def test_a_problem_no_halving_brings_near_the_interpreter_is_refused(tmp_path):
+    path = write(tmp_path, "fixed.py", FIXED_SIZE)
     with pytest.raises(EnvironmentFault) as raised:
         interpreter_sizes(path, {})
     error = raised.value
     assert error.kind == "too_large_for_interpreter" and error.exit_code == 4
     assert error.message == ("too large for the CPU interpreter: at the smallest sizes the Model accepts "
-                             "(batch_size=32768) one forward holds largest tensor 1,073,741,824 elements, over "
-                             f"{OUT_OF_REACH_FACTOR}x what the interpreter checks in seconds; sizes written otherwise "
-                             "(a tuple such as input_shape) are not halved")
+                             "(batch_size=16384, dim=65536) one forward holds largest tensor 1,073,741,824 elements, "
+                             f"over {OUT_OF_REACH_FACTOR}x what the interpreter checks in seconds")
     assert "do not edit the run's ref.py" in error.hint
-    # at sizes the interpreter takes it runs as before
-    small = write(tmp_path, "small.py", HINGE_AT_STOCK_SIZE.replace("32768", "1024"))
-    assert interpreter_sizes(small, {})[0] == {}

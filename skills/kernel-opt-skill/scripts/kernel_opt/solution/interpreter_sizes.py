@@ -28,6 +28,7 @@ INTERPRETER_ELEMENTS = 1 << 20  # about a million: seconds per case under the in
 # The interpreter's tl.dot ran a 1024 x 1024 x 4096 float32 matmul (8.6 GFLOP) in 30-105 s a call on a
 # 2-core CPU, depending on the tiles: about 0.1-0.3 GFLOP/s. 2**28 FLOPs keeps a call to seconds.
 INTERPRETER_FLOPS = 1 << 28
+Size = int | tuple[int, ...]  # a size, or a tuple size (input_shape = (32768,)) whose largest element is halved
 INIT_SIZE_FLOOR = 16  # below it a Model's own argument is a kernel size, a stride or a group count, not a width
 # Past this many times the limits at the smallest sizes the Model takes, a check under the interpreter would take
 # hours or the host's memory (its float64 truth of 1G elements ran a 23 GB machine out of memory): it is not run.
@@ -63,21 +64,24 @@ def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERP
     if not is_problem_file(reference):
         return dict(dims), None
     problem = problem_for(reference)
-    constants = problem.outline.constants
-    sizes = {name: dims.get(name, constants[name]) for name in problem.outline.shape_sizes}
+    outline = problem.outline
+    sizes: dict[str, Size] = {name: dims.get(name, outline.constants[name]) for name in outline.shape_sizes}
     sizes = {name: value for name, value in sizes.items() if isinstance(value, int) and value > 1}
+    sizes.update({name: tuple(dims.get(name, value)) for name, value in outline.tuple_sizes.items()
+                  if _magnitude(value) > 1})
     first = forward_work(problem, {**dims, **sizes})
     if first is None or first.fits(limit, flop_limit):
         return dict(dims), None
     current, work = dict(sizes), first
-    floors = {name: 1 if name in problem.outline.input_sizes else INIT_SIZE_FLOOR for name in sizes}
+    floors = {name: 1 if name in outline.input_sizes or name in outline.tuple_sizes else INIT_SIZE_FLOOR
+              for name in sizes}
     while not work.fits(limit, flop_limit):
         smaller = _halved(problem, dims, current, floors)
         if smaller is None:
             break
         current, work = smaller
     if not work.fits(limit * OUT_OF_REACH_FACTOR, flop_limit * OUT_OF_REACH_FACTOR):
-        raise _out_of_reach(problem, current, sizes, work)
+        raise _out_of_reach(current, work)
     changed = {name: value for name, value in current.items() if value != sizes[name]}
     if not changed:
         return dict(dims), (f"checked under the interpreter at the run's own sizes ({first.text()}): the Model "
@@ -89,31 +93,42 @@ def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERP
                                  "run's sizes")
 
 
-def _out_of_reach(problem: KernelBenchProblem, current: dict[str, int], sizes: dict[str, int],
-                  work: Work) -> EnvironmentFault:
-    """Why the interpreter cannot check this problem: its smallest forward, and the sizes that could not shrink."""
+def _out_of_reach(current: dict[str, Size], work: Work) -> EnvironmentFault:
+    """Why the interpreter cannot check this problem: its smallest forward at the sizes it could reach."""
     kept = ", ".join(f"{name}={value}" for name, value in current.items()) or "none"
-    from kernel_opt.solution.outline import outline_module
-
-    fixed = [name for name, value in outline_module(problem.outline.path).constants.items()
-             if isinstance(value, (list, tuple)) and value and all(isinstance(item, int) for item in value)]
-    unchangeable = f"; sizes written otherwise (a tuple such as {', '.join(fixed)}) are not halved" if fixed else ""
     return EnvironmentFault(
         f"too large for the CPU interpreter: at the smallest sizes the Model accepts ({kept}) one forward holds "
-        f"{work.text()}, over {OUT_OF_REACH_FACTOR}x what the interpreter checks in seconds{unchangeable}",
+        f"{work.text()}, over {OUT_OF_REACH_FACTOR}x what the interpreter checks in seconds",
         hint="check it on a GPU at the run's sizes; do not edit the run's ref.py, which is the user's problem",
         kind="too_large_for_interpreter")
 
 
-def _halved(problem: KernelBenchProblem, dims: dict[str, Any], current: dict[str, int],
-            floors: dict[str, int]) -> tuple[dict[str, int], Work] | None:
-    """One size halved, the largest the Model accepts halved (none below its floor), with its forward's work; None
-    when none can be. A forward that ran on the meta device was accepted; only one that could not run there is
-    asked again (meta_failure: a real run on the CPU where the sizes are small)."""
-    for name in sorted(current, key=lambda size: -current[size]):
-        if current[name] // 2 < floors[name]:
-            continue
-        trial = {**current, name: current[name] // 2}
+def _magnitude(value: Size) -> int:
+    """A size's weight in the halving order: the int, or a tuple size's largest element."""
+    return max(value) if isinstance(value, tuple) else value
+
+
+def _half(value: Size) -> Size:
+    """The size halved: an int, or a tuple size with its largest element halved."""
+    if not isinstance(value, tuple):
+        return value // 2
+    largest = value.index(max(value))
+    return (*value[:largest], value[largest] // 2, *value[largest + 1:])
+
+
+def _halved(problem: KernelBenchProblem, dims: dict[str, Any], current: dict[str, Size],
+            floors: dict[str, int]) -> tuple[dict[str, Size], Work] | None:
+    """One size halved, the largest the Model accepts halved (none below its floor), with its forward's work; where
+    no single one is accepted, the largest sizes of one value halved together (a batch the Model needs equal to a
+    row length, HingeLoss's batch_size and input_shape); None when nothing can be. A forward that ran on the meta
+    device was accepted; only one that could not run there is asked again (meta_failure: a real run on the CPU
+    where the sizes are small)."""
+    open_sizes = [name for name in sorted(current, key=lambda size: -_magnitude(current[size]))
+                  if _magnitude(current[name]) // 2 >= floors[name]]
+    tied = [name for name in open_sizes if _magnitude(current[name]) == _magnitude(current[open_sizes[0]])] \
+        if open_sizes else []
+    for names in [[name] for name in open_sizes] + ([tied] if len(tied) > 1 else []):
+        trial = {**current, **{name: _half(current[name]) for name in names}}
         work = forward_work(problem, {**dims, **trial})
         if work is None:
             continue

@@ -24,7 +24,7 @@ the /4 sizes made odd (+1 where even), so a kernel's tail handling runs too.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,9 @@ class ProblemOutline:
     input_sizes: tuple[str, ...]  # the constants the extra shapes scale (module docstring)
     shape_sizes: tuple[str, ...]  # those and the ones get_init_inputs() passes: every size a tensor's shape uses
     forward_parameters: tuple[str, ...] | None  # Model.forward's parameters after self; None with *args
+    # Sizes written as a tuple of ints that get_inputs() unpacks into a shape (`input_shape = (32768,)`): not
+    # --NAME=VALUE sizes, but the CPU interpreter's check may shrink them (solution/interpreter_sizes.py).
+    tuple_sizes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def outline_problem(path: Path) -> ProblemOutline:
@@ -99,7 +102,8 @@ def outline_problem(path: Path) -> ProblemOutline:
     sizes = _input_sizes(tree, outline.constants)
     shaping = sizes | _init_sizes(tree, outline.constants)
     return ProblemOutline(path, constants, tuple(name for name in constants if name in sizes),
-                          tuple(name for name in constants if name in shaping), _forward_parameters(tree))
+                          tuple(name for name in constants if name in shaping), _forward_parameters(tree),
+                          _tuple_sizes(tree, outline.constants))
 
 
 def _forward_parameters(tree: ast.Module) -> tuple[str, ...] | None:
@@ -138,6 +142,17 @@ def _input_sizes(tree: ast.Module, constants: dict[str, Any]) -> set[str]:
     return _root_sizes(tree, constants, get_inputs, [name for node in ast.walk(get_inputs) if isinstance(node, ast.Call)
                                                      for argument in shape_arguments(node)
                                                      for name in names_in(argument)])
+
+
+def _tuple_sizes(tree: ast.Module, constants: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The module constants written as a tuple of ints > 0 that get_inputs() reads (input_shape = (32768,))."""
+    get_inputs = _function(tree, "get_inputs")
+    if get_inputs is None:
+        return {}
+    read = names_in(get_inputs)
+    return {name: tuple(value) for name, value in constants.items()
+            if name in read and isinstance(value, (list, tuple)) and value
+            and all(isinstance(item, int) and not isinstance(item, bool) and item > 0 for item in value)}
 
 
 def _init_sizes(tree: ast.Module, constants: dict[str, Any]) -> set[str]:

@@ -92,13 +92,17 @@ class KernelBenchProblem:
         A tensor is never a size: under a constant's name it is the weight of that name (a file may call
         both `scaling_factor`, as KernelBench's level 2 48_Conv3d_Scaling_Tanh_Multiply_Sigmoid does).
         """
-        return {**self.outline.constants, **_size_values(dims, self.outline.constants)}
+        return {**self.outline.constants, **_size_values(dims, self._settable())}
 
     def overrides(self, dims: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
         """The constants `dims` changes, as a key: () for the file as written."""
-        constants = self.outline.constants
-        return tuple(sorted((name, value) for name, value in _size_values(dims, constants).items()
-                            if value != constants[name]))
+        settable = self._settable()
+        return tuple(sorted((name, value) for name, value in _size_values(dims, settable).items()
+                            if value != settable[name]))
+
+    def _settable(self) -> dict[str, Any]:
+        """The constants a set of sizes may change: the file's sizes, and its tuple sizes (the interpreter's check)."""
+        return {**self.outline.tuple_sizes, **self.outline.constants}
 
     def module(self, dims: dict[str, Any]) -> types.ModuleType:
         """The file executed with `dims` in place of its constants (once per distinct set)."""
@@ -289,10 +293,13 @@ class KernelBenchProblem:
             return self.setup(seed, device, dims)
 
         keyword = inspect.Parameter.KEYWORD_ONLY
+        # Tuple sizes are no --NAME=VALUE size (no default here, so no record names them), but the interpreter's
+        # check may set them: a file that has one takes them as further keywords.
+        more = [inspect.Parameter("tuple_sizes", inspect.Parameter.VAR_KEYWORD)] if self.outline.tuple_sizes else []
         setup.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter("seed", keyword, default=0), inspect.Parameter("device", keyword, default="cuda")]
             + [inspect.Parameter(name, keyword, default=value) for name, value in self.outline.constants.items()
-               if name not in _CHECKER_ARGUMENTS])
+               if name not in _CHECKER_ARGUMENTS] + more)
         return setup
 
     def reference(self, **kwargs: Any) -> None:
@@ -409,11 +416,12 @@ def device_key(device: Any) -> str:
 
 
 def _size_values(dims: dict[str, Any], constants: dict[str, Any]) -> dict[str, Any]:
-    """The values in `dims` that set one of the file's constants (a tensor never does)."""
+    """The values in `dims` that set one of the file's constants (a tensor never does); a tuple size given as a list
+    (a record read from JSON) is a tuple again."""
     import torch
 
-    return {name: value for name, value in dims.items()
-            if name in constants and not isinstance(value, torch.Tensor)}
+    return {name: tuple(value) if isinstance(value, list) and isinstance(constants[name], tuple) else value
+            for name, value in dims.items() if name in constants and not isinstance(value, torch.Tensor)}
 
 
 def _device_of(kwargs: dict[str, Any]) -> str:
