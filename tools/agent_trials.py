@@ -107,7 +107,8 @@ def machines(name: str, gpu: bool) -> str:
     if not gpu:
         return (f"{here} It has 2 CPU cores, shared with other work, so keep runs small. The user's GPU host is down "
                 "today and no other GPU is within reach: do what can be done here and leave the run so that it can "
-                "go on on a GPU later.")
+                "go on on a GPU later. Do not use any remote-run or device tool you may have: the user's GPU host "
+                "is down.")
     return f"""{here}
 The user's GPU host (one NVIDIA H200, nvcc 13.0, ncu 2025.3.1, torch 2.11, triton 3.6, no network) is reached
 with the `run` tool. Each `run` call copies the repository checkout `/work/main` to a fresh folder there, plus the
