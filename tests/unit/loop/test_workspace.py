@@ -63,7 +63,9 @@ def test_a_run_judged_at_kernelbench_s_tolerance_carries_the_rule_to_every_check
         write_version(out, number, median_us=90.0, ncu_fixture="memory_streaming", parent=f"v{number - 1}")
     capsys.readouterr()
     assert workspace_command.main(["status", str(out)]) == 0
-    finish = capsys.readouterr().out.split("finish (budget spent):\n")[1].splitlines()
+    printed = capsys.readouterr().out
+    assert "outputs judged at KernelBench's atol = rtol = 1e-2" in printed
+    finish = printed.split("finish (budget spent):\n")[1].splitlines()
     assert finish[0].endswith("--N=4096 --D=4096 --kernelbench-tolerances")
     assert "--kernelbench-tolerances   # size sweep" in finish[1]
     from kernel_opt.commands import final_report

@@ -236,9 +236,10 @@ def _run_line(status: RunStatus) -> str:
     if status.behind_baseline:
         target += f", but {status.behind_baseline} is still faster" + (": the run goes on" if status.stop_reason
                                                                           is None else "")
+    rule = " · outputs judged at KernelBench's atol = rtol = 1e-2" if status.run.kernelbench_tolerances else ""
     return (f"best so far: {best_text} · budget: {budget.iterations_used} of {budget.iterations_total} iteration(s) "
             f"used, {budget.iterations_left} left · "
-            f"target {status.run.target_percent:g}% of the roofline ceiling: {target}")
+            f"target {status.run.target_percent:g}% of the roofline ceiling: {target}{rule}")
 
 
 def _evaluation_summary(record: EvaluationRecord, status: RunStatus, out: Path) -> str:
