@@ -179,7 +179,11 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     traffic, flops, dtype = work.bytes, work.flops, work.dtype if work.has("dtype") else "float32"
     if not time_us or not traffic:
         return
-    allow_tf32 = bool(report.precision.allow_tf32) or _downgrade_accepted(report, dtype)
+    downgraded = _accepted_downgrades(report, dtype)
+    if downgraded:
+        report.notes.append(f"placed on the TF32 roofs: under KernelBench's tolerance the check accepted "
+                            f"{', '.join(map(repr, downgraded))} computed at a lower precision than FP32")
+    allow_tf32 = bool(report.precision.allow_tf32) or bool(downgraded)
     payload = report.roofline.measured_ceilings
     measured = MeasuredCeilings.from_dict(payload) if payload else None
     measured_roofs = measured.roofline_ceilings(dtype, allow_tf32) if measured else None
@@ -218,18 +222,15 @@ def _place_on_roofline(report: BenchmarkReport) -> None:
     report.target_reached = report.percent_of_ceiling >= report.target_percent or beat_measured
 
 
-def _downgrade_accepted(report: BenchmarkReport, dtype: str) -> bool:
-    """Whether a float32 problem is placed on the TF32 roofs because the check accepted lower precision: under
-    KernelBench's atol = rtol = 1e-2 with an output the rounding probe showed computed from rounded inputs. Against
-    the strict-FP32 roofs such a kernel beats the counted FLOPs' roof and reads a few % of the memory roof alone."""
+def _accepted_downgrades(report: BenchmarkReport, dtype: str) -> list[str]:
+    """The outputs of a float32 problem the check accepted at a lower precision (KernelBench's atol = rtol = 1e-2, the
+    rounding probe showing rounded inputs): such a problem is placed on the TF32 roofs, since against the strict-FP32
+    ones its kernel beats the counted FLOPs' roof and reads a few % of the memory roof alone."""
     gate = report.correctness
     downgrades = getattr(gate, "precision_downgrades", None)  # fields written only where set (UNSET otherwise)
-    accepted = (dtype.removeprefix("torch.") == "float32" and getattr(gate, "kernelbench_tolerances", None) is True
-                and isinstance(downgrades, list) and bool(downgrades))
-    if accepted:
-        report.notes.append(f"placed on the TF32 roofs: under KernelBench's tolerance the check accepted "
-                            f"{', '.join(map(repr, downgrades))} computed at a lower precision than FP32")
-    return accepted
+    if dtype.removeprefix("torch.") != "float32" or getattr(gate, "kernelbench_tolerances", None) is not True:
+        return []
+    return list(downgrades) if isinstance(downgrades, list) else []
 
 
 def _mark_invalid(report: BenchmarkReport) -> bool:
