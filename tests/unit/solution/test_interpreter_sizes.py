@@ -11,6 +11,7 @@ from conftest import REPO_ROOT
 from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.solution.interpreter_sizes import (
     INIT_SIZE_FLOOR,
+    INPUT_SIZE_FLOOR,
     OUT_OF_REACH_FACTOR,
     Work,
     forward_work,
@@ -124,9 +125,10 @@ def test_sizes_none_of_which_can_be_halved_are_kept_and_said_so(tmp_path):
 def test_a_size_the_model_rejects_is_never_chosen(tmp_path):
     path = write(tmp_path, "linear.py", STRICT_LINEAR)
     dims, note = interpreter_sizes(path, {}, limit=16)
-    # 8x16 input -> 8x8 -> 4x8 -> 2x8 -> 1x8; in_features 4 is refused, out_features 4 is under the floor
-    assert dims == {"batch_size": 1, "in_features": 8, "out_features": 4}
-    assert note.startswith("checked under the interpreter at batch_size=1, in_features=8, not the run's batch_size=8, "
+    # 8x16 input -> 8x8 -> 4x8 -> 2x8; in_features 4 is refused, out_features 4 is under the floor, and an input size
+    # stops at 2 (INPUT_SIZE_FLOOR: a batch of 1 leaves nothing across it to check)
+    assert dims == {"batch_size": INPUT_SIZE_FLOOR, "in_features": 8, "out_features": 4}
+    assert note.startswith("checked under the interpreter at batch_size=2, in_features=8, not the run's batch_size=8, "
                            "in_features=16 (one forward: largest tensor 32 elements")
 
 
@@ -230,3 +232,47 @@ def test_a_problem_no_halving_brings_near_the_interpreter_is_refused(tmp_path):
                              "(batch_size=16384, dim=65536) one forward holds largest tensor 1,073,741,824 elements, "
                              f"over {OUT_OF_REACH_FACTOR}x what the interpreter checks in seconds")
     assert "do not edit the run's ref.py" in error.hint
+
+
+# KernelBench level2 15_ConvTranspose3d_BatchNorm_Subtract writes its spatial sizes in one tuple assignment.
+CONV3D_SPATIAL_IN_ONE_LINE = """\
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+        self.batch_norm = nn.BatchNorm3d(out_channels)
+
+    def forward(self, x):
+        x = self.batch_norm(self.conv_transpose(x))
+        return x - torch.mean(x, dim=(2, 3, 4), keepdim=True)
+
+batch_size = 16
+in_channels = 16
+out_channels = 32
+depth, height, width = 16, 32, 32
+kernel_size = 3
+stride = 2
+padding = 1
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, depth, height, width)]
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding]
+"""
+
+
+def test_sizes_assigned_together_are_sizes_halved_and_set_like_the_others(tmp_path):
+    """A fresh agent's CPU check of this problem shrank batch and channels to 1 around spatial sizes it could not
+    see, and `--depth=5` was refused."""
+    path = write(tmp_path, "conv3d.py", CONV3D_SPATIAL_IN_ONE_LINE)
+    problem = problem_for(path)
+    assert problem.outline.input_sizes == ("batch_size", "in_channels", "depth", "height", "width")
+    assert problem.module(problem.sizes({"depth": 5})).depth == 5
+    dims, _ = interpreter_sizes(path, {})
+    assert (dims["batch_size"], dims["depth"], dims["height"], dims["width"]) == (8, 8, 8, 16)
+    shapes, _ = problem.derived_shapes({})
+    assert shapes[0] == {"batch_size": 8, "in_channels": 8, "depth": 8, "height": 16, "width": 16}

@@ -29,6 +29,9 @@ INTERPRETER_ELEMENTS = 1 << 20  # about a million: seconds per case under the in
 # 2-core CPU, depending on the tiles: about 0.1-0.3 GFLOP/s. 2**28 FLOPs keeps a call to seconds.
 INTERPRETER_FLOPS = 1 << 28
 Size = int | tuple[int, ...]  # a size, or a tuple size (input_shape = (32768,)) whose largest element is halved
+# An input size of 1 makes what runs across it trivial (a batch norm's batch statistics, a reduction's tail): a
+# check there says nothing about them, so an input size is never halved below 2.
+INPUT_SIZE_FLOOR = 2
 INIT_SIZE_FLOOR = 16  # below it a Model's own argument is a kernel size, a stride or a group count, not a width
 # Past this many times the limits at the smallest sizes the Model takes, a check under the interpreter would take
 # hours or the host's memory (its float64 truth of 1G elements ran a 23 GB machine out of memory): it is not run.
@@ -73,8 +76,8 @@ def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERP
     if first is None or first.fits(limit, flop_limit):
         return dict(dims), None
     current, work = dict(sizes), first
-    floors = {name: 1 if name in outline.input_sizes or name in outline.tuple_sizes else INIT_SIZE_FLOOR
-              for name in sizes}
+    floors = {name: INPUT_SIZE_FLOOR if name in outline.input_sizes or name in outline.tuple_sizes
+              else INIT_SIZE_FLOOR for name in sizes}
     while not work.fits(limit, flop_limit):
         smaller = _halved(problem, dims, current, floors)
         if smaller is None:

@@ -37,6 +37,7 @@ from kernel_opt.solution.outline import (
     names_in,
     outline_module,
     shape_arguments,
+    unpacked,
 )
 
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -125,6 +126,7 @@ def _module_assignments(tree: ast.Module) -> dict[str, ast.AST]:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     assigned[target.id] = node.value
+                assigned.update(unpacked(target, node.value))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             assigned[node.target.id] = node.value
     return assigned

@@ -44,6 +44,7 @@ from kernel_opt.core.errors import KernelOptError, UsageError
 from kernel_opt.run.events import one_line
 from kernel_opt.run.memory import is_out_of_memory
 from kernel_opt.solution.kernelbench import outline_problem, scaled_shapes, weight_argument_name
+from kernel_opt.solution.outline import bound_names
 
 WEIGHT_SEED = 42  # KernelBench's eval: set_seed(42) before get_init_inputs() and again before Model(...)
 OUTPUT_NAME = "output"
@@ -381,9 +382,7 @@ def _with_overrides(body: list[ast.stmt], overrides: dict[str, Any]) -> list[ast
                 if hasattr(statement, block):
                     setattr(statement, block, _with_overrides(getattr(statement, block), overrides))
         result.append(statement)
-        targets = statement.targets if isinstance(statement, ast.Assign) else (
-            [statement.target] if isinstance(statement, ast.AnnAssign) else [])
-        for name in [t.id for t in targets if isinstance(t, ast.Name) and t.id in overrides]:
+        for name in sorted(bound_names(statement) & set(overrides)):
             assignment = ast.Assign(targets=[ast.Name(name, ast.Store())], value=ast.Constant(overrides[name]))
             result.append(ast.copy_location(assignment, statement))
     return result

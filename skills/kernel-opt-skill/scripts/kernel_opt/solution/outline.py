@@ -203,6 +203,43 @@ def _bind_targets(target: ast.AST, names: set[str]) -> None:
             _bind_targets(item, names)
 
 
+def bound_names(statement: ast.stmt) -> set[str]:
+    """The names an assignment statement binds, those of tuple targets included; none for other statements."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else (
+        [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+    names: set[str] = set()
+    for target in targets:
+        _bind_targets(target, names)
+    return names
+
+
+def unpacked(target: ast.AST, value: ast.AST | None) -> list[tuple[str, ast.AST]]:
+    """(name, value) of each name a tuple assignment binds element by element (`depth, height, width = 16, 32, 32`);
+    [] for any other assignment."""
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)):
+        return []
+    return [(name.id, element) for name, element in zip(target.elts, value.elts, strict=True)
+            if isinstance(name, ast.Name)]
+
+
+def _assignment(statement: ast.Assign | ast.AnnAssign, outline: ModuleOutline, constants: dict[str, Any]) -> None:
+    """A top-level assignment: the names it binds, and the constants (and string sets) whose values it writes."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    for target in targets:
+        _bind_targets(target, outline.bound_names)
+        if isinstance(target, ast.Name) and statement.value is not None:
+            strings = _string_set(statement.value)
+            if strings is not None:
+                outline.string_sets[target.id] = strings
+        named = [(target.id, statement.value)] if isinstance(target, ast.Name) and statement.value is not None else []
+        for name, value in named + unpacked(target, statement.value):  # depth, height, width = 16, 32, 32
+            try:
+                constants[name] = constant_value(value, constants)
+            except ValueError:
+                constants.pop(name, None)
+
+
 def _walk_top_level(body: list[ast.stmt], outline: ModuleOutline, constants: dict[str, Any]) -> None:
     """Top-level statements, and those inside top-level if/try/with blocks (`try: import x` patterns)."""
     for statement in body:
@@ -218,17 +255,7 @@ def _walk_top_level(body: list[ast.stmt], outline: ModuleOutline, constants: dic
                 else:
                     outline.bound_names.add(alias.asname or alias.name.partition(".")[0])
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            for target in targets:
-                _bind_targets(target, outline.bound_names)
-                if isinstance(target, ast.Name) and statement.value is not None:
-                    strings = _string_set(statement.value)
-                    if strings is not None:
-                        outline.string_sets[target.id] = strings
-                    try:
-                        constants[target.id] = constant_value(statement.value, constants)
-                    except ValueError:
-                        constants.pop(target.id, None)
+            _assignment(statement, outline, constants)
         elif isinstance(statement, (ast.If, ast.Try, ast.With)):
             for block in (statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])):
                 _walk_top_level(block, outline, constants)
