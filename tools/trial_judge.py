@@ -39,18 +39,22 @@ def commands(solution: Path, problem: Path, dest: Path) -> dict[str, list[str]]:
     return {
         "correctness": [*check, "--output-dir", str(dest / "correctness")],
         "kernelbench_rule": [*check, "--kernelbench-tolerances", "--output-dir", str(dest / "kernelbench_rule")],
-        "benchmark": [sys.executable, str(SCRIPTS / "benchmark.py"), str(solution), "--ref", str(problem),
-                      "--output-dir", str(dest / "benchmark"), "--baseline", "both",
-                      "--checked-by", str(dest / "correctness" / "correctness.json")],
+        "benchmark": _benchmark(solution, problem, dest, "correctness"),
         "memcheck": [*check, "--sanitize", "memcheck", "--output-dir", str(dest / "memcheck")],
     }
 
 
 def kernelbench_benchmark(solution: Path, problem: Path, dest: Path) -> list[str]:
     """The benchmark under KernelBench's atol = rtol = 1e-2, relying on that rule's passing check."""
+    return _benchmark(solution, problem, dest, "kernelbench_rule")
+
+
+def _benchmark(solution: Path, problem: Path, dest: Path, checked_by: str) -> list[str]:
+    """benchmark.py relying on the passing check under DEST/`checked_by`, at that check's rule."""
+    rule = ["--kernelbench-tolerances"] if checked_by == "kernelbench_rule" else []
     return [sys.executable, str(SCRIPTS / "benchmark.py"), str(solution), "--ref", str(problem),
-            "--output-dir", str(dest / "benchmark"), "--baseline", "both", "--kernelbench-tolerances",
-            "--checked-by", str(dest / "kernelbench_rule" / "correctness.json")]
+            "--output-dir", str(dest / "benchmark"), "--baseline", "both", *rule,
+            "--checked-by", str(dest / checked_by / "correctness.json")]
 
 
 def _record(folder: Path, name: str) -> dict | None:

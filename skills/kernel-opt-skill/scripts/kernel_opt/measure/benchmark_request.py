@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_opt.check.correctness import BuildOptions, check_tolerance_options
-from kernel_opt.core.cli import dim_arguments
+from kernel_opt.core.cli import comma_list, dim_arguments
 from kernel_opt.core.errors import UsageError
 from kernel_opt.measure.records import DEFAULT_TARGET_PERCENT
 
@@ -63,8 +63,6 @@ class BenchmarkRequest:
 
 def baselines_option(text: str) -> list[str]:
     """--baseline's value as baseline names: 'both' is eager and compile, 'none' is none (core/cli.comma_list)."""
-    from kernel_opt.core.cli import comma_list
-
     return [name for item in comma_list(text) for name in (DEFAULT_BASELINES if item == "both" else (item,))]
 
 

@@ -146,12 +146,8 @@ class MeasuredCeilings:
     def roofline_ceilings(self, dtype: str, allow_tf32: bool = False) -> roofline.Ceilings | None:
         """The measured roofs for one dtype, or None when either was not measured."""
         bandwidth = self.memory_bandwidth_gbps
-        throughput = self.peak_tflops(dtype, allow_tf32)
-        source = f"measured {self.measured_at[:10]}"
-        strict_fp32 = dtype.removeprefix("torch.") == "float32" and not allow_tf32
-        if strict_fp32:  # roofline.strict_fp32_tflops: 3xTF32 passes a strict check
-            throughput, emulated = roofline.strict_fp32_tflops(throughput, self.peak_tflops("tf32"))
-            source += f"; {roofline.STRICT_FP32_ON_TENSOR_CORES}" if emulated else ""
+        throughput, source = roofline.dtype_compute_roof(dtype, allow_tf32, self.peak_tflops(dtype, allow_tf32),
+                                                         self.peak_tflops("tf32"), f"measured {self.measured_at[:10]}")
         if not bandwidth or not throughput:
             return None
         label = "tf32" if dtype.removeprefix("torch.") == "float32" and allow_tf32 else dtype.removeprefix("torch.")

@@ -182,10 +182,9 @@ def datasheet_roofs(sheet: GpuDatasheet | None, dtype: str, allow_tf32: bool) ->
     bandwidth); None where the sheet lacks either."""
     if sheet is None or not sheet.memory_bandwidth_gbps:
         return None
-    peak, source = sheet.peak_tflops(dtype, allow_tf32), f"datasheet: {sheet.display_name}"
-    if dtype.removeprefix("torch.") == "float32" and not allow_tf32:  # roofline.strict_fp32_tflops
-        peak, emulated = roofline.strict_fp32_tflops(peak, sheet.peak_tflops("float32", allow_tf32=True))
-        source += f"; {roofline.STRICT_FP32_ON_TENSOR_CORES}" if emulated else ""
+    tf32 = sheet.peak_tflops("float32", allow_tf32=True)
+    peak, source = roofline.dtype_compute_roof(dtype, allow_tf32, sheet.peak_tflops(dtype, allow_tf32), tf32,
+                                               f"datasheet: {sheet.display_name}")
     if not peak:
         return None
     return roofline.Ceilings(sheet.memory_bandwidth_gbps, peak, source=source, dtype=dtype)

@@ -44,12 +44,16 @@ TF32_PRODUCTS_PER_FP32_PRODUCT = 3
 STRICT_FP32_ON_TENSOR_CORES = "fp32 products as 3xTF32 on tensor cores: a third of the TF32 rate"
 
 
-def strict_fp32_tflops(fp32_tflops: float | None, tf32_tflops: float | None) -> tuple[float | None, bool]:
-    """The compute roof of a float32 problem checked at FP32 accuracy, and whether it is the 3xTF32 one."""
-    emulated = tf32_tflops / TF32_PRODUCTS_PER_FP32_PRODUCT if tf32_tflops else None
-    if emulated is not None and (fp32_tflops is None or emulated > fp32_tflops):
-        return emulated, True
-    return fp32_tflops, False
+def dtype_compute_roof(dtype: str, allow_tf32: bool, peak_tflops: float | None, tf32_tflops: float | None,
+                       source: str) -> tuple[float | None, str]:
+    """A dtype's compute roof and where it comes from: `peak_tflops` as given, except for a float32 problem checked at
+    FP32 accuracy, where a third of the TF32 rate takes its place when higher (3xTF32), and the source says so."""
+    if dtype.removeprefix("torch.") != "float32" or allow_tf32 or not tf32_tflops:
+        return peak_tflops, source
+    emulated = tf32_tflops / TF32_PRODUCTS_PER_FP32_PRODUCT
+    if peak_tflops is not None and emulated <= peak_tflops:
+        return peak_tflops, source
+    return emulated, f"{source}; {STRICT_FP32_ON_TENSOR_CORES}"
 
 
 _MICROSECONDS_PER_SECOND = 1e6

@@ -121,10 +121,11 @@ class ChildOutcome:
         return None
 
     def _harness_failure(self, where: str) -> dict[str, Any]:
+        killed = self._signal_text()
         if self.timed_out:
             what = f"made no progress for {self.timeout_s:g} s"
         else:
-            what = self.crash_description().removeprefix("the solution process died: ").join(("died (", ")"))
+            what = f"died ({killed})" if killed else self._exit_text()
         return {"kind": "harness_timeout" if self.timed_out else "harness_crash",
                 "exit_code": int(ExitCode.ENVIRONMENT_FAULT),
                 "message": f"the check's own step {what} {where}: no solution code was running, so this is not the "
@@ -135,17 +136,28 @@ class ChildOutcome:
 
     def crash_description(self) -> str | None:
         """A sentence for a child that died without reporting an error itself."""
-        if self.timed_out or self.error_event is not None or self.returncode in (0, None):
+        if not self._ended_unreported():
             return None
-        if self.returncode < 0:
-            number = -self.returncode
-            try:
-                name = signal.Signals(number).name
-            except ValueError:
-                name = f"signal {number}"
-            meaning = SIGNAL_MEANINGS.get(number, "killed by a signal")
-            return f"the solution process died: {name}, {meaning}"
-        return f"the solution process exited with code {self.returncode} without reporting a result"
+        killed = self._signal_text()
+        return f"the solution process died: {killed}" if killed else f"the solution process {self._exit_text()}"
+
+    def _ended_unreported(self) -> bool:
+        """Whether the child ended without finishing, hanging or reporting an error of its own."""
+        return not (self.timed_out or self.error_event is not None or self.returncode in (0, None))
+
+    def _signal_text(self) -> str | None:
+        """The signal that ended the child and what it usually means ("SIGKILL, killed (...)"); None without one."""
+        if self.returncode is None or self.returncode >= 0:
+            return None
+        number = -self.returncode
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"{name}, {SIGNAL_MEANINGS.get(number, 'killed by a signal')}"
+
+    def _exit_text(self) -> str:
+        return f"exited with code {self.returncode} without reporting a result"
 
 
 # The check's own steps, where no solution code runs: the reference's run, its float64 truth, the comparison.
