@@ -29,7 +29,19 @@ def test_the_comparison_says_whether_every_verdict_agrees_and_how_the_wall_time_
     assert lost["verdicts_identical"] is False
     markdown = multigpu_eval.comparison_markdown(same, [{"name": "one_gpu", "exit_code": 1, "wall_s": 41.0},
                                                         {"name": "all_gpus", "exit_code": 1, "wall_s": 22.0}])
-    assert "wall time, all GPUs / one GPU: 0.53" in markdown and "verdicts identical: yes" in markdown
+    assert "wall time, all_gpus / one_gpu: 0.53" in markdown and "verdicts identical: yes" in markdown
+    ray = multigpu_eval.compare(record({"a": "correct"}, 20.0, gpus=2), record({"a": "correct"}, 22.0, gpus=2),
+                                names=("all_gpus", "ray"))
+    assert ray["runs_compared"] == ["all_gpus", "ray"] and ray["rows"][0]["gpu_ray"] == 0
+    assert "# all_gpus against ray" in multigpu_eval.comparison_markdown(ray, [{"name": "all_gpus", "exit_code": 0,
+                                                                                 "wall_s": 20.0}] * 2)
+
+
+@pytest.mark.parametrize("runs", ["one_gpu", "one_gpu,one_gpu", "one_gpu,two_gpus"])
+def test_runs_names_two_different_known_runs(runs, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        multigpu_eval.build_parser().parse_args(["out", "--runs", runs])
+    assert stopped.value.code == 2 and "two different runs of one_gpu, all_gpus, ray" in capsys.readouterr().err
 
 
 def test_fewer_than_two_gpus_is_a_machine_limit(tmp_path, monkeypatch):
