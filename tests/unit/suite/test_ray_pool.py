@@ -11,13 +11,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import socket
 import sys
+import time
 
 import pytest
 from conftest import FIXTURES_DIR
 
 from kernel_opt.commands.eval import main
+from kernel_opt.core.errors import EnvironmentFault
 from kernel_opt.suite.driver import run_eval
+from kernel_opt.suite.ray_pool import endpoint, require_reachable
 
 from . import pool_jobs
 from .test_gpu_pool import suite
@@ -33,6 +37,40 @@ def test_without_ray_the_flag_is_a_machine_limit_with_the_install_line(tmp_path,
                  "--ray", "local", "--device", "cpu"])
     err = capsys.readouterr().err
     assert code == 4 and "--ray needs ray" in err and 'pip install "ray[default]>=2.30,<3"' in err
+    assert not (tmp_path / "out" / "eval.json").exists()
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:  # bound and closed again: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(("address", "expected"), [
+    ("auto", None), ("local", None), ("10.0.0.5:6379", ("10.0.0.5", 6379)),
+    ("ray://head.example:10001", ("head.example", 10001)), ("[::1]:6379", ("::1", 6379)), ("head:port", None)])
+def test_the_endpoint_of_an_address_is_its_host_and_port(address, expected):
+    assert endpoint(address) == expected
+
+
+def test_an_address_nothing_answers_is_refused_at_once_and_a_listening_one_passes():
+    started = time.monotonic()
+    with pytest.raises(EnvironmentFault, match=r"--ray 127\.0\.0\.1:\d+: nothing answers at 127\.0\.0\.1:\d+"):
+        require_reachable(f"127.0.0.1:{closed_port()}")
+    assert time.monotonic() - started < 5
+    with socket.socket() as head:
+        head.bind(("127.0.0.1", 0))
+        head.listen()
+        require_reachable(f"ray://127.0.0.1:{head.getsockname()[1]}")
+    require_reachable("auto")  # Ray finds that one itself, and fails fast where there is none
+
+
+@NEEDS_RAY
+def test_eval_with_an_address_nothing_answers_exits_4_before_writing(tmp_path, capsys):
+    code = main([str(FIXTURES / "problems"), str(FIXTURES / "solutions"), "--output-dir", str(tmp_path / "out"),
+                 "--ray", f"127.0.0.1:{closed_port()}", "--device", "cpu", "--only", "3_Sum_reduction"])
+    err = capsys.readouterr().err
+    assert code == 4 and "nothing answers at 127.0.0.1" in err and "ray start --head" in err
     assert not (tmp_path / "out" / "eval.json").exists()
 
 

@@ -38,6 +38,7 @@ def test_the_report_renders_timed_entries_and_draws_the_chart(tmp_path):
 
 
 def test_a_run_over_two_gpu_models_names_each_rows_gpu_and_gives_each_models_figures(tmp_path):
+    from kernel_opt.suite import report as report_module
     from kernel_opt.suite.records import EvalExecution, summarize_by_gpu_model
     from kernel_opt.suite.report import eval_summary, write_eval_reports
 
@@ -66,6 +67,11 @@ def test_a_run_over_two_gpu_models_names_each_rows_gpu_and_gives_each_models_fig
     assert "on NVIDIA H100 80GB HBM3 alone:" in printed and "spread: 2 worker processes" in printed
     assert [line.split("|")[-2].strip() for line in printed.splitlines() if line.startswith("| 23_Softmax")] == [
         "GPU 1"]
+    report.execution = EvalExecution("ray", 2, [{**h200, "pairs": 1, "pair_s": 7.0}], wall_s=9.0, pairs_run=1,
+                                     pair_s=7.0)
+    assert report_module.describe_execution(report) == (
+        "Ray, up to 2 tasks at once, 1 GPU (GPU 1: NVIDIA H200, 1 pair): 1 pair run, wall 9 s for 7 s of pair time "
+        "(0.78x)")
 
 
 def test_one_gpu_keeps_the_tables_as_they_were():

@@ -16,11 +16,13 @@ has GPUs (CPUs with --device cpu), so a task's clock starts near when it starts 
 
 `local` starts a Ray instance on this machine for the run (every GPU of the host, as `--gpus all`
 uses them) and stops it after; an ADDRESS (`auto`, `HOST:6379`, `ray://HOST:10001`) joins a running
-cluster and leaves it running.
+cluster and leaves it running. A HOST:PORT that nothing answers is refused at once (Ray itself keeps
+trying to reach it for minutes).
 """
 
 from __future__ import annotations
 
+import socket
 import time
 from collections import deque
 from collections.abc import Callable
@@ -37,6 +39,26 @@ from kernel_opt.suite.runner import EvalRequest, entry_key, evaluate_pair, lost_
 from kernel_opt.suite.shipped_pair import Evaluate, PairResult, evaluate_shipped, land, ship
 
 Finished = Callable[[EvalEntry], None]
+REACH_TIMEOUT_S = 10.0
+
+
+def endpoint(address: str) -> tuple[str, int] | None:
+    """(host, port) of a `HOST:PORT` or `ray://HOST:PORT` address; None where Ray finds the cluster (`auto`)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    return (host.strip("[]"), int(port)) if host and port.isdigit() else None
+
+
+def require_reachable(address: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    """Refuse an address whose port does not accept a connection: exit 4 now, not after Ray's minutes of retries."""
+    target = endpoint(address)
+    if target is None:
+        return
+    try:
+        socket.create_connection(target, timeout=timeout_s).close()
+    except OSError as error:
+        raise EnvironmentFault(f"--ray {address}: nothing answers at {target[0]}:{target[1]} ({one_line(error)})",
+                               hint="start the cluster's head there first (`ray start --head`), check the "
+                                    "address and that this machine can reach it, or use --ray local") from None
 
 
 def _task(shipped: Any, request: EvalRequest, device: str, evaluate: Evaluate) -> PairResult:
@@ -79,6 +101,8 @@ class RayTasks:
 
         runtime_env = {"py_modules": [kernel_opt], "env_vars": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}}
         options: dict[str, Any] = {"runtime_env": runtime_env, "log_to_driver": False}
+        if self.address != "local":
+            require_reachable(self.address)
         try:
             if self.address == "local":
                 self._ray.init(include_dashboard=False, **options)

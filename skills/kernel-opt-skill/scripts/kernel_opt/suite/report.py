@@ -75,7 +75,7 @@ def describe_execution(report: EvalReport) -> str | None:
     timing = (f"wall {execution.wall_s:.0f} s for {execution.pair_s:.0f} s of pair time"
               f"{f' ({speedup:.2f}x)' if speedup else ''}")
     reused = f"; {execution.pairs_reused} reused from an earlier run" if execution.pairs_reused else ""
-    return f"{workers}, {used}: {execution.pairs_run} pairs run, {timing}{reused}"
+    return f"{workers}, {used}: {_count(execution.pairs_run, 'pair')} run, {timing}{reused}"
 
 
 def gpu_label(gpu: dict | None, with_host: bool = False) -> str | None:
