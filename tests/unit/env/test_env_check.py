@@ -183,6 +183,7 @@ def test_no_gpu_with_nvcc_can_compile_and_interpret_but_not_run_time_or_profile(
     assert not steps["ncu_profile"].can_run and "ncu is missing" in steps["ncu_profile"].reason
     assert not steps["sanitizer"].can_run and "compute-sanitizer is missing" in steps["sanitizer"].reason
     assert not steps["size_sweep"].can_run and steps["size_sweep"].reason == steps["ncu_profile"].reason
+    assert "cusparse.h" not in steps["compile_cuda"].reason  # a toolkit with the libraries' headers says nothing
     assert steps["sass_analysis"].can_run and "CUDA kernels" in steps["sass_analysis"].reason
     assert report.verdict == "cpu_only"
     assert report.headline.startswith("No usable GPU")
@@ -212,6 +213,22 @@ def test_each_capability_step_called_alone_gives_its_own_row(gpu):
     assert rows == assessment.assess_capabilities(probes)
     benchmark = assessment.benchmark_capability(probes, access)
     assert benchmark.can_run is gpu and (benchmark.how_to_fix is None) is gpu
+
+
+def test_a_toolkit_without_the_math_libraries_headers_is_named_where_it_can_still_compile(tmp_path):
+    from dataclasses import replace
+
+    from kernel_opt.env.toolkit_headers import missing_context_headers
+
+    (tmp_path / "cublas_v2.h").write_text("")
+    (tmp_path / "cublasLt.h").write_text("")
+    assert missing_context_headers([f"-I{tmp_path}", "-I/nonexistent"]) == ["cusparse.h", "cusolverDn.h"]
+    probes = make_probes(gpu=False)
+    probes.nvcc = replace(NVCC_13, missing_library_headers=["cusparse.h", "cusolverDn.h"])
+    compile_cuda = by_step(assessment.check_environment(probes).capabilities)["compile_cuda"]
+    assert compile_cuda.can_run and compile_cuda.reason.startswith("nvcc 13.0.88 at /usr/local/cuda/bin/nvcc; this "
+                                                                   "toolkit lacks cusparse.h, cusolverDn.h")
+    assert "ATen/cuda/CUDAContext.h" in compile_cuda.reason and "c10/cuda/CUDAStream.h" in compile_cuda.reason
 
 
 def test_no_gpu_no_nvcc_no_triton_is_broken():

@@ -18,6 +18,7 @@ import pytest
 import torch
 from conftest import FIXTURES_DIR, REPO_ROOT
 
+from kernel_opt.backends.modelnew import inline_build
 from kernel_opt.backends.modelnew.backend import BACKEND, arch_list
 from kernel_opt.backends.modelnew.launcher import copy_weights
 from kernel_opt.check.correctness import CheckOptions, check_correctness
@@ -79,7 +80,6 @@ def test_without_a_gpu_a_cuda_extension_is_compiled_and_what_runs_it_needs_a_gpu
 def test_a_cuda_extension_s_kernels_are_analysed_from_the_compile_check_s_objects(tmp_path, monkeypatch):
     """Static analysis of a load_inline ModelNew compiles its sources as the compile check does (an object beside
     each, ptxas's report kept) and reuses that check's objects while they are newer than the file."""
-    from kernel_opt.backends.modelnew import inline_build
     from kernel_opt.backends.modelnew.inline_static import analyze_inline_model_new
 
     solution = tmp_path / "compiles.py"
@@ -118,8 +118,45 @@ def test_without_a_gpu_a_cuda_extension_that_does_not_compile_is_the_solution_s_
 def test_without_a_gpu_a_torch_header_this_torch_lacks_is_not_blamed_on_the_solution(tmp_path):
     with pytest.raises(EnvironmentFault, match="which this machine's torch does not ship") as caught:
         BACKEND.prepare(INLINE / "missing_torch_header.py", "cpu", tmp_path, BuildOptions(), [])
-    assert caught.value.exit_code == 4 and caught.value.kind == "cpu_torch_headers"
+    assert caught.value.exit_code == 4 and caught.value.kind == "missing_headers"
     assert "ATen/cuda/kernel_opt_no_such_header.h" in str(caught.value)
+
+
+@pytest.mark.nvcc
+def test_without_a_gpu_a_header_the_solution_names_and_nothing_holds_is_its_compile_error(tmp_path):
+    with pytest.raises(SolutionError, match="kernel_opt_vendor_header.h") as caught:
+        BACKEND.prepare(INLINE / "includes_a_header.py", "cpu", tmp_path, BuildOptions(), [])
+    assert caught.value.exit_code == 3 and caught.value.kind == "compile_error"
+
+
+@pytest.mark.nvcc
+def test_without_a_gpu_a_header_an_installed_header_includes_is_the_machine_s_gap(tmp_path, monkeypatch):
+    installed = tmp_path / "installed"  # stands for torch's or the toolkit's include folder
+    installed.mkdir()
+    (installed / "kernel_opt_vendor_header.h").write_text("#pragma once\n#include <kernel_opt_vendor_dependency.h>\n")
+    own_includes = inline_build._includes
+    monkeypatch.setattr(inline_build, "_includes", lambda nvcc, build: [*own_includes(nvcc, build), f"-I{installed}"])
+    with pytest.raises(EnvironmentFault, match="cannot be compiled on this machine") as caught:
+        BACKEND.prepare(INLINE / "includes_a_header.py", "cpu", tmp_path / "build", BuildOptions(), [])
+    assert caught.value.exit_code == 4 and caught.value.kind == "missing_headers"
+    assert (f"kernel_opt_vendor_dependency.h, which the installed header {installed}/kernel_opt_vendor_header.h "
+            "includes, is not on this machine") in str(caught.value)
+
+
+@pytest.mark.parametrize(("output", "own", "gap"), [
+    ("/opt/torch/include/ATen/cuda/CUDAContextLight.h:10:10: fatal error: cusparse.h: No such file or directory",
+     ["/tmp/b/cuda.cu"], "cusparse.h, which the installed header /opt/torch/include/ATen/cuda/CUDAContextLight.h"),
+    ("/tmp/b/cuda.cu:2:10: fatal error: cublas_v2.h: No such file or directory", ["/tmp/b/cuda.cu"],
+     "it includes cublas_v2.h, a CUDA library header"),
+    ('/tmp/b/cuda.cu(2): catastrophic error: cannot open source file "c10/cuda/nope.h"', ["/tmp/b/cuda.cu"],
+     "it includes c10/cuda/nope.h, which this machine's torch does not ship"),
+    ("/tmp/b/cuda.cu:2:10: fatal error: my_typo.cuh: No such file or directory", ["/tmp/b/cuda.cu"], None),
+    ("/work/mine/inc/helpers.cuh:3:10: fatal error: gone.h: No such file or directory",
+     ["/tmp/b/cuda.cu", "/work/mine/inc"], None),  # the solution's own include folder: its own fault
+    ("/tmp/b/cuda.cu(4): error: identifier \"j\" is undefined", ["/tmp/b/cuda.cu"], None)])
+def test_whose_missing_header_it_is(output, own, gap):
+    found = inline_build.machine_gap(inline_build.missing_includes(output), own)
+    assert found == gap if gap is None else found.startswith(gap)
 
 
 def test_prepare_refuses_nvcc_flags_and_leaves_the_build_to_the_child(tmp_path):

@@ -237,7 +237,13 @@ def compile_cuda_capability(probes: Probes, gpu: GpuAccess) -> Capability:
     """nvcc alone; no GPU needed (correctness_check.py --compile-only)."""
     label, needs, nvcc = "compile CUDA (nvcc)", "nvcc", probes.nvcc
     if nvcc.found and nvcc.version:
-        return Capability("compile_cuda", label, needs, True, f"nvcc {nvcc.version} at {nvcc.path}")
+        detail = f"nvcc {nvcc.version} at {nvcc.path}"
+        if nvcc.missing_library_headers:
+            detail += (f"; this toolkit lacks {', '.join(nvcc.missing_library_headers)} (the CUDA math libraries' "
+                       "headers), so a load_inline source that includes ATen/cuda/CUDAContext.h cannot be "
+                       "compile-checked here (exit 4, missing_headers); c10/cuda/CUDAStream.h gives the current "
+                       "stream without them")
+        return Capability("compile_cuda", label, needs, True, detail)
     return Capability("compile_cuda", label, needs, False, nvcc.error or "nvcc is missing", INSTALL_CUDA_TOOLKIT)
 
 

@@ -69,6 +69,7 @@ class ToolProbe:
 class NvccProbe(ToolProbe):
     release: str | None = None  # "13.0": the CUDA release, which sets the minimum driver
     gpu_architectures: list[str] = field(default_factory=list)  # `nvcc --list-gpu-arch`: compute_75, ...
+    missing_library_headers: list[str] = field(default_factory=list)  # of CONTEXT_HEADERS (env/toolkit_headers.py)
 
 
 @dataclass

@@ -47,6 +47,7 @@ from kernel_opt.env.tool_output import (
     parse_nvcc_version,
     parse_nvidia_smi_csv,
 )
+from kernel_opt.env.toolkit_headers import missing_context_headers, toolkit_include_flags
 
 # --- timeouts and search locations, in one place ---------------------------------------------
 
@@ -207,6 +208,7 @@ def probe_nvcc() -> NvccProbe:
     probe.release, probe.version = parsed
     _, architectures = run_tool([path, "--list-gpu-arch"])
     probe.gpu_architectures = parse_nvcc_architectures(architectures)
+    probe.missing_library_headers = missing_context_headers(toolkit_include_flags(path))
     return probe
 
 

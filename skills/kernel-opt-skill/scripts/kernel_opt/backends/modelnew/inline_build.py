@@ -8,7 +8,9 @@ by torch itself, exactly as it would be on the GPU machine, and recorded with it
 parent then compiles each source without linking: cuda.cu with nvcc for the target architecture
 into an object beside it (ptxas's resource report kept with it, for static analysis), main.cpp with
 the host compiler (syntax only). A compiler error is the solution's (exit 3, compile_error, the
-compiler's lines); a missing compiler is this machine's (exit 4).
+compiler's lines); a missing compiler is this machine's (exit 4), and so is a missing header that
+a GPU machine has: torch's, the CUDA libraries', or one an installed header includes (exit 4,
+missing_headers).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kernel_opt.core.errors import EnvironmentFault, SolutionError
+from kernel_opt.env.toolkit_headers import CUDA_LIBRARY_HEADER_PREFIXES, toolkit_include_flags
 
 CAPTURE_TIMEOUT_S = 300
 COMPILE_TIMEOUT_S = 600
@@ -117,10 +120,10 @@ def compile_inline_extensions(solution: Path, build_dir: Path, arch: str) -> lis
     commands = [(extension.name, _nvcc_command(nvcc, source, extension, arch, includes) if source.endswith(".cu")
                  else _host_command(host, source, extension, includes)) for extension, source in sources]
     compiled = []
-    for (_, source), (name, command, finished) in zip(sources, _run_compilers(commands), strict=True):
-        _judge_compiler(command, finished, solution, name)
+    for (extension, source), (_, command, finished) in zip(sources, _run_compilers(commands), strict=True):
+        _judge_compiler(command, finished, solution, extension)
         if source.endswith(".cu"):
-            compiled.append(CompiledSource(name, source, object_path(source), command,
+            compiled.append(CompiledSource(extension.name, source, object_path(source), command,
                                            (finished.stdout or "") + (finished.stderr or "")))
     (build_dir / OBJECTS_FILE).write_text(json.dumps({"solution": str(solution.resolve()), "arch": arch,
                                                        "sources": [asdict(item) for item in compiled]}))
@@ -170,7 +173,12 @@ def _captured(solution: Path, build_dir: Path) -> list[InlineExtension]:
 # headers that include it (c10/cuda/CUDAMacros.h); a wheel's value is a shared-library build.
 CUDA_BUILD_ONLY_HEADERS = {"c10/cuda/impl/cuda_cmake_macros.h": "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n"}
 TORCH_HEADER_ROOTS = ("c10/", "ATen/", "torch/", "caffe2/")
-_MISSING_HEADER = re.compile(r"""(?:fatal error: |cannot open source file ")([\w./+-]+\.(?:h|hpp|cuh))""")
+# A missing include as the host compiler reports it ("FILE:LINE:COL: fatal error: HEADER: No such file ...") and as
+# nvcc's front end does ("FILE(LINE): catastrophic error: cannot open source file "HEADER"").
+_MISSING_INCLUDE = (re.compile(r"^(?P<file>[^\n:]+):\d+(?::\d+)?: fatal error: (?P<header>[^\s:]+): No such file",
+                               re.MULTILINE),
+                    re.compile(r'^(?P<file>[^\n(]+)\(\d+\): catastrophic error: cannot open source file '
+                               r'"(?P<header>[^"]+)"', re.MULTILINE))
 
 
 def _includes(nvcc: str, build_dir: Path) -> list[str]:
@@ -181,7 +189,7 @@ def _includes(nvcc: str, build_dir: Path) -> list[str]:
     from torch.utils.cpp_extension import include_paths
 
     roots = [Path(path) for path in include_paths()]
-    flags = _toolkit_includes(nvcc)
+    flags = toolkit_include_flags(nvcc)
     stubs = build_dir / "cuda_build_headers"
     for header, text in CUDA_BUILD_ONLY_HEADERS.items():
         if not any((root / header).is_file() for root in roots):
@@ -194,22 +202,6 @@ def _includes(nvcc: str, build_dir: Path) -> list[str]:
 
 def _defines(extension: InlineExtension) -> list[str]:
     return [f"-DTORCH_EXTENSION_NAME={extension.name}", "-DTORCH_API_INCLUDE_EXTENSION_H"]
-
-
-def _toolkit_includes(nvcc: str) -> list[str]:
-    """The include flags nvcc itself uses for the toolkit's headers (it may be a wrapper far from the toolkit)."""
-    try:
-        shown = subprocess.run([nvcc, "--dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
-                               capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    flags = []
-    for line in (shown.stdout + shown.stderr).splitlines():
-        for key in ("INCLUDES=", "SYSTEM_INCLUDES="):
-            if key in line:
-                words = shlex.split(line.split(key, 1)[1])
-                flags += [f"-I{word.removeprefix('-I')}" for word in words if word not in ("-isystem", "")]
-    return flags
 
 
 def object_path(source: str) -> str:
@@ -247,16 +239,41 @@ def _run_compilers(commands: list[tuple[str, list[str]]]) -> list[tuple[str, lis
     return finished
 
 
-def _judge_compiler(command: list[str], finished: subprocess.CompletedProcess, solution: Path, extension: str) -> None:
+def missing_includes(output: str) -> list[tuple[str, str]]:
+    """(including file, missing header) for every include the compiler could not open."""
+    return [(found["file"].strip(), found["header"])
+            for pattern in _MISSING_INCLUDE for found in pattern.finditer(output)]
+
+
+def machine_gap(missing: list[tuple[str, str]], own_files: list[str]) -> str | None:
+    """Why a missing header is this machine's and not the solution's, or None where the solution asked for it.
+
+    Torch's headers and the CUDA libraries' come with a GPU build of torch and a full toolkit; a header that an
+    installed header includes (not a file of the solution's) is the installation's.
+    """
+    own = [Path(path).resolve() for path in own_files]
+    for including, header in missing:
+        path = Path(including).resolve()
+        if not any(path == mine or path.is_relative_to(mine) for mine in own):
+            return f"{header}, which the installed header {including} includes, is not on this machine"
+        if header.startswith(TORCH_HEADER_ROOTS):
+            return (f"it includes {header}, which this machine's torch does not ship (a CPU build of torch lacks "
+                    "some of its CUDA build's headers)")
+        if header.startswith(CUDA_LIBRARY_HEADER_PREFIXES):
+            return f"it includes {header}, a CUDA library header this machine's CUDA toolkit does not hold"
+    return None
+
+
+def _judge_compiler(command: list[str], finished: subprocess.CompletedProcess, solution: Path,
+                    extension: InlineExtension) -> None:
     if finished.returncode == 0:
         return
     output = (finished.stderr or "") + (finished.stdout or "")
-    missing = [header for header in _MISSING_HEADER.findall(output) if header.startswith(TORCH_HEADER_ROOTS)]
-    if missing:  # torch's own header, absent from this machine's torch: the check cannot judge it here
-        raise EnvironmentFault(f"{solution.name}'s CUDA extension {extension!r} includes {missing[0]}, which this "
-                               "machine's torch does not ship (a CPU build of torch lacks some of its CUDA build's "
-                               "headers): the compile check cannot judge it here; run it on a GPU machine",
-                               kind="cpu_torch_headers", hint=f"{shlex.join(command)}\n{output[-1500:]}")
+    gap = machine_gap(missing_includes(output), [*extension.sources, *extension.extra_include_paths])
+    if gap:  # the check cannot judge the source here; a GPU machine's torch and toolkit have what is missing
+        raise EnvironmentFault(f"{solution.name}'s CUDA extension {extension.name!r} cannot be compiled on this "
+                               f"machine: {gap}. A GPU machine's torch and CUDA toolkit have it: check it there",
+                               kind="missing_headers", hint=f"{shlex.join(command)}\n{output[-1500:]}")
     errors = [line.strip() for line in output.splitlines() if "error" in line.lower()]
     raise SolutionError(f"{solution.name}'s CUDA extension {extension!r} does not compile: "
                         + "; ".join(errors[:MAX_ERROR_LINES] or output.strip().splitlines()[-1:]),
