@@ -170,6 +170,12 @@ def test_under_kernelbench_tolerances_the_tf32_sum_passes_flagged(tmp_path, caps
 
 
 @pytest.mark.slow
+def test_timeout_bounds_each_of_the_probe_s_calls_not_all_of_them(tmp_path):
+    code, record = check(tmp_path, "row_sum", "row_sum_slow_calls", "--timeout", "2")  # 0.8 s a call, 5 calls
+    assert code == 0 and record["verdict"] == "pass" and len(verdicts(record)) == 4
+
+
+@pytest.mark.slow
 def test_a_truncating_sum_fails_by_the_error_norms_and_the_probe_does_not_run(tmp_path):
     code, record = check(tmp_path, "row_sum", "row_sum_tf32_truncated")
     assert code == 1 and not any(case["passed"] for case in record["cases"])

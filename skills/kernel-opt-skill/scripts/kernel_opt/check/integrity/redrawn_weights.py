@@ -383,12 +383,17 @@ def check_redrawn(session: CheckSession, dims: dict[str, Any], seed: int) -> Red
         result.note = ("not run: the Model has no floating-point parameter or buffer to re-draw"
                        if not draws else "not run: no weight could be re-drawn (see each weight's reason)")
         return result
+    def call_with(chosen: dict[str, Any]) -> list:
+        # each call is progress: --timeout bounds one call here as in a case, not the check's several together
+        session.events.emit(PhaseEvent("redrawn_weights", dims=dims, seed=seed))
+        return _call_with(session, instance, chosen, taken_once)
+
     try:
-        result.outputs = _call_with(session, instance, redrawn, taken_once)
+        result.outputs = call_with(redrawn)
         if any(not output.passed or output.kernelbench_only for output in result.outputs):
             for argument in list(redrawn)[:MAX_ALONE]:
                 result.alone += [AloneResult(weights[argument], output) for output in
-                                 _call_with(session, instance, {argument: redrawn[argument]}, taken_once)
+                                 call_with({argument: redrawn[argument]})
                                  if not output.passed or output.kernelbench_only]
     except UsageError as error:
         if error.kind != "reference_error":

@@ -304,6 +304,8 @@ def probe_rounding(runner: CheckSession, dims: dict[str, Any], seed: int) -> Rou
                   for name, value in arguments.items()}
         for name in outputs:
             poison_(copies[name])
+        # each call is progress: --timeout bounds one call here as in a case, not the probe's several together
+        runner.events.emit(PhaseEvent("rounding_probe", dims=dims, seed=seed))
         call_solution(runner.solution, copies, instance.dims, outputs)
         runner.solution_ran("the solution's call in the rounding probe")
         runner.solution.deliver_outputs()
