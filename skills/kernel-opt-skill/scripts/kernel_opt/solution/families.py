@@ -26,6 +26,8 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
             "gemm", "matmul", "mm", "bmm", "batched_gemm", "grouped_gemm", "gemv", "linear",
             "addmm", "baddbmm", "attention", "mha", "gqa", "mqa", "sdpa", "flash_attention",
             "conv", "conv1d", "conv2d", "conv3d", "implicit_gemm", "einsum",
+            "convtranspose", "convtranspose1d", "convtranspose2d", "convtranspose3d", "conv_transpose",
+            "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "deconv", "deconvolution",
         ),
     ),
     "row_reduction": (
