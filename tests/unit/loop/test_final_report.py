@@ -87,6 +87,18 @@ def test_a_version_without_a_benchmark_is_not_measured(run, capsys):
     assert "v2: not timed" in text
 
 
+def test_a_version_whose_evaluate_never_finished_says_what_it_left(tmp_path, capsys):
+    out = tmp_path / "run"
+    make_run(out, iterations=3)
+    write_version(out, 0, median_us=100.0, baselines=BASELINES)
+    write_version(out, 1, parent="v0", hypothesis=VALID_HYPOTHESIS, correct=True, state=None)  # killed after its check
+    stopped = generate(out, capsys).split("| why the run stopped |")[1].split("\n")[0]
+    assert stopped.endswith("; v1 is not evaluated (its evaluate did not finish: correctness passed and is recorded, "
+                            "nothing was timed) |")
+    (out / "v1" / "correctness.json").unlink()
+    assert "v1 is not evaluated (never run)" in generate(out, capsys)
+
+
 def test_stop_reason_best_version_and_pytorch_comparison(run, capsys):
     text = generate(run, capsys)
     benchmark, profile = records(run, "v1")

@@ -78,10 +78,20 @@ def stop_reason(out: Path, run: RunRecord | None, best: VersionState | None) -> 
     if status.stop_reason == "budget_spent":
         return (f"budget spent: {status.budget.iterations_used} of {status.budget.iterations_total} iteration(s) used; "
                 f"{target_text}")
-    pending = (f"; {status.newest.name} is not evaluated ({status.newest.evaluation_state or 'never run'})"
+    pending = (f"; {status.newest.name} is not evaluated ({_unevaluated(status.newest)})"
                if status.newest_pending and status.newest is not None else "")
     return (f"not finished: {status.budget.iterations_left} of {status.budget.iterations_total} iteration(s) left, "
             f"{target_text}{pending}")
+
+
+def _unevaluated(version: VersionState) -> str:
+    """How far a version's evaluation got: its state, or the records an evaluate that never finished left."""
+    if version.evaluation_state:
+        return version.evaluation_state
+    if version.correct is not None:
+        return (f"its evaluate did not finish: correctness {'passed' if version.correct else 'failed'} and is "
+                "recorded, nothing was timed")
+    return "never run"
 
 
 def remaining(out: Path, best: VersionState | None, states: list[VersionState]) -> dict[str, Any]:
