@@ -775,8 +775,8 @@ def test_without_a_gpu_a_problem_at_gpu_size_is_checked_at_sizes_the_interpreter
     assert correctness["status"] == "ok"
     assert correctness["summary"].endswith("; checked under the interpreter at batch_size=1024, dim=1023, not the "
                                            "run's batch_size=32768, dim=65535 (one forward: largest tensor 1,047,552 "
-                                           "elements here, largest tensor 2,147,450,880 elements there); evaluate on "
-                                           "a GPU checks the run's sizes")
+                                           "elements here, largest tensor 2,147,450,880 elements there); on a GPU "
+                                           "the check runs the run's own sizes")
     checked = json.loads((out / "v0" / "correctness.json").read_text())
     assert checked["passed"] and checked["dims"] == {"batch_size": 1024, "dim": 1023}
 

@@ -86,24 +86,82 @@ def test_a_matmul_is_made_small_in_its_flops_and_in_the_size_only_its_weight_and
     assert problem.outline.input_sizes == ("batch_size", "in_features")
     assert problem.outline.shape_sizes == ("batch_size", "in_features", "out_features")
     dims, note = interpreter_sizes(path, {})
-    assert dims == {"batch_size": 512, "in_features": 512, "out_features": 512}
-    assert forward_work(problem, dims) == Work(512 * 512, 2 * 512 * 512 * 512) == Work(1 << 18, 1 << 28)
+    # each size halved in turn: the batch stays the largest, as in the run (16384 against 4096)
+    assert dims == {"batch_size": 1024, "in_features": 256, "out_features": 512}
+    assert forward_work(problem, dims) == Work(1024 * 512, 2 * 1024 * 256 * 512) == Work(1 << 19, 1 << 28)
     assert forward_work(problem, {"batch_size": 1024, "in_features": 512, "out_features": 512}).flops == 1 << 29
-    assert note.startswith("checked under the interpreter at batch_size=512, in_features=512, out_features=512, not "
+    assert note.startswith("checked under the interpreter at batch_size=1024, in_features=256, out_features=512, not "
                            "the run's batch_size=16384, in_features=4096, out_features=4096 (one forward: largest "
-                           "tensor 262,144 elements, 268 MFLOP here, largest tensor 67,108,864 elements, "
+                           "tensor 524,288 elements, 268 MFLOP here, largest tensor 67,108,864 elements, "
                            "550 GFLOP there)")
 
 
-def test_the_largest_size_is_halved_first_until_the_largest_input_fits(tmp_path):
+def test_each_size_is_halved_in_turn_until_the_largest_input_fits(tmp_path):
     path = write(tmp_path, "l1norm.py", L1NORM_AT_STOCK_SIZE)
     dims, note = interpreter_sizes(path, {"batch_size": 32768, "dim": 65535})
-    assert dims == {"batch_size": 1024, "dim": 1023}  # 65535 -> 32767 -> ... -> 1023 alternating with the batch
+    assert dims == {"batch_size": 1024, "dim": 1023}  # 65535 -> 32767 -> ... -> 1023 in turn with the batch
     assert forward_work(problem_for(path), dims) == Work(1024 * 1023, 0)  # input and output alike; no matmul
     assert note == ("checked under the interpreter at batch_size=1024, dim=1023, not the run's batch_size=32768, "
                     "dim=65535 (one forward: largest tensor 1,047,552 elements here, largest tensor 2,147,450,880 "
-                    "elements there); evaluate on a GPU checks the run's sizes")
+                    "elements there); on a GPU the check runs the run's own sizes")
     assert interpreter_sizes(path, {})[0] == {"batch_size": 1024, "dim": 1023}  # the file's own sizes, the same
+
+
+AVG_POOL_1D_AT_STOCK_SIZE = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, kernel_size, stride, padding):
+        super().__init__()
+        self.pool = nn.AvgPool1d(kernel_size=kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+batch_size = 64
+in_channels = 128
+input_length = 65536
+kernel_size = 8
+stride = 1
+padding = 4
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, input_length)]
+
+
+def get_init_inputs():
+    return [kernel_size, stride, padding]
+"""
+
+
+def test_a_long_row_stays_long_against_the_batch_and_channels(tmp_path):
+    """Halving the largest size first made this 64 x 64 x 128: one 1024-wide block a row, where the run has 64."""
+    dims, note = interpreter_sizes(write(tmp_path, "avg_pool_1d.py", AVG_POOL_1D_AT_STOCK_SIZE), {})
+    assert (dims["batch_size"], dims["in_channels"], dims["input_length"]) == (8, 16, 4096)  # each halved 3-4 times
+    assert (dims["kernel_size"], dims["padding"]) == (8, 4)  # the operation's own arguments stay
+    assert note.startswith("checked under the interpreter at batch_size=8, in_channels=16, input_length=4096, not "
+                           "the run's batch_size=64, in_channels=128, input_length=65536")
+
+
+def test_correctness_check_on_the_cpu_runs_a_gpu_sized_problem_at_the_interpreter_s_sizes(tmp_path, capsys):
+    """By hand as in evaluate: not an hour under the interpreter ending in a timeout blamed on the solution."""
+    import json
+
+    from kernel_opt.commands.correctness_check import main
+
+    problem = write(tmp_path, "avg_pool_1d.py", AVG_POOL_1D_AT_STOCK_SIZE)
+    solution = write(tmp_path, "identity.py", AVG_POOL_1D_AT_STOCK_SIZE + "\n\nclass ModelNew(Model):\n    pass\n")
+    code = main([str(solution), "--ref", str(problem), "--output-dir", str(tmp_path / "out"), "--device", "cpu",
+                 "--seeds", "1"])
+    record = json.loads((tmp_path / "out" / "correctness.json").read_text())
+    assert code == 0 and record["sizes_note"].startswith("checked under the interpreter at batch_size=8, ")
+    assert record["cases"][0]["dims"]["input_length"] == 4096
+    assert "\nsizes: checked under the interpreter at batch_size=8," in capsys.readouterr().out
+    assert "| sizes | checked under the interpreter at" in (tmp_path / "out" / "correctness.md").read_text()
 
 
 def test_sizes_that_fit_are_kept_and_a_ref_py_is_left_alone(tmp_path):

@@ -48,6 +48,7 @@ from kernel_opt.run.request import ChildRequest, CorrectnessPart, Tolerances
 from kernel_opt.solution import registry
 from kernel_opt.solution.backend import BuildOptions
 from kernel_opt.solution.build_record import BuildRecord
+from kernel_opt.solution.interpreter_sizes import interpreter_sizes
 from kernel_opt.solution.spec import solution_spec
 
 PROG = "correctness_check.py"
@@ -122,12 +123,15 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
         raise UsageError(f"reference file not found: {request.reference}")
     backend = registry.detect(solution, request.backend)
     device = resolve_device(request.device)
+    dims, sizes_note = request.dims, None
+    if device == "cpu" and registry.get(backend).runs_on_cpu and request.check.sanitize is None:
+        dims, sizes_note = interpreter_sizes(reference, request.dims)  # a GPU-sized problem: sizes it can check
     report = check_correctness(
-        solution, reference, backend, device, request.dims, request.check, request.build,
+        solution, reference, backend, device, dims, request.check, request.build,
         build_dir=request.output_dir / "build", command=command or f"{PROG} {shlex.join(request.argv())}",
         output_dir=request.output_dir,
     )
-    report.solution, report.reference = str(request.solution), str(request.reference)
+    report.solution, report.reference, report.sizes_note = str(request.solution), str(request.reference), sizes_note
     write_correctness_reports(report, request.output_dir, exit_code_of(report))  # a --sanitize run: its own files
     return report
 

@@ -245,6 +245,7 @@ class CorrectnessReport:
     kernelbench_tolerances: bool = False  # judged at KernelBench's atol = rtol = 1e-2 (--kernelbench-tolerances)
     memory: MemoryUse | None = None  # each step's peak GPU memory and what the memory plan chose (run/memory.py)
     phases_s: dict[str, float] = field(default_factory=dict)  # where the worker's wall time went, summed per phase
+    sizes_note: str | None = None  # why the cases ran at smaller sizes than asked (the interpreter's reach)
     schema: str = CORRECTNESS_SCHEMA
 
     @property
@@ -289,6 +290,8 @@ class CorrectnessReport:
             del payload["memory"]
         if not self.phases_s:
             del payload["phases_s"]
+        if self.sizes_note is None:
+            del payload["sizes_note"]
         return payload
 
     @classmethod

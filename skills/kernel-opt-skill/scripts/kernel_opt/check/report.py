@@ -136,9 +136,11 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
         return (f"PASS{mode}: no errors, and the smallest case ({shape}, seed 0) matches the reference.\n"
                 f"report: {where} (the tool's output: {sanitizer.log_file})\n"
                 "next: this checked one case; the full check is the same command without --sanitize")
+    sizes = f"sizes: {report.sizes_note}" if report.sizes_note else None
     if report.passed:
         shapes = len({str(case.dims) for case in report.cases})
         text = f"PASS{mode}: all {total} cases ({shapes} shapes x {len(report.seeds)} seeds) match the reference."
+        text += f"\n{sizes}" if sizes else ""
         text += "".join(f"\n{line}" for line in pass_lines(report))
         if report.kernelbench_tolerances:
             text += "\n(judged at KernelBench's atol = rtol = 1e-2, --kernelbench-tolerances)"
@@ -152,6 +154,7 @@ def correctness_summary(report: CorrectnessReport, output_dir: Path) -> str:
     failed = [case for case in report.cases if not case.passed]
     headline = failure_headline(report, total, mode) if not failed else None
     lines = [headline or f"FAIL{mode}: {len(failed)} of {total} cases differ from the reference."]
+    lines += [sizes] if sizes else []
     lines += [f"  - {sentence}" for sentence in correctness_failures(report)[:5]]
     if kernelbench_would_pass(report):
         lines.append("  (KernelBench's own verdict: pass. Its rule, atol = rtol = 1e-2 with its seed-42 weights, "

@@ -3,15 +3,18 @@
 KernelBench problems ship at sizes meant for a GPU (level 1's L1Norm: 32768 x 65535 float32, 8.6 GB
 per tensor; level 2's Gemm_BatchNorm: a 16384 x 4096 x 4096 matmul). Under TRITON_INTERPRET=1 on a
 CPU a check at those sizes needs tens of GB and hours, so evaluate's CPU steps check smaller sizes
-instead: the problem's sizes halved, the largest first, until the forward's largest tensor (an
-input, a weight or an output) holds at most INTERPRETER_ELEMENTS and its matmuls and convolutions at
-most INTERPRETER_FLOPS (shapes and FLOPs from PyTorch's meta device: nothing is allocated or
-computed), keeping only sizes the Model accepts. The sizes halved are the constants get_inputs()'s
-shapes and get_init_inputs()'s arguments use: a Linear's out_features sets its weight and output
-as much as the batch does. A size only get_init_inputs() passes stays at INIT_SIZE_FLOOR or more, so
-kernel sizes, strides and groups are never changed: the check keeps the problem's own operation. The
-check then adds its own smaller and odd shapes below those. On a GPU, evaluate checks the run's own
-sizes in full.
+instead: the problem's sizes halved in turn, each as often as the others (the largest first among
+equals), until the forward's largest tensor (an input, a weight or an output) holds at most
+INTERPRETER_ELEMENTS and its matmuls and convolutions at most INTERPRETER_FLOPS (shapes and FLOPs
+from PyTorch's meta device: nothing is allocated or computed), keeping only sizes the Model accepts.
+The sizes halved are the constants get_inputs()'s shapes and get_init_inputs()'s arguments use: a
+Linear's out_features sets its weight and output as much as the batch does. A size only
+get_init_inputs() passes stays at INIT_SIZE_FLOOR or more, so kernel sizes, strides and groups are
+never changed: the check keeps the problem's own operation. Halving every size alike keeps the
+problem's proportions: a long row stays long against the batch (64 x 128 x 65536 becomes
+8 x 16 x 4096, not 64 x 64 x 128), so a kernel's path over several blocks of a row is checked here
+too. The check then adds its own smaller and odd shapes below those. On a GPU, evaluate checks the
+run's own sizes in full.
 """
 
 from __future__ import annotations
@@ -78,10 +81,12 @@ def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERP
     current, work = dict(sizes), first
     floors = {name: INPUT_SIZE_FLOOR if name in outline.input_sizes or name in outline.tuple_sizes
               else INIT_SIZE_FLOOR for name in sizes}
+    halvings = dict.fromkeys(sizes, 0)
     while not work.fits(limit, flop_limit):
-        smaller = _halved(problem, dims, current, floors)
+        smaller = _halved(problem, dims, current, floors, halvings)
         if smaller is None:
             break
+        halvings.update({name: halvings[name] + 1 for name in current if smaller[0][name] != current[name]})
         current, work = smaller
     if not work.fits(limit * OUT_OF_REACH_FACTOR, flop_limit * OUT_OF_REACH_FACTOR):
         raise _out_of_reach(current, work)
@@ -92,8 +97,8 @@ def interpreter_sizes(reference: Path, dims: dict[str, Any], limit: int = INTERP
     shown = ", ".join(f"{name}={value}" for name, value in changed.items())
     run = ", ".join(f"{name}={sizes[name]}" for name in changed)
     return {**dims, **current}, (f"checked under the interpreter at {shown}, not the run's {run} (one forward: "
-                                 f"{work.text()} here, {first.text()} there); evaluate on a GPU checks the "
-                                 "run's sizes")
+                                 f"{work.text()} here, {first.text()} there); on a GPU the check runs the "
+                                 "run's own sizes")
 
 
 def _out_of_reach(current: dict[str, Size], work: Work) -> EnvironmentFault:
@@ -119,14 +124,14 @@ def _half(value: Size) -> Size:
     return (*value[:largest], value[largest] // 2, *value[largest + 1:])
 
 
-def _halved(problem: KernelBenchProblem, dims: dict[str, Any], current: dict[str, Size],
-            floors: dict[str, int]) -> tuple[dict[str, Size], Work] | None:
-    """One size halved, the largest the Model accepts halved (none below its floor), with its forward's work; where
-    no single one is accepted, the largest sizes of one value halved together (a batch the Model needs equal to a
-    row length, HingeLoss's batch_size and input_shape); None when nothing can be. A forward that ran on the meta
-    device was accepted; only one that could not run there is asked again (meta_failure: a real run on the CPU
-    where the sizes are small)."""
-    open_sizes = [name for name in sorted(current, key=lambda size: -_magnitude(current[size]))
+def _halved(problem: KernelBenchProblem, dims: dict[str, Any], current: dict[str, Size], floors: dict[str, int],
+            halvings: dict[str, int]) -> tuple[dict[str, Size], Work] | None:
+    """One size halved, the one halved least so far that the Model accepts halved (the largest among those; none
+    below its floor), with its forward's work; where no single one is accepted, the largest sizes of one value
+    halved together (a batch the Model needs equal to a row length, HingeLoss's batch_size and input_shape); None
+    when nothing can be. A forward that ran on the meta device was accepted; only one that could not run there is
+    asked again (meta_failure: a real run on the CPU where the sizes are small)."""
+    open_sizes = [name for name in sorted(current, key=lambda size: (halvings[size], -_magnitude(current[size])))
                   if _magnitude(current[name]) // 2 >= floors[name]]
     tied = [name for name in open_sizes if _magnitude(current[name]) == _magnitude(current[open_sizes[0]])] \
         if open_sizes else []
