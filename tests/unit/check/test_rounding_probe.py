@@ -138,9 +138,12 @@ def test_an_honest_sum_follows_every_rounding(tmp_path):
     code, record = check(tmp_path, "row_sum", "row_sum_honest")
     assert code == 0 and record["verdict"] == "pass"
     assert set(verdicts(record).values()) == {"followed"} and len(verdicts(record)) == 4
-    # the interpreter probes the smallest checked shape with 4096 elements in an input, and says so
-    assert record["rounding_probe"]["dims"] == {"rows": 16, "length": 16384}
-    assert record["rounding_probe"]["note"].startswith("probed at rows=16, length=16384, the smallest checked shape")
+    # the check runs at the interpreter's sizes (64 x 65536 is 4M elements), and the probe at the smallest checked
+    # shape with 4096 elements in an input, and each says so
+    assert record["sizes_note"].startswith("checked under the interpreter at rows=32, length=32768, not the run's "
+                                           "rows=64, length=65536")
+    assert record["rounding_probe"]["dims"] == {"rows": 8, "length": 8192}
+    assert record["rounding_probe"]["note"].startswith("probed at rows=8, length=8192, the smallest checked shape")
     assert "## Rounding probe" in (tmp_path / "correctness.md").read_text()
 
 
