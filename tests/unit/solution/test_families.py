@@ -94,3 +94,13 @@ def test_nothing_to_read_gives_no_family(tmp_path):
 ])
 def test_camel_case_operation_names_split_into_their_words(name, family):
     assert kernel_family(name) == family
+
+
+@pytest.mark.parametrize("name, attention", [
+    ("flash_attention", True), ("causal_attention_fp16", True), ("ScaledDotProductAttention", True), ("sdpa", True),
+    ("gqa_decode", True), ("matmul_symmetric", False), ("gemm", False), ("conv2d_relu", False), ("softmax", False),
+])
+def test_attention_is_told_from_a_plain_product_by_its_name(name, attention):
+    from kernel_opt.solution.families import is_attention
+
+    assert is_attention(name) is attention

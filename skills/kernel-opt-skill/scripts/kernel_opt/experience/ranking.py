@@ -33,14 +33,17 @@ from kernel_opt.experience.chip_gate import chip_requirements, unavailable_strat
 from kernel_opt.experience.labels import Chip, chip_similarity, normalize_backend, normalize_bottleneck, normalize_chip
 from kernel_opt.experience.records import content_key
 from kernel_opt.experience.store import CURATED_PATH, Entry, default_log_path, load_experience
-from kernel_opt.solution.families import FAMILIES, OTHER_FAMILY, kernel_family, normalize_kernel
+from kernel_opt.solution.families import FAMILIES, OTHER_FAMILY, is_attention, kernel_family, normalize_kernel
 
 # Similarity weights; the reasoning is in the module docstring. Same chip beats same
 # architecture (H100 vs H200: same SM, different memory), which beats the same generation
 # (sm_80 vs sm_86: A100 vs A6000 differ in shared memory and bandwidth), which beats others.
 # A kernel of another known family weighs below MIN_RELEVANCE even on the same chip, bottleneck and
 # backend; where either family is unknown ("other": a name such as "v0") the old 0.25 stands.
-KERNEL_WEIGHTS = {"same_kernel": 1.0, "same_family": 0.6, "other": 0.25, "other_family": 0.1}
+# Attention and a plain product are both matmul_like, but a softmax's lessons are not a GEMM's: the other kind of the
+# family weighs as a kernel of no known family does.
+KERNEL_WEIGHTS = {"same_kernel": 1.0, "same_family": 0.6, "other": 0.25, "same_family_other_kind": 0.25,
+                  "other_family": 0.1}
 CHIP_WEIGHTS = {"same_chip": 1.0, "same_arch": 0.8, "same_generation": 0.5, "unknown": 0.4, "other": 0.25}
 BOTTLENECK_WEIGHTS = {"same": 1.0, "unknown": 0.5, "other": 0.3}
 BACKEND_WEIGHTS = {"same": 1.0, "other": 0.4}
@@ -253,6 +256,11 @@ def _kernel_similarity(record, query: Query) -> tuple[str, str]:
     if query.kernel and record.kernel == query.kernel:
         return "same_kernel", f"same kernel {record.kernel}"
     if family is not None and record.kernel_family == family:
+        if query.kernel and is_attention(record.kernel) != is_attention(query.kernel):
+            kinds = ("attention", "a plain product") if is_attention(record.kernel) else ("a plain product",
+                                                                                        "attention")
+            return "same_family_other_kind", (f"same family {family}, but {record.kernel} is {kinds[0]}, asked "
+                                              f"about {kinds[1]}")
         return "same_family", f"same family {record.kernel_family} ({record.kernel})"
     if family is not None and record.kernel_family in FAMILIES:
         return "other_family", f"other family {record.kernel_family} ({record.kernel}), asked about {family}"

@@ -116,6 +116,10 @@ KERNEL_ALIASES: dict[str, str] = {
     "leakyrelu": "leaky_relu",
 }
 
+# Within matmul_like, attention (two products around a softmax) shares tiling and pipelining lessons with the plain
+# products (GEMM, convolution) but not its softmax's (key masks, exp2, online rescaling): a kind of its own.
+ATTENTION_MEMBERS = frozenset({"attention", "mha", "gqa", "mqa", "sdpa", "flash_attention"})
+
 _MEMBER_TO_FAMILY: dict[str, str] = {
     member: family for family, (_, members) in FAMILIES.items() for member in members
 }
@@ -157,6 +161,13 @@ def kernel_family(kernel: str) -> str:
             if candidates.intersection(members):
                 return family
     return OTHER_FAMILY
+
+
+def is_attention(kernel: str) -> bool:
+    """Whether a kernel name names attention (flash_attention, causal_attention_fp16, sdpa, gqa_decode)."""
+    name = normalize_kernel(kernel)
+    words = set(name.split("_")) | set(normalize_kernel(_camel_words(kernel)).split("_"))
+    return name in ATTENTION_MEMBERS or bool(words & ATTENTION_MEMBERS) or "flash_attention" in name
 
 
 # --- a problem's family from the operations its reference computes ----------------------------------
