@@ -40,9 +40,9 @@ from kernel_opt.solution.families import FAMILIES, OTHER_FAMILY, is_attention, k
 # (sm_80 vs sm_86: A100 vs A6000 differ in shared memory and bandwidth), which beats others.
 # A kernel of another known family weighs below MIN_RELEVANCE even on the same chip, bottleneck and
 # backend; where either family is unknown ("other": a name such as "v0") the old 0.25 stands.
-# Attention and a plain product are both matmul_like, but a softmax's lessons are not a GEMM's: the other kind of the
-# family weighs as a kernel of no known family does.
-KERNEL_WEIGHTS = {"same_kernel": 1.0, "same_family": 0.6, "other": 0.25, "same_family_other_kind": 0.25,
+# Attention and a plain product are both matmul_like, but a softmax's lessons (and its failures) are not a GEMM's or
+# a convolution's: the other kind of the family weighs below MIN_RELEVANCE too, just above another family.
+KERNEL_WEIGHTS = {"same_kernel": 1.0, "same_family": 0.6, "other": 0.25, "same_family_other_kind": 0.15,
                   "other_family": 0.1}
 CHIP_WEIGHTS = {"same_chip": 1.0, "same_arch": 0.8, "same_generation": 0.5, "unknown": 0.4, "other": 0.25}
 BOTTLENECK_WEIGHTS = {"same": 1.0, "unknown": 0.5, "other": 0.3}
