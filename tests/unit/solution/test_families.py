@@ -91,6 +91,8 @@ def test_nothing_to_read_gives_no_family(tmp_path):
     ("MinGPTNewGelu", "elementwise"), ("row_max", "row_reduction"), ("max", "reduction"),
     ("convtranspose3d_clamp_min_divide", "matmul_like"), ("ConvTranspose3d_Clamp_Min_Divide", "matmul_like"),
     ("conv_transpose2d_gelu", "matmul_like"),  # a transposed convolution's name, not its epilogue's min
+    ("conv_depthwise_2d", "stencil"), ("82_conv_depthwise_2D_square_input_square_kernel", "stencil"),
+    ("DepthwiseConv2d", "stencil"),  # one filter per channel: a neighbourhood per output, no channel reduction
 ])
 def test_camel_case_operation_names_split_into_their_words(name, family):
     assert kernel_family(name) == family

@@ -131,7 +131,8 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
         build_dir=request.output_dir / "build", command=command or f"{PROG} {shlex.join(request.argv())}",
         output_dir=request.output_dir,
     )
-    report.solution, report.reference, report.sizes_note = str(request.solution), str(request.reference), sizes_note
+    report.solution, report.reference = str(request.solution), str(request.reference)
+    report.sizes_note = sizes_note if report.cases else None  # a CUDA ModelNew only compiled here ran at no size
     write_correctness_reports(report, request.output_dir, exit_code_of(report))  # a --sanitize run: its own files
     return report
 

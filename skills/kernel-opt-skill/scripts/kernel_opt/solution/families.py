@@ -71,7 +71,8 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "stencil": (
         "Each output reads a neighbourhood of inputs: halo reuse in shared memory decides speed",
         (
-            "stencil", "jacobi", "depthwise_conv", "depthwise_conv2d", "laplacian", "blur", "convolution_stencil",
+            "stencil", "jacobi", "depthwise_conv", "depthwise_conv2d", "conv_depthwise", "conv_depthwise2d",
+            "depthwise", "laplacian", "blur", "convolution_stencil",
             "pooling", "maxpool", "avgpool", "max_pool", "avg_pool", "max_pool1d", "max_pool2d", "max_pool3d",
             "avg_pool1d", "avg_pool2d", "avg_pool3d", "upsample", "interpolate",
         ),
