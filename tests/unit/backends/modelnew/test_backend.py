@@ -111,6 +111,8 @@ def test_without_a_gpu_a_cuda_extension_that_does_not_compile_is_the_solution_s_
         BACKEND.prepare(INLINE / "does_not_compile.py", "cpu", tmp_path, BuildOptions(arch="sm_90a"), [])
     assert caught.value.exit_code == 3 and caught.value.kind == "compile_error"
     assert 'cuda.cu(4): error: identifier "j" is undefined' in str(caught.value)
+    assert "does_not_compile.py's CUDA extension 'kernel_opt_inline_does_not_compile' does not compile" in str(
+        caught.value)
     assert "compute_90a" in caught.value.hint  # the architecture asked for
 
 

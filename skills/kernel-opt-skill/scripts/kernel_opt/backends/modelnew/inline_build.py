@@ -275,7 +275,7 @@ def _judge_compiler(command: list[str], finished: subprocess.CompletedProcess, s
                                f"machine: {gap}. A GPU machine's torch and CUDA toolkit have it: check it there",
                                kind="missing_headers", hint=f"{shlex.join(command)}\n{output[-1500:]}")
     errors = [line.strip() for line in output.splitlines() if "error" in line.lower()]
-    raise SolutionError(f"{solution.name}'s CUDA extension {extension!r} does not compile: "
+    raise SolutionError(f"{solution.name}'s CUDA extension {extension.name!r} does not compile: "
                         + "; ".join(errors[:MAX_ERROR_LINES] or output.strip().splitlines()[-1:]),
                         kind="compile_error", hint=f"{shlex.join(command)}\n{output[-1500:]}")
 
