@@ -256,11 +256,11 @@ def _kernel_similarity(record, query: Query) -> tuple[str, str]:
     if query.kernel and record.kernel == query.kernel:
         return "same_kernel", f"same kernel {record.kernel}"
     if family is not None and record.kernel_family == family:
-        if query.kernel and is_attention(record.kernel) != is_attention(query.kernel):
-            kinds = ("attention", "a plain product") if is_attention(record.kernel) else ("a plain product",
-                                                                                        "attention")
-            return "same_family_other_kind", (f"same family {family}, but {record.kernel} is {kinds[0]}, asked "
-                                              f"about {kinds[1]}")
+        attention = is_attention(record.kernel)
+        if query.kernel and attention != is_attention(query.kernel):
+            kind = {True: "attention", False: "a plain product"}
+            return "same_family_other_kind", (f"same family {family}, but {record.kernel} is {kind[attention]}, "
+                                              f"asked about {kind[not attention]}")
         return "same_family", f"same family {record.kernel_family} ({record.kernel})"
     if family is not None and record.kernel_family in FAMILIES:
         return "other_family", f"other family {record.kernel_family} ({record.kernel}), asked about {family}"
