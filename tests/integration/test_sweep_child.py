@@ -169,6 +169,40 @@ def test_an_nsight_python_that_cannot_import_makes_the_child_say_what_to_install
     assert outcome.failure()["exit_code"] == 4
 
 
+
+def test_pytorch_in_the_sweep_is_a_kernelbench_models_forward_alone(tmp_path):
+    """As the benchmark's eager: not the contract's reference, which also copies into the outputs and poisons."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from kernel_opt.profile.sweep.nsight_child import ProfiledSize
+    from kernel_opt.run.events import EventLog
+    from kernel_opt.solution.backend import BuildOptions
+    from kernel_opt.solution.spec import solution_spec
+
+    problems = REPO_ROOT / "tests" / "fixtures" / "kernelbench"
+    spec, _ = solution_spec(problems / "solutions" / "2_Gemm_Multiply_ReLU.py", "modelnew", "cpu", tmp_path,
+                            BuildOptions(), [])
+    request = ChildRequest(spec, str(problems / "problems" / "2_Gemm_Multiply_ReLU.py"), "cpu", {},
+                           SweepPart("batch_size", [8], {}, str(tmp_path), str(tmp_path / "sweep.csv")))
+    size = ProfiledSize(request, 8, EventLog(str(tmp_path / "events.jsonl")))
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Ops() as ops:
+        returned = size.call_reference()
+    assert not {"copy_", "fill_"} & set(ops.names), ops.names  # no output copy, no poisoning
+    values = size.instance.values
+    expected = torch.relu(torch.nn.functional.linear(values["x"], values["gemm_weight"], values["gemm_bias"]) * 2.0)
+    assert returned.shape == (8, 36) and torch.equal(returned, expected)
+
 # --- nsight-python's own extraction and aggregation, fed by a stand-in for ncu_report --------------
 
 NSIGHT_FRAME_SCRIPT = '''

@@ -23,7 +23,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from kernel_opt.core.cli import make_parser, print_json, run_command
+from kernel_opt.core.cli import make_parser, print_json, python_command, run_command
 from kernel_opt.core.errors import ExitCode
 from kernel_opt.install.skill import AGENT_LAYOUT, install, resolve_target
 
@@ -75,7 +75,7 @@ def _uninstall_command() -> str:
     """The console script when it is on PATH, else this skill's wrapper script."""
     if shutil.which("kernel-opt"):
         return "kernel-opt uninstall"
-    return f"python {SCRIPTS_DIR / 'uninstall.py'}"
+    return f"{python_command()} {SCRIPTS_DIR / 'uninstall.py'}"
 
 
 def _where(args) -> str:

@@ -7,7 +7,7 @@ are never comparable with benchmark timings. The verdict (memory_bound, compute_
 latency_bound, occupancy_bound, overlap_bound, plus small_grid) is computed by kernel_opt.profile.classify from the
 metrics shown beside it. `--from-report` reads an existing .ncu-rep and needs no GPU.
 
-`--sweep NAME=V1,V2,...` profiles the solution and ref.py's reference (PyTorch eager) at each
+`--sweep NAME=V1,V2,...` profiles the solution and PyTorch eager (as the benchmark times it) at each
 size instead, through nsight-python (pinned: env_check.py says which version and whether it is
 installed), after checking every size's correctness; a wrong size is never profiled. It writes
 DIR/sweep.md (time, speedup, GB/s, TFLOP/s, % of ceiling per size), DIR/sweep.png, DIR/sweep.csv

@@ -38,7 +38,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, run_command
+from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, python_command, run_command
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.render import markdown_table
 from kernel_opt.loop.evaluate import (
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
 
 
 def _script(name: str) -> str:
-    return f"python {SCRIPTS_DIR / name}"
+    return f"{python_command()} {SCRIPTS_DIR / name}"
 
 
 def _add_init(commands) -> None:

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -133,5 +134,24 @@ def script_command(name: str) -> str:
     A pip-installed package has no scripts/ folder beside it, only `kernel-opt`.
     """
     if (SCRIPTS_DIR / f"{name}.py").is_file():
-        return f"python {SCRIPTS_DIR / f'{name}.py'}"
+        return f"{python_command()} {SCRIPTS_DIR / f'{name}.py'}"
     return f"kernel-opt {name.replace('_', '-')}"
+
+
+def python_command() -> str:
+    """The interpreter a printed command names: `python`, or the virtual environment this one runs in.
+
+    A step that needed its own environment (NumPy < 2.4 for the Triton interpreter) prints next steps that
+    run there too; an activated environment is already `python`. A path under the working folder is
+    printed relative to it (`.venv/bin/python`).
+    """
+    if sys.prefix == sys.base_prefix:
+        return "python"
+    executable = Path(sys.executable).absolute()
+    on_path = shutil.which("python")
+    if on_path and Path(on_path).absolute().parent == executable.parent:
+        return "python"
+    try:
+        return str(executable.relative_to(Path.cwd().absolute()))
+    except ValueError:
+        return str(executable)

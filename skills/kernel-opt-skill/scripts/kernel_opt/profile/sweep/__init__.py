@@ -1,6 +1,6 @@
 """Size sweeps through nsight-python: `ncu_profile.py --sweep N=1024,2048,4096,8192`.
 
-The solution and ref.py's reference (PyTorch eager) are profiled at each size, each in its own
+The solution and PyTorch eager (as the benchmark times it) are profiled at each size, each in its own
 nsight-python annotation, on the inputs ref.py's setup(seed=0) makes; each size is checked for
 correctness first, and a size that fails is never charted.
 

@@ -12,8 +12,9 @@ program is a file, never `python -m`, and all of it runs twice:
   The first run loads the solution, makes the inputs with setup(seed=0) and reports the work per
   call (the parent reads the cached ceilings: nothing here asks nvidia-smi under ncu). Every run
   calls the solution and the reference once outside any annotation (JIT, autotuning and the
-  caching allocator settle there), then the solution inside the annotation "solution" and ref.py's
-  reference inside "reference", then a kernel that moves the problem's minimum bytes (an
+  caching allocator settle there), then the solution inside the annotation "solution" and PyTorch
+  eager as the benchmark times it (ref.py's reference; a KernelBench problem's Model) inside
+  "reference", then a kernel that moves the problem's minimum bytes (an
   elementwise copy) inside "copy" (the same-size copy roof, plan.COPY_ANNOTATION). ncu profiles
   only kernels inside nsight-python's annotations.
 
@@ -89,8 +90,9 @@ class ProfiledSize:
     def __init__(self, request: ChildRequest, value: int, events: EventLog):
         import torch
 
+        from kernel_opt.measure.baseline_timing import eager_calls
         from kernel_opt.measure.benchmark_child import problem_work
-        from kernel_opt.solution.contract import accepted_kwargs, load_reference, problem_cases, set_matmul_precision
+        from kernel_opt.solution.contract import load_reference, problem_cases, set_matmul_precision
         from kernel_opt.solution.inputs import cloned_arguments
         from kernel_opt.solution.loaded import instance_maker, solution_or_fault
 
@@ -110,8 +112,10 @@ class ProfiledSize:
         self.instance = make(dims, seed)
         work = problem_work(reference, self.instance.values, self.instance.outputs, self.instance.dims)
         events.emit(SweepSizeEvent(dims=self.instance.dims, work={**work, "allow_tf32": reference.allow_tf32}))
-        arguments = accepted_kwargs(reference.reference, cloned_arguments(self.instance.dims, self.instance.values))
-        self.call_reference = lambda: reference.reference(**arguments)
+        # PyTorch eager as the benchmark times it: ref.py's reference, or a KernelBench problem's Model on its
+        # inputs (not the contract's reference, which also copies into the outputs and poisons what it made).
+        self.call_reference = eager_calls(reference, [cloned_arguments(self.instance.dims, self.instance.values)],
+                                          self.instance.dims)[0]
         self.synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
         self.copy = same_size_copy(work.get("bytes"), device)
 

@@ -9,7 +9,7 @@ from kernel_opt.core.render import markdown_cell, markdown_table, render
 from kernel_opt.measure.placement import CEILING_BASIS_RULE
 from kernel_opt.profile.sweep.records import Measurement, SweepPoint, SweepRecord
 
-REFERENCE_LABEL = "PyTorch (ref.py's reference)"
+REFERENCE_LABEL = "PyTorch eager (the benchmark's eager baseline)"
 STATUS_WORDS = {
     "profiled": "profiled",
     "invalid": "INVALID: faster than the physical floor",
