@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernel_opt.core import cli
-from kernel_opt.core.cli import SCRIPTS_DIR, python_command, script_command
+from kernel_opt.core.cli import SCRIPTS_DIR, python_command, script_command, script_path
 
 
 def _interpreter(monkeypatch, *, prefix: str, base_prefix: str, executable: str, on_path: str | None) -> None:
@@ -18,7 +18,8 @@ def _interpreter(monkeypatch, *, prefix: str, base_prefix: str, executable: str,
     monkeypatch.setattr(cli.shutil, "which", lambda name: on_path if name == "python" else None)
 
 
-def test_the_system_interpreter_is_plain_python(monkeypatch):
+def test_the_system_interpreter_is_plain_python(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # a folder the skill does not lie under: its scripts by their full path
     _interpreter(monkeypatch, prefix="/usr", base_prefix="/usr", executable="/usr/bin/python3.11",
                  on_path="/usr/bin/python")
     assert python_command() == "python"
@@ -61,3 +62,31 @@ def test_init_run_from_a_virtual_environment_prints_its_next_step_there(tmp_path
         cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert f"then: .venv/bin/python {SCRIPTS_DIR / 'workspace.py'} evaluate out v0" in completed.stdout
+
+
+def test_a_skill_under_the_working_folder_is_named_relative_to_it(monkeypatch):
+    """A project's installed skill (.claude/skills/...) prints lines that run in that folder's copy elsewhere."""
+    skill_root = SCRIPTS_DIR.parent
+    monkeypatch.chdir(skill_root.parent)
+    assert script_path("benchmark.py") == f"{skill_root.name}/scripts/benchmark.py"
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)
+    assert script_command("benchmark") == f"python {skill_root.name}/scripts/benchmark.py"
+
+
+def test_an_installed_project_skill_prints_its_next_commands_relative_to_the_project(tmp_path):
+    """`workspace.py init` in a project with the skill installed under .claude/: no path of this machine."""
+    project = tmp_path / "project"
+    project.mkdir()
+    installed = subprocess.run([sys.executable, str(SCRIPTS_DIR / "install.py"), "--project", str(project)],
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stderr
+    scripts = Path(".claude") / "skills" / "kernel-opt-skill" / "scripts"
+    (project / "kernel.py").write_text("def run_kernel(x):\n    return x\n")
+    (project / "ref.py").write_text("import torch\n\ndef reference(x):\n    return x\n\n"
+                                    "def get_inputs():\n    return [torch.ones(4)]\n")
+    completed = subprocess.run([sys.executable, str(scripts / "workspace.py"), "init", "out", "--kernel", "kernel.py",
+                                "--ref", "ref.py", "--iterations", "1"],
+                               cwd=project, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert f"then: python {scripts / 'workspace.py'} evaluate out v0" in completed.stdout
+    assert str(tmp_path) not in completed.stdout

@@ -195,7 +195,9 @@ def test_the_interpreter_row_says_what_numpy_2_4_breaks_and_how_to_keep_the_syst
     row = by_step(assessment.check_environment(make_probes(gpu=False, numpy=numpy)).capabilities)["triton_correctness"]
     assert row.can_run  # most kernels still run there
     assert ("the interpreter fails kernels whose loop bound or index is a runtime value" in row.reason) is limited
-    assert row.how_to_fix.startswith("python -m pip install 'numpy<2.4' (in a virtual environment") is limited
+    assert row.how_to_fix.startswith("python -m pip install 'numpy<2.4' in a virtual environment outside the "
+                                     "project folder") is limited
+    assert ("venv --system-site-packages ~/.venvs/kernel-opt" in row.how_to_fix) is limited
     with_gpu = by_step(assessment.check_environment(make_probes(gpu=True, numpy=numpy)).capabilities)
     assert "NumPy" not in with_gpu["triton_correctness"].reason  # compiled on the GPU, the interpreter is not used
 

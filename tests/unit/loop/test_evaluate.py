@@ -245,6 +245,50 @@ def test_evaluate_builds_the_command_lines_the_tools_would_parse_back(tmp_path, 
     assert "--baseline none" in (out / "v3" / "evaluate.log").read_text()
 
 
+
+class AtTargetTools(FakeTools):
+    """A version past its roofline target, with baselines an H200 matvec trial met: eager and default torch.compile
+    slower than it, max-autotune-no-cudagraphs 1.063x faster."""
+
+    TIMES = {"eager": 2301.7, "torch.compile (default)": 2363.8, "torch.compile (max-autotune-no-cudagraphs)": 1905.0}
+    target_percent = 1.0  # the synthetic work puts every version at a few % of the ceiling
+
+    def benchmark_solution(self, request, held=None):
+        self.calls.append(("benchmark", request))
+        if held is not None:
+            held.handed_over = True
+        baselines = {name: us for name, us in self.TIMES.items()
+                     if name == "eager" or name.removeprefix("torch.compile (").rstrip(")") in request.compile_modes}
+        folder = write_version(self.out, int(request.output_dir.name[1:]), median_us=self.median_us,
+                               baselines=baselines, target_percent=self.target_percent, state=None)
+        return BenchmarkReport.from_dict(json.loads((folder / "benchmark.json").read_text()))
+
+
+def test_a_version_at_its_target_is_timed_beside_max_autotune_before_the_target_stops_the_run(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    make_run(out)
+    tools = AtTargetTools(out, median_us=2024.9).install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
+    first, second = tools.requests("benchmark")
+    assert first.compile_modes == ["default"] and second.compile_modes == ["default", "max-autotune-no-cudagraphs"]
+    assert [worker.handed_over for worker in tools.held] == [True]  # the second benchmark starts its own worker
+    record = json.loads((out / "v0" / "benchmark.json").read_text())
+    assert record["target_reached"] is True
+    assert record["best_baseline"] == "torch.compile (max-autotune-no-cudagraphs)"
+    assert record["notes"][-1].startswith("this version reached the roofline target, so it was timed again")
+    status = run_status(out)
+    assert (status.behind_baseline, status.stop_reason) == ("torch.compile (max-autotune-no-cudagraphs)", None)
+
+
+def test_a_version_short_of_its_target_is_benchmarked_once(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    make_run(out)
+    tools = AtTargetTools(out, median_us=2024.9)
+    tools.target_percent = 90.0
+    tools.install(monkeypatch)
+    assert workspace_command.main(["evaluate", str(out), "v0"]) == 0
+    assert [request.compile_modes for request in tools.requests("benchmark")] == [["default"]]
+
 def test_evaluate_records_a_tool_that_raised_as_its_exit_code(tmp_path, monkeypatch):
     """A library call that raises is what its CLI would have exited with: the step says why, nothing stops."""
     out = tmp_path / "run"

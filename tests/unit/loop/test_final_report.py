@@ -254,13 +254,13 @@ def test_the_real_runs_evaluations_fit_the_loops_time_budget():
         assert steps["profile"] <= 15.0
 
 
-def trailing_pytorch(run, copy_gbps):
+def trailing_pytorch(run, copy_gbps, compile_us=72.0):
     """v1's benchmark as if torch.compile had run at 72 µs (v1 at 80) on a problem moving 240 MB."""
     record = json.loads((run / "v1" / "benchmark.json").read_text())
     for baseline in record["baselines"]:
         if baseline["name"] == "torch.compile (default)":
-            baseline["median_us"] = 72.0
-    record.update(best_baseline="torch.compile (default)", speedup_vs_best_baseline=0.9,
+            baseline["median_us"] = compile_us
+    record.update(best_baseline="torch.compile (default)", speedup_vs_best_baseline=compile_us / 80.0,
                   work={"bytes": 2.4e8, "bytes_source": "inputs read once + outputs written once", "flops": None},
                   copy_same_bytes={"bandwidth_gbps": copy_gbps, "median_us": 2.4e8 / copy_gbps / 1e3})
     (run / "v1" / "benchmark.json").write_text(json.dumps(record))
@@ -277,12 +277,25 @@ def test_a_best_version_pytorch_still_beats_is_explained_from_the_records(run, c
     assert lines[1] == "Both move at least 240.0 MB (inputs read once + outputs written once): v1 at an effective " \
                        "3000 GB/s, torch.compile (default) at 3333 GB/s; a copy of the same bytes ran at 3000 GB/s " \
                        "(80.00 µs)."
-    assert lines[2].startswith("v1 is at 100.0% of that roof and torch.compile (default) at 111.1%: both are at the "
-                               "memory roof")
+    assert lines[2] == ("v1 is at 100.0% of that roof and torch.compile (default) at 111.1%: torch.compile (default) "
+                        "moves the same bytes faster than the copy does, so the copy is not this problem's limit. A "
+                        "copy writes as many bytes as it reads; traffic with another mix (mostly reads, as in a "
+                        "matrix-vector product or a reduction) can run past it.")
     assert lines[3] == "Tried: v1 success (1.250x against v0); v2 incorrect."
     _, profile = records(run, "v1")
     assert lines[4] == f"What v1's profile says is left: {profile['findings'][0]['text']}."
 
+
+
+def test_a_baseline_under_the_copy_roof_beside_a_best_version_at_it_is_read_as_both_at_the_roof(run, capsys):
+    trailing_pytorch(run, copy_gbps=3080.0, compile_us=78.0)
+    add_timing_samples(run / "v1")  # 400 samples each: 2.5% apart is beyond their noise
+    text = generate(run, capsys)
+    section = text.split("### Why it stops short of torch.compile (default)")[1].split("## Across sizes")[0]
+    lines = [line[2:] for line in section.splitlines() if line.startswith("- ")]
+    assert lines[2] == ("v1 is at 97.4% of that roof and torch.compile (default) at 99.9%: both are at the memory roof "
+                        "with the same bytes, and the gap is in how close each gets to DRAM's peak, not in the bytes "
+                        "moved.")
 
 def pytorch_at(run, compile_us: float) -> None:
     """v1 (80 µs) against torch.compile at `compile_us`, each with 400 timed samples spread 0.8% around its median."""

@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import shutil
 import sys
-from pathlib import Path
 
-from kernel_opt.core.cli import make_parser, print_json, python_command, run_command
+from kernel_opt.core.cli import make_parser, print_json, python_command, run_command, script_path
 from kernel_opt.core.errors import ExitCode
 from kernel_opt.install.skill import AGENT_LAYOUT, install, resolve_target
 
 PROG = "install.py"
-SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 
 
 def add_target_arguments(parser) -> None:
@@ -75,7 +73,7 @@ def _uninstall_command() -> str:
     """The console script when it is on PATH, else this skill's wrapper script."""
     if shutil.which("kernel-opt"):
         return "kernel-opt uninstall"
-    return f"{python_command()} {SCRIPTS_DIR / 'uninstall.py'}"
+    return f"{python_command()} {script_path('uninstall.py')}"
 
 
 def _where(args) -> str:

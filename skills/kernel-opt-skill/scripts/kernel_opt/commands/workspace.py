@@ -38,7 +38,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel_opt.core.cli import comma_list, make_parser, parse_args_with_dims, print_json, python_command, run_command
+from kernel_opt.core.cli import (
+    comma_list,
+    make_parser,
+    parse_args_with_dims,
+    print_json,
+    python_command,
+    run_command,
+    script_path,
+)
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.render import markdown_table
 from kernel_opt.loop.evaluate import (
@@ -61,7 +69,6 @@ from kernel_opt.solution.dims import check_dims
 from kernel_opt.solution.kernelbench import is_problem_file, outline_problem
 
 PROG = "workspace.py"
-SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 
 
 def main(argv=None) -> int:
@@ -69,7 +76,7 @@ def main(argv=None) -> int:
 
 
 def _script(name: str) -> str:
-    return f"{python_command()} {SCRIPTS_DIR / name}"
+    return f"{python_command()} {script_path(name)}"
 
 
 def _add_init(commands) -> None:

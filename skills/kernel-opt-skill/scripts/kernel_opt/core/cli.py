@@ -134,8 +134,18 @@ def script_command(name: str) -> str:
     A pip-installed package has no scripts/ folder beside it, only `kernel-opt`.
     """
     if (SCRIPTS_DIR / f"{name}.py").is_file():
-        return f"{python_command()} {SCRIPTS_DIR / f'{name}.py'}"
+        return f"{python_command()} {script_path(f'{name}.py')}"
     return f"kernel-opt {name.replace('_', '-')}"
+
+
+def script_path(file_name: str) -> str:
+    """One of this skill's scripts as a printed command names it: relative to the working folder where the skill
+    lies under it (a project's `.claude/skills/...`), so the line also runs in that folder's copy on a GPU host."""
+    path = SCRIPTS_DIR / file_name
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def python_command() -> str:

@@ -279,8 +279,10 @@ def triton_correctness_capability(probes: Probes, gpu: GpuAccess) -> Capability:
     if numpy_breaks_interpreter(probes.numpy):
         detail += (f"; with NumPy {probes.numpy.version} the interpreter fails kernels whose loop bound or index "
                    "is a runtime value (triton-lang/triton#9171), and the check then exits 4")
-        fix = (f"python -m pip install 'numpy<2.4' (in a virtual environment, to leave the system's NumPy as it is: "
-               f"python -m venv --system-site-packages .venv); {fix}")
+        fix = (f"python -m pip install 'numpy<2.4' in a virtual environment outside the project folder, to leave the "
+               f"system's NumPy as it is and keep about 100 MB out of a folder that travels to a GPU host: python -m "
+               f"venv --system-site-packages ~/.venvs/kernel-opt, then run the scripts with "
+               f"~/.venvs/kernel-opt/bin/python; {fix}")
     return Capability("triton_correctness", label, needs, True, detail, fix)
 
 
