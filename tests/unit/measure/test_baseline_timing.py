@@ -94,3 +94,29 @@ def test_a_kernelbench_eager_baseline_at_two_speeds_is_re_timed_with_its_model_o
     assert "timed again on fresh copies of its inputs" in entry["timing"]["notes"][0]
     inputs = [value for name, value in values.items() if isinstance(value, torch.Tensor) and name != "output"]
     assert len(returned) == 2 and all(torch.allclose(out, inputs[0].sum(dim=1, keepdim=True)) for out in returned)
+
+
+@pytest.mark.slow
+def test_a_torch_compile_baseline_at_two_speeds_is_re_timed_on_fresh_inputs_without_compiling_again(monkeypatch):
+    """The compile path end to end on the CPU (inductor): compiled once, timed twice, the lower median kept."""
+    reference = load_reference(REPO_ROOT / "tests" / "fixtures" / "kernelbench" / "problems" / "3_Sum_reduction.py")
+    values = build_instance(reference.setup, {}, 0, "cpu").values
+    dims = {name: value for name, value in values.items() if not isinstance(value, torch.Tensor)}
+    runs, returned = iter([TWO_SPEEDS, STEADY]), []
+
+    def fake_time_callable(fn, **_):
+        returned.append(fn())
+        return samples(next(runs))
+
+    monkeypatch.setattr(timing_events, "time_callable", fake_time_callable)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: None)
+    request = ChildRequest(SolutionSpec("modelnew", "v.py"), "p.py", "cpu", {},
+                           BenchmarkPart(baselines=["compile"], compile_modes=["default"]))
+    events = Events()
+    baseline_timing.time_baselines(reference, values, dims, request, events)
+    entry = events.emitted[-1].entry
+    assert entry["error"] is None, entry["error"]
+    assert entry["name"] == "torch.compile (default)" and entry["median_us"] == pytest.approx(3015.0)
+    assert entry["compile_s"] > 0 and "timed again on fresh copies" in entry["timing"]["notes"][0]
+    inputs = [value for name, value in values.items() if isinstance(value, torch.Tensor) and name != "output"]
+    assert len(returned) == 2 and all(torch.allclose(out, inputs[0].sum(dim=1, keepdim=True)) for out in returned)
