@@ -863,6 +863,9 @@ def test_without_a_gpu_a_model_new_that_builds_cuda_is_compiled_and_no_interpret
     checked = json.loads((out / "v0" / "correctness.json").read_text())
     assert checked["interpreter"] is False and not any("interpreter" in note for note in checked["notes"])
     assert "| device | cpu |" in (out / "v0" / "correctness.md").read_text()
+    # compiled, never run: its command keeps the run's own sizes (the ones a GPU machine checks), none halved
+    assert "--batch_size=" not in checked["command"] and "--dim=" not in checked["command"]
+    assert checked["command"] in (out / "v0" / "correctness.md").read_text()
     static = next(step for step in record["steps"] if step["name"] == "static_analysis")
     assert static["status"] == "ok" and static["summary"].startswith("softsign: ")  # from the compile check's objects
 

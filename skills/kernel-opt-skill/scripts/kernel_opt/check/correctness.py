@@ -124,7 +124,7 @@ def check_solution(request: CorrectnessRequest, command: str | None = None) -> C
     backend = registry.detect(solution, request.backend)
     device = resolve_device(request.device)
     dims, sizes_note = request.dims, None
-    if device == "cpu" and registry.get(backend).runs_on_cpu and request.check.sanitize is None:
+    if device == "cpu" and registry.get(backend).runs_without_gpu(solution) and request.check.sanitize is None:
         dims, sizes_note = interpreter_sizes(reference, request.dims)  # a GPU-sized problem: sizes it can check
     report = check_correctness(
         solution, reference, backend, device, dims, request.check, request.build,

@@ -96,7 +96,8 @@ def _add_init(commands) -> None:
                            "such as TF32 flagged and accepted) instead of the reference's own rounding; the user's "
                            "choice, fixed for the run")
     init.add_argument("--backend", choices=["auto", *registry.names()], default="auto")
-    init.add_argument("--arch", default="auto", help="CUDA target passed to every tool (default: this GPU)")
+    init.add_argument("--arch", default="auto", help="CUDA target passed to every tool (default: this GPU; sm_90 on a "
+                      "machine without one, whose compile check then targets Hopper: name your GPU's, e.g. sm_80)")
     init.add_argument("--nvcc-flags", default="",
                       help='extra nvcc flags for every tool, in "=" form: --nvcc-flags="-lcublas"')
     init.add_argument("--json", action="store_true")

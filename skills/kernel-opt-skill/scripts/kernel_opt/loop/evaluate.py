@@ -171,11 +171,13 @@ def _cpu_steps(evaluation: Evaluation, options: EvaluateOptions) -> None:
     run, folder = evaluation.run, evaluation.folder
     backend = registry.get(run.backend)
     if backend.runs_on_cpu:
-        try:
-            evaluation.check_dims, reduced = interpreter_sizes(evaluation.reference, dict(run.dims))
-        except EnvironmentFault as error:  # too large for the interpreter at any size the Model takes
-            evaluation.cannot_run("correctness", f"{error.message} ({error.hint})")
-            return
+        evaluation.check_dims, reduced = dict(run.dims), None  # a ModelNew building CUDA: compiled here, never run
+        if backend.runs_without_gpu(evaluation.solution):
+            try:
+                evaluation.check_dims, reduced = interpreter_sizes(evaluation.reference, dict(run.dims))
+            except EnvironmentFault as error:  # too large for the interpreter at any size the Model takes
+                evaluation.cannot_run("correctness", f"{error.message} ({error.hint})")
+                return
         correctness_step(evaluation, CorrectnessRequest(evaluation.solution, evaluation.reference, folder,
                                                          dims=dict(evaluation.check_dims), device="cpu",
                                                          check=check_options(evaluation)), reduced)

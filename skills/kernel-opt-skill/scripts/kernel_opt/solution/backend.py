@@ -206,6 +206,10 @@ class Backend(ABC):
         """
         return SolutionDims()
 
+    def runs_without_gpu(self, solution: Path) -> bool:
+        """Whether this very file can run on the CPU (the backend's rule; a ModelNew's source may build CUDA)."""
+        return self.runs_on_cpu
+
     def cannot_run_without_gpu(self, solution: Path, build: dict[str, Any] | None) -> KernelOptError:
         """The error for a correctness run on the CPU, for a backend that does not run there."""
         return EnvironmentFault(

@@ -56,6 +56,13 @@ class ModelNewBackend(Backend):
         """A .py that defines class ModelNew at top level."""
         return solution.suffix == ".py" and source is not None and bool(_DEFINES_MODEL_NEW.search(source))
 
+    def runs_without_gpu(self, solution: Path) -> bool:
+        """A pure-torch or Triton ModelNew runs on the CPU; one whose source builds CUDA code is only compiled there."""
+        try:
+            return not BUILDS_CUDA.search(solution.read_text(errors="replace"))
+        except OSError:
+            return True  # the check that reads it reports the missing file
+
     def prepare(self, solution: Path, device: str, build_dir: Path, options: BuildOptions,
                 notes: list[str]) -> Prepared:
         """Nothing is built here: load_inline builds when the child imports the file, under build_dir."""
