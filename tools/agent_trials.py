@@ -16,6 +16,9 @@ its log) to demo/agent_trials/<trial>/. A comparison's "fast" kernel is then jud
         TRIALS_ROOT/<trial>/ holding the problem file, the installed skill (unless --without-skill),
         REQUEST.md (the slash command's words) and PROMPT.md (everything the subagent is given;
         --cpu-only: no GPU host within reach, as for an agent in a CPU sandbox)
+  pretrial KERNELBENCH [--seed S]
+        the next CPU-only pre-trial's problem: the first, in random.Random(S).sample over the problems the plan
+        neither draws nor reserves (KernelBench's numbering), that no demo/agent_trials/cpu_only_* folder holds
   collect TRIAL_DIR DEST
         the trial's folder without builds, ncu reports, compiled objects and files over 2 MB
 
@@ -45,6 +48,7 @@ LARGEST_KEPT_BYTES = 2 * 1024 * 1024
 LEFT_BEHIND_DIRECTORIES = {"build", "__pycache__", "compile_check", ".claude", ".venv", ".git"}
 LEFT_BEHIND_SUFFIXES = {".ncu-rep", ".so", ".o", ".cubin", ".ptx", ".fatbin", ".pt", ".whl", ".tgz"}
 DEVICE_MINUTES = 8
+PRETRIAL_SEED = 20261129  # the CPU-only pre-trials' order (pretrial_order)
 
 
 def problems(kernelbench: Path) -> list[tuple[int, Path]]:
@@ -79,6 +83,26 @@ def draw(kernelbench: Path, seed: int, count: int, cuda: int, comparisons: int, 
     return {"seed": seed, "drawn_from": f"{len(pool)} problems of KernelBench levels 1 and 2",
             "kernelbench_commit": commit,
             "iterations": ITERATIONS, "trials": trials, "reserves": reserves}
+
+
+PRETRIAL_PREFIX = "cpu_only_"
+
+
+def pretrial_order(kernelbench: Path, plan: dict, seed: int) -> list[str]:
+    """The order CPU-only pre-trials take problems in: random.Random(seed).sample over every level-1 and level-2
+    problem that the plan neither draws nor reserves, listed in KernelBench's numbering."""
+    taken = {entry["trial"] for entry in plan["trials"]} | set(plan["reserves"])
+    pool = [trial_name(level, path) for level, path in problems(kernelbench) if trial_name(level, path) not in taken]
+    return random.Random(seed).sample(pool, len(pool))
+
+
+def next_pretrial(order: list[str], trials_dir: Path) -> tuple[int, str]:
+    """(place in the order, counted from 1, and name) of the first problem no pre-trial under trials_dir has run."""
+    done = {path.name.removeprefix(PRETRIAL_PREFIX) for path in trials_dir.glob(f"{PRETRIAL_PREFIX}*")}
+    for place, name in enumerate(order, start=1):
+        if name not in done:
+            return place, name
+    raise ValueError("every problem in the order has had a pre-trial")
 
 
 def plan_entry(plan: dict, trial: str) -> dict:
@@ -173,12 +197,15 @@ def prepare(entry: dict, kernelbench: Path, root: Path, with_skill: bool, gpu: b
 def collect(trial: Path, dest: Path) -> list[str]:
     """Copy the trial's folder to `dest`, leaving builds, binaries and files over 2 MB behind; the paths left."""
     left: list[str] = []
+    # A virtual environment the agent made, whatever it named it: the folder holding pyvenv.cfg.
+    environments = {marker.parent.relative_to(trial) for marker in trial.rglob("pyvenv.cfg")}
     for source in sorted(trial.rglob("*")):
         relative = source.relative_to(trial)
         if not source.is_file():
             continue
+        inside_environment = any(relative.is_relative_to(environment) for environment in environments)
         if set(relative.parts[:-1]) & LEFT_BEHIND_DIRECTORIES or source.suffix in LEFT_BEHIND_SUFFIXES \
-                or source.stat().st_size > LARGEST_KEPT_BYTES:
+                or source.stat().st_size > LARGEST_KEPT_BYTES or inside_environment:
             left.append(str(relative))
             continue
         target = dest / relative
@@ -205,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     prepare_parser.add_argument("--without-skill", action="store_true")
     prepare_parser.add_argument("--cpu-only", action="store_true", help="a trial with no GPU host within reach")
     prepare_parser.add_argument("--plan", type=Path, default=PLAN)
+    pretrial_parser = commands.add_parser("pretrial", help="the next CPU-only pre-trial's problem, outside the plan")
+    pretrial_parser.add_argument("kernelbench", type=Path)
+    pretrial_parser.add_argument("--seed", type=int, default=PRETRIAL_SEED)
+    pretrial_parser.add_argument("--plan", type=Path, default=PLAN)
     collect_parser = commands.add_parser("collect", help="a finished trial's folder, without large binaries")
     collect_parser.add_argument("trial_dir", type=Path)
     collect_parser.add_argument("dest", type=Path)
@@ -221,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{entry['trial']}\t{entry['backend']}\t"
                       f"{'with and without the skill' if entry['comparison_without_skill'] else 'with the skill'}")
             print(f"reserves: {', '.join(plan['reserves'])}")
+        elif args.command == "pretrial":
+            place, name = next_pretrial(pretrial_order(args.kernelbench, json.loads(args.plan.read_text()), args.seed),
+                                        PLAN.parent)
+            print(f"{name}\t(place {place} of random.Random({args.seed}).sample over the problems the plan neither "
+                  "draws nor reserves)")
         elif args.command == "prepare":
             entry = plan_entry(json.loads(args.plan.read_text()), args.trial)
             print(prepare(entry, args.kernelbench, args.root, not args.without_skill, gpu=not args.cpu_only))

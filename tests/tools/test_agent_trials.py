@@ -72,18 +72,37 @@ def test_collect_keeps_the_records_and_reports_and_leaves_builds_and_large_binar
     trial = tmp_path / "trial"
     for relative, size in [("TRIAL_LOG.md", 10), ("out/final_report.md", 10), ("out/v0/v0.py", 10),
                            ("out/v0/build/kernel.so", 10), ("out/v0/profile.ncu-rep", 10),
-                           ("out/sweep/huge.csv", tool.LARGEST_KEPT_BYTES + 1), (".claude/skills/x/SKILL.md", 10)]:
+                           ("out/sweep/huge.csv", tool.LARGEST_KEPT_BYTES + 1), (".claude/skills/x/SKILL.md", 10),
+                           (".venv-kernel-opt/pyvenv.cfg", 10), (".venv-kernel-opt/lib/numpy/__init__.pyi", 10)]:
         path = trial / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"x" * size)
     left = tool.collect(trial, tmp_path / "kept")
     kept = sorted(str(path.relative_to(tmp_path / "kept")) for path in (tmp_path / "kept").rglob("*") if path.is_file())
     assert kept == ["TRIAL_LOG.md", "out/final_report.md", "out/v0/v0.py"]
-    assert sorted(left) == [".claude/skills/x/SKILL.md", "out/sweep/huge.csv", "out/v0/build/kernel.so",
-                            "out/v0/profile.ncu-rep"]
+    assert sorted(left) == [".claude/skills/x/SKILL.md", ".venv-kernel-opt/lib/numpy/__init__.pyi",
+                            ".venv-kernel-opt/pyvenv.cfg", "out/sweep/huge.csv", "out/v0/build/kernel.so",
+                            "out/v0/profile.ncu-rep"]  # a virtual environment by any name stays behind
 
 
 def test_bad_draw_arguments_exit_2(tool, kernelbench, tmp_path):
     assert tool.main(["draw", str(kernelbench), "--seed", "1", "--count", "3", "--cuda", "4",
                       "--plan", str(tmp_path / "p.json")]) == 2
     assert tool.main(["draw", str(tmp_path / "nowhere"), "--seed", "1", "--plan", str(tmp_path / "p.json")]) == 2
+
+
+def test_pre_trials_take_the_problems_outside_the_plan_in_one_seeded_order(tool, kernelbench, tmp_path):
+    plan = tool.draw(kernelbench, seed=7, count=4, cuda=1, comparisons=1)
+    order = tool.pretrial_order(kernelbench, plan, seed=20261129)
+    planned = {entry["trial"] for entry in plan["trials"]} | set(plan["reserves"])
+    assert len(order) == 20 - len(planned) and not planned & set(order)
+    assert order == tool.pretrial_order(kernelbench, plan, seed=20261129)  # fixed by the seed
+    assert order != tool.pretrial_order(kernelbench, plan, seed=1)
+    done = tmp_path / "agent_trials"
+    (done / f"cpu_only_{order[0]}").mkdir(parents=True)
+    (done / f"cpu_only_{order[2]}").mkdir()
+    assert tool.next_pretrial(order, done) == (2, order[1])
+    for name in order:
+        (done / f"cpu_only_{name}").mkdir(exist_ok=True)
+    with pytest.raises(ValueError, match="every problem in the order has had a pre-trial"):
+        tool.next_pretrial(order, done)

@@ -90,3 +90,16 @@ def test_an_installed_project_skill_prints_its_next_commands_relative_to_the_pro
     assert completed.returncode == 0, completed.stderr
     assert f"then: python {scripts / 'workspace.py'} evaluate out v0" in completed.stdout
     assert str(tmp_path) not in completed.stdout
+
+
+def test_a_line_for_a_gpu_machine_names_plain_python_where_this_machine_has_no_gpu(monkeypatch):
+    """A CPU machine's environment (NumPy < 2.4 for the interpreter) does not exist on the GPU host."""
+    from kernel_opt.commands import workspace
+
+    monkeypatch.setattr(workspace, "python_command", lambda: ".venv/bin/python")
+    monkeypatch.setattr(workspace.shutil, "which", lambda name: None)
+    path = script_path("workspace.py")
+    assert workspace._script("workspace.py") == f".venv/bin/python {path}"  # a line for this machine
+    assert workspace._script("workspace.py", gpu=True) == f"python {path}"
+    monkeypatch.setattr(workspace.shutil, "which", lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None)
+    assert workspace._script("workspace.py", gpu=True) == f".venv/bin/python {path}"  # the GPU is here

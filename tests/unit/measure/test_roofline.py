@@ -146,6 +146,27 @@ def test_flop_counter_works_on_meta_tensors_and_views():
     assert roofline.count_flops(reference, kwargs).flops == 2 * m * n * k
 
 
+
+def test_a_products_multiply_adds_with_a_zero_operand_are_left_out_of_the_count():
+    """Triangular and diagonal operands (KernelBench's structured matmuls): a kernel may skip what adds nothing."""
+    m = 64
+    lower = {"a": torch.tril(torch.rand(m, m) + 0.5), "b": torch.tril(torch.rand(m, m) + 0.5)}
+    count = roofline.count_flops(lambda a, b: torch.tril(a @ b), lower)
+    useful = sum((m - k) * (k + 1) for k in range(m))  # column k of a has m - k nonzeros, row k of b has k + 1
+    assert count.flops == 2 * useful and count.zero_product_flops == 2 * (m**3 - useful)
+    assert useful == m * (m + 1) * (m + 2) // 6  # about a sixth of the dense m^3
+    diagonal = roofline.count_flops(lambda a, b: torch.diag(a) @ b, {"a": torch.rand(m) + 0.5, "b": torch.rand(m, 32)})
+    assert diagonal.flops == 2 * m * 32  # one multiply a column
+    batched = roofline.count_flops(lambda a, b: torch.bmm(a, b), {"a": lower["a"].expand(3, m, m).contiguous(),
+                                                                  "b": lower["b"].expand(3, m, m).contiguous()})
+    assert batched.flops == 3 * 2 * useful
+    linear = roofline.count_flops(lambda x, w, bias: torch.addmm(bias, x, w),
+                                  {"x": torch.rand(8, m) + 0.5, "w": torch.triu(torch.rand(m, 16) + 0.5),
+                                   "bias": torch.rand(16)})
+    assert linear.flops == 2 * 8 * sum(max(16 - k, 0) for k in range(m))  # row k of triu(w) keeps columns k..15
+    dense = roofline.count_flops(_matmul, {"a": torch.rand(m, m) + 0.5, "b": torch.rand(m, m) + 0.5})
+    assert (dense.flops, dense.zero_product_flops) == (2 * m**3, 0)
+
 def test_elementwise_reference_has_no_flop_count():
     count = roofline.count_flops(lambda x, y: x + y, {"x": torch.randn(100), "y": torch.randn(100)})
     assert count.flops is None and count.complete is False

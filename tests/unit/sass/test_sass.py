@@ -323,3 +323,13 @@ def test_static_analysis_cli_usage_errors(tmp_path):
     solution = tmp_path / "k.txt"
     solution.write_text("")
     assert static_analysis_main([str(solution), "--output-dir", str(tmp_path)]) == 2  # unknown backend
+
+
+def test_a_kernel_that_reads_global_memory_only_by_asynchronous_copies_says_so_beside_its_ldg_count():
+    from kernel_opt.profile.static_analysis import _global_loads
+    from kernel_opt.sass.instruction_mix import InstructionMix
+
+    assert _global_loads(InstructionMix(async_copies=24)) == "none (global reads by 24 asynchronous copies)"
+    assert _global_loads(InstructionMix(tma_loads=2, bulk_copies=1)) == "none (global reads by 3 asynchronous copies)"
+    assert _global_loads(InstructionMix(global_loads_by_width_bits={128: 8}, async_copies=4)) == "8 x 128-bit"
+    assert _global_loads(InstructionMix()) == "none"

@@ -35,6 +35,7 @@ every step (no GPU, no ncu, no compute-sanitizer): what ran is recorded.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +76,11 @@ def main(argv=None) -> int:
     return run_command(_main, argv)
 
 
-def _script(name: str) -> str:
-    return f"{python_command()} {script_path(name)}"
+def _script(name: str, gpu: bool = False) -> str:
+    """How a printed line calls one of the skill's scripts; `gpu`: a line for a machine with an NVIDIA GPU, which
+    names this machine's interpreter only where this machine has one (nvidia-smi), else plain `python`."""
+    here = not gpu or shutil.which("nvidia-smi") is not None
+    return f"{python_command() if here else 'python'} {script_path(name)}"
 
 
 def _add_init(commands) -> None:
@@ -274,7 +278,8 @@ def _next_steps(record: EvaluationRecord, status: RunStatus, out: Path) -> list[
     folder = out / record.version
     workspace = _script("workspace.py")
     if record.state == "needs_gpu":
-        return [f"next: run `{workspace} evaluate {out} {record.version}` on a machine with an NVIDIA GPU"]
+        return [f"next: run `{_script('workspace.py', gpu=True)} evaluate {out} {record.version}` on a machine with "
+                "an NVIDIA GPU"]
     if record.state == "invalid_hypothesis":
         return [f"next: fix {folder / HYPOTHESIS_FILE} (reference/hypothesis.md), then evaluate again"]
     if record.state == "error":
@@ -292,8 +297,9 @@ def _next_steps(record: EvaluationRecord, status: RunStatus, out: Path) -> list[
 
 def _continue_lines(status: RunStatus, out: Path) -> list[str]:
     if status.newest_pending and status.newest is not None:
-        where = " on a machine with an NVIDIA GPU" if status.newest.evaluation_state == "needs_gpu" else ""
-        return [f"next: {_script('workspace.py')} evaluate {out} {status.newest.name}{where}"]
+        on_gpu = status.newest.evaluation_state == "needs_gpu"
+        where = " on a machine with an NVIDIA GPU" if on_gpu else ""
+        return [f"next: {_script('workspace.py', gpu=on_gpu)} evaluate {out} {status.newest.name}{where}"]
     if status.stop_reason is None:
         return [f"next: {_script('workspace.py')} next {out}"]
     best = status.best
@@ -302,11 +308,12 @@ def _continue_lines(status: RunStatus, out: Path) -> list[str]:
         # Against v0 unless the best is v0: a kernel timed against itself measures only the method's bias.
         against = f"--against {status.run.solution_path(out, 0)} " if best.number != 0 else ""
         tolerance = "".join(f" {argument}" for argument in status.run.tolerance_arguments())
-        finish.append(f"  {_script('benchmark.py')} {best.solution} --ref {out / status.run.reference_file} "
+        finish.append(f"  {_script('benchmark.py', gpu=True)} {best.solution} --ref {out / status.run.reference_file} "
                       f"--output-dir {out} {against}{' '.join(status.run.dim_arguments())}".rstrip() + tolerance)
         sweep = suggested_sweep(_sweep_dims(status, out))
         if sweep is not None:  # optional: a GPU with nsight-python 0.9.6 (env_check's size sweep row)
-            finish.append(f"  {_script('ncu_profile.py')} {best.solution} --ref {out / status.run.reference_file} "
+            reference = out / status.run.reference_file
+            finish.append(f"  {_script('ncu_profile.py', gpu=True)} {best.solution} --ref {reference} "
                           f"--output-dir {out / SWEEP_FOLDER} {' '.join(sweep)}{tolerance}   "
                           "# size sweep (nsight-python 0.9.6)")
     finish.append(f"  {_script('final_report.py')} {out}")

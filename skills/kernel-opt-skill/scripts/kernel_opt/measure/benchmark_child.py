@@ -420,6 +420,8 @@ def problem_work(reference, values: dict[str, Any], outputs: list[str], dims: di
         count = roofline.count_flops(reference.reference, cloned_arguments(dims, values))
         source = None if count.flops is None else (
             "counted by torch FlopCounterMode" if count.complete else "at least: counted by torch FlopCounterMode")
+        if source and count.zero_product_flops:
+            source += ", multiply-adds with a zero operand left out"
         work.update(flops=count.flops, flops_source=source, flops_note=count.reason,
                     flops_lower_bound=count.flops is not None and not count.complete)
     if reference.bytes is not None:

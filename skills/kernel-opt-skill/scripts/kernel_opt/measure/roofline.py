@@ -318,7 +318,10 @@ _DATA_MOVEMENT_OPERATORS = frozenset(
 
 # How count_flops counts, stored with every cached count (measure/reference_cache.py): a count made
 # another way is counted again. 2: one warm-up call before counting; partial counts kept as lower bounds.
-FLOP_COUNTING = "FlopCounterMode/2"
+# 3: a matrix product's multiply-adds with a zero operand left out (structural zeros: triangular, diagonal).
+FLOP_COUNTING = "FlopCounterMode/3"
+# The matrix products whose operands count_flops reads for zeros: (first operand, second operand) positions.
+_PRODUCT_OPERANDS = {"mm": (0, 1), "addmm": (1, 2), "bmm": (0, 1), "baddbmm": (1, 2)}
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,7 @@ class FlopCount:
     uncounted_operators: list[str] = field(default_factory=list)
     reason: str | None = None
     complete: bool = True
+    zero_product_flops: int = 0  # of the matrix products' count, multiply-adds with a zero operand (left out)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -367,16 +371,19 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
         def __init__(self):
             super().__init__()
             self.operators: list[Any] = []
+            self.zero_products = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             self.operators.append(func)
+            self.zero_products += zero_product_flops(func, args)
             return func(*args, **(kwargs or {}))
 
     reference(**kwargs)
     with FlopCounterMode(display=False) as counter, _OperatorRecorder() as recorder:
         reference(**kwargs)
 
-    counted = int(counter.get_total_flops())
+    zero_products = recorder.zero_products
+    counted = int(counter.get_total_flops()) - zero_products
     by_operator = {
         str(operator): int(count) for operator, count in counter.get_flop_counts().get("Global", {}).items()
     }
@@ -398,5 +405,31 @@ def count_flops(reference: Callable[..., Any], kwargs: Mapping[str, Any]) -> Flo
     if uncounted:
         reason = (f"a lower bound: FlopCounterMode counts matmul, convolution and attention only, and "
                   f"{', '.join(uncounted)} ran uncounted; give flops(**dims) in ref.py for the full count")
-        return FlopCount(counted, counted, by_operator, uncounted, reason, complete=False)
-    return FlopCount(counted, counted, by_operator, [], None)
+        return FlopCount(counted, counted, by_operator, uncounted, reason, complete=False,
+                         zero_product_flops=zero_products)
+    return FlopCount(counted, counted, by_operator, [], None, zero_product_flops=zero_products)
+
+
+def zero_product_flops(func: Any, args: tuple) -> int:
+    """FLOPs of a matrix product (mm, addmm, bmm, baddbmm) whose multiply-adds have a zero operand.
+
+    A product with a zero factor adds nothing, so a kernel may skip it: of A @ B it must do, for each k,
+    one multiply-add per nonzero of A's column k times nonzero of B's row k. A lower-triangular pair of
+    4096 x 4096 operands needs about a sixth of the dense count, a diagonal one 1/4096 of it; counting
+    them dense put honest kernels past the physical floor. Meta tensors (shapes only) count as dense.
+    """
+    import torch
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    positions = _PRODUCT_OPERANDS.get(getattr(func.overloadpacket, "__name__", ""))
+    if positions is None or len(args) <= max(positions):
+        return 0
+    first, second = args[positions[0]], args[positions[1]]
+    if not all(isinstance(t, torch.Tensor) and not t.is_meta and t.is_floating_point() for t in (first, second)):
+        return 0
+    with _disable_current_modes():
+        column_nonzeros = (first != 0).sum(dim=-2, dtype=torch.float64)  # per k: nonzeros in first's column k
+        row_nonzeros = (second != 0).sum(dim=-1, dtype=torch.float64)  # per k: nonzeros in second's row k
+        useful = int((column_nonzeros * row_nonzeros).sum().item())
+    dense = first.numel() * second.shape[-1]  # (batch x) n x k x m multiply-adds
+    return 2 * (dense - useful)

@@ -64,6 +64,15 @@ def _widths(widths: dict) -> str:
     return ", ".join(f"{count} x {bits}-bit" for bits, count in widths.items()) or "none"
 
 
+def _global_loads(mix) -> str:
+    """LDG widths; where there are none but global memory is read by asynchronous copies, it says so."""
+    widths = _widths(mix.global_loads_by_width_bits)
+    copies = mix.async_copies + mix.tma_loads + mix.bulk_copies
+    if widths == "none" and copies:
+        return f"none (global reads by {copies} asynchronous copies)"
+    return widths
+
+
 def _tables(report: StaticReport) -> dict:
     """Formatting only: every number is already in the report record."""
     def value(number) -> str:
@@ -79,7 +88,7 @@ def _tables(report: StaticReport) -> dict:
     )
     mix = markdown_table(
         [[kernel.name + (f" ({kernel.variant})" if kernel.variant else ""), kernel.mix.total_instructions,
-          _widths(kernel.mix.global_loads_by_width_bits), _widths(kernel.mix.global_stores_by_width_bits),
+          _global_loads(kernel.mix), _widths(kernel.mix.global_stores_by_width_bits),
           f"{kernel.mix.local_loads} / {kernel.mix.local_stores}",
           f"{kernel.mix.shared_loads} / {kernel.mix.shared_stores}",
           f"{kernel.mix.shared_matrix_loads} / {kernel.mix.shared_matrix_stores}",
@@ -103,7 +112,7 @@ def static_analysis_summary(report: StaticReport, output_dir: Path) -> str:
     lines = [f"{len(report.kernels)} kernel(s) analysed for {report.arch} ({report.disassembler})"]
     for kernel in report.kernels:
         lines.append(f"  {kernel.name}: {kernel.registers_per_thread} registers/thread, loads "
-                     f"{_widths(kernel.mix.global_loads_by_width_bits)}, "
+                     f"{_global_loads(kernel.mix)}, "
                      f"tensor {', '.join(kernel.mix.tensor_by_opcode) or 'none'}, "
                      f"{kernel.mix.local_loads + kernel.mix.local_stores} local-memory instructions")
         for finding in kernel.findings:
