@@ -46,7 +46,7 @@ ITERATIONS = 3
 RESERVES = 4
 LARGEST_KEPT_BYTES = 2 * 1024 * 1024
 LEFT_BEHIND_DIRECTORIES = {"build", "__pycache__", "compile_check", ".claude", ".venv", ".git"}
-LEFT_BEHIND_SUFFIXES = {".ncu-rep", ".so", ".o", ".cubin", ".ptx", ".fatbin", ".pt", ".whl", ".tgz"}
+LEFT_BEHIND_SUFFIXES = {".ncu-rep", ".so", ".o", ".cubin", ".ptx", ".fatbin", ".pt", ".whl", ".tgz", ".pyc"}
 DEVICE_MINUTES = 8
 PRETRIAL_SEED = 20261129  # the CPU-only pre-trials' order (pretrial_order)
 

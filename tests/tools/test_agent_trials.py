@@ -73,14 +73,16 @@ def test_collect_keeps_the_records_and_reports_and_leaves_builds_and_large_binar
     for relative, size in [("TRIAL_LOG.md", 10), ("out/final_report.md", 10), ("out/v0/v0.py", 10),
                            ("out/v0/build/kernel.so", 10), ("out/v0/profile.ncu-rep", 10),
                            ("out/sweep/huge.csv", tool.LARGEST_KEPT_BYTES + 1), (".claude/skills/x/SKILL.md", 10),
-                           (".venv-kernel-opt/pyvenv.cfg", 10), (".venv-kernel-opt/lib/numpy/__init__.pyi", 10)]:
+                           (".venv-kernel-opt/pyvenv.cfg", 10), (".venv-kernel-opt/lib/numpy/__init__.pyi", 10),
+                           (".trial/cache/pycache/kernel_opt/cli.cpython-311.pyc", 10)]:
         path = trial / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"x" * size)
     left = tool.collect(trial, tmp_path / "kept")
     kept = sorted(str(path.relative_to(tmp_path / "kept")) for path in (tmp_path / "kept").rglob("*") if path.is_file())
     assert kept == ["TRIAL_LOG.md", "out/final_report.md", "out/v0/v0.py"]
-    assert sorted(left) == [".claude/skills/x/SKILL.md", ".venv-kernel-opt/lib/numpy/__init__.pyi",
+    assert sorted(left) == [".claude/skills/x/SKILL.md", ".trial/cache/pycache/kernel_opt/cli.cpython-311.pyc",
+                            ".venv-kernel-opt/lib/numpy/__init__.pyi",
                             ".venv-kernel-opt/pyvenv.cfg", "out/sweep/huge.csv", "out/v0/build/kernel.so",
                             "out/v0/profile.ncu-rep"]  # a virtual environment by any name stays behind
 
