@@ -96,10 +96,11 @@ def test_a_line_for_a_gpu_machine_names_plain_python_where_this_machine_has_no_g
     """A CPU machine's environment (NumPy < 2.4 for the interpreter) does not exist on the GPU host."""
     from kernel_opt.commands import workspace
 
-    monkeypatch.setattr(workspace, "python_command", lambda: ".venv/bin/python")
-    monkeypatch.setattr(workspace.shutil, "which", lambda name: None)
+    monkeypatch.chdir(SCRIPTS_DIR.parents[3])  # the repository: a virtual environment under it, named relative to it
+    _interpreter(monkeypatch, prefix=".venv", base_prefix="/usr", executable=str(Path.cwd() / ".venv/bin/python"),
+                 on_path=None)
     path = script_path("workspace.py")
     assert workspace._script("workspace.py") == f".venv/bin/python {path}"  # a line for this machine
     assert workspace._script("workspace.py", gpu=True) == f"python {path}"
-    monkeypatch.setattr(workspace.shutil, "which", lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None)
+    monkeypatch.setattr(cli.shutil, "which", lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None)
     assert workspace._script("workspace.py", gpu=True) == f".venv/bin/python {path}"  # the GPU is here

@@ -35,7 +35,6 @@ every step (no GPU, no ncu, no compute-sanitizer): what ran is recorded.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +76,8 @@ def main(argv=None) -> int:
 
 
 def _script(name: str, gpu: bool = False) -> str:
-    """How a printed line calls one of the skill's scripts; `gpu`: a line for a machine with an NVIDIA GPU, which
-    names this machine's interpreter only where this machine has one (nvidia-smi), else plain `python`."""
-    here = not gpu or shutil.which("nvidia-smi") is not None
-    return f"{python_command() if here else 'python'} {script_path(name)}"
+    """How a printed line calls one of the skill's scripts; `gpu`: a line for a machine with an NVIDIA GPU."""
+    return f"{python_command(for_gpu=gpu)} {script_path(name)}"
 
 
 def _add_init(commands) -> None:

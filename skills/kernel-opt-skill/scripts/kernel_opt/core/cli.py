@@ -148,14 +148,16 @@ def script_path(file_name: str) -> str:
         return str(path)
 
 
-def python_command() -> str:
+def python_command(for_gpu: bool = False) -> str:
     """The interpreter a printed command names: `python`, or the virtual environment this one runs in.
 
     A step that needed its own environment (NumPy < 2.4 for the Triton interpreter) prints next steps that
     run there too; an activated environment is already `python`. A path under the working folder is
-    printed relative to it (`.venv/bin/python`).
+    printed relative to it (`.venv/bin/python`). A line `for_gpu`, meant for a machine with an NVIDIA GPU,
+    names this machine's environment only where this machine has one (nvidia-smi): a CPU machine's
+    environment does not exist on the GPU host.
     """
-    if sys.prefix == sys.base_prefix:
+    if sys.prefix == sys.base_prefix or (for_gpu and shutil.which("nvidia-smi") is None):
         return "python"
     executable = Path(sys.executable).absolute()
     on_path = shutil.which("python")

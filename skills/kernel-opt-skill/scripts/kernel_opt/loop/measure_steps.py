@@ -17,8 +17,8 @@ from kernel_opt.loop.evaluation import Evaluation, StepOutcome
 from kernel_opt.loop.step_summaries import benchmark_line, clip, profile_line
 from kernel_opt.measure.benchmark import benchmark_solution
 from kernel_opt.measure.benchmark_report import benchmark_summary, write_benchmark_reports
+from kernel_opt.measure.benchmark_request import DEFAULT_COMPILE_MODES, BenchmarkRequest
 from kernel_opt.measure.benchmark_request import PROG as BENCHMARK_PROG
-from kernel_opt.measure.benchmark_request import BenchmarkRequest
 from kernel_opt.measure.ceilings import load_or_measure
 from kernel_opt.measure.ceilings_report import PROG as CEILINGS_PROG
 from kernel_opt.measure.ceilings_report import ceilings_origin, ceilings_summary
@@ -93,12 +93,6 @@ def benchmark_request(evaluation: Evaluation, baselines: list[str], compile_mode
     )
 
 
-# The mode a version at its roofline target is also timed against before the target stops the run: Finish times
-# it anyway, and a stop it overturns there comes too late (an H200 matvec at 98.6% of the copy roof stopped the
-# run; max-autotune-no-cudagraphs then ran 1.063x faster than it).
-AT_TARGET_COMPILE_MODE = "max-autotune-no-cudagraphs"
-
-
 def benchmark_step(evaluation: Evaluation, request: BenchmarkRequest, held: HeldBenchmarkWorker | None) -> None:
     """Time the version; `held` is its worker, prepared beside the checks, which the benchmark releases.
 
@@ -107,11 +101,11 @@ def benchmark_step(evaluation: Evaluation, request: BenchmarkRequest, held: Held
     """
     def measure() -> StepOutcome:
         report = benchmark_solution(request, held=held)
-        at_target = timed_at_target(request, report.target_reached, [entry.name for entry in report.baselines])
-        if at_target is not None:
-            report = benchmark_solution(at_target)
+        missing = modes_missing_at_target(request, report.target_reached, [entry.name for entry in report.baselines])
+        if missing:
+            report = benchmark_solution(replace(request, compile_modes=[*request.compile_modes, *missing]))
             report.notes.append(f"this version reached the roofline target, so it was timed again beside torch.compile "
-                                f"({AT_TARGET_COMPILE_MODE}) too: a baseline faster than it keeps the run going")
+                                f"({', '.join(missing)}) too: a baseline faster than it keeps the run going")
             write_benchmark_reports(report, request.output_dir)
         return StepOutcome(report, int(report.exit_code), benchmark_summary(report, request.output_dir))
 
@@ -119,14 +113,13 @@ def benchmark_step(evaluation: Evaluation, request: BenchmarkRequest, held: Held
                     ["benchmark.json", "benchmark.md"])
 
 
-def timed_at_target(request: BenchmarkRequest, target_reached: bool | None,
-                    timed: list[str]) -> BenchmarkRequest | None:
-    """The benchmark to run again at the target (every compile mode Finish times), or None where none is missing."""
+def modes_missing_at_target(request: BenchmarkRequest, target_reached: bool | None, timed: list[str]) -> list[str]:
+    """The torch.compile modes Finish's benchmark times (benchmark.py's defaults) that a version at its roofline
+    target was not timed against: Finish would time them anyway, and a stop one of them overturns there comes too
+    late (an H200 matvec at 98.6% of the copy roof stopped the run; max-autotune-no-cudagraphs ran 1.063x faster)."""
     if not target_reached or "compile" not in request.baselines:
-        return None
-    if compile_baseline_name(AT_TARGET_COMPILE_MODE) in timed:
-        return None
-    return replace(request, compile_modes=[*request.compile_modes, AT_TARGET_COMPILE_MODE])
+        return []
+    return [mode for mode in DEFAULT_COMPILE_MODES if compile_baseline_name(mode) not in timed]
 
 
 def profile_step(evaluation: Evaluation) -> None:

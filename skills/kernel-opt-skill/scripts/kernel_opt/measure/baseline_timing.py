@@ -104,9 +104,14 @@ def eager_calls(reference, buffer_sets: list[dict[str, Any]], dims: dict[str, An
     arguments = [accepted_kwargs(reference.reference, {**dims, **buffers}) for buffers in buffer_sets]
     if reference.baseline is None:
         return [partial(reference.reference, **kwargs) for kwargs in arguments]
-    model, first_args, _ = reference.baseline(arguments[0])
-    keys = [next(key for key, value in arguments[0].items() if value is argument) for argument in first_args]
+    model, keys = _model_and_input_names(reference, arguments[0])
     return [partial(model, *(kwargs[key] for key in keys)) for kwargs in arguments]
+
+
+def _model_and_input_names(reference, kwargs: dict[str, Any]) -> tuple[Callable[..., Any], list[str]]:
+    """A KernelBench problem's Model, built once, and the keyword names of the inputs its forward takes, in order."""
+    model, inputs, _ = reference.baseline(kwargs)
+    return model, [next(key for key, value in kwargs.items() if value is argument) for argument in inputs]
 
 
 def time_baselines(reference, values, dims, request, events: EventLog, compiler_warm_up_s: float = 0.0,
@@ -166,10 +171,7 @@ def _baseline_call(reference, values, dims) -> tuple[Callable[..., Any], Callabl
 
     if reference.baseline is None:
         return reference.reference, lambda: ((), fresh())
-    first = fresh()
-    model, first_args, _ = reference.baseline(first)
-    keys = [next(key for key, value in first.items() if value is argument) for argument in first_args]
-    del first, first_args  # the maker below copies again; these must not stay alive beside its copies
+    model, keys = _model_and_input_names(reference, fresh())  # those copies are dropped: the maker copies again
 
     def model_arguments() -> Arguments:
         kwargs = fresh()
