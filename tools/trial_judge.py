@@ -104,6 +104,11 @@ def judgement(dest: Path, exit_codes: dict[str, int | None], claimed: str | None
                   "speedup_vs_eager": baselines["eager"] / median if baselines.get("eager") else None,
                   "speedup_vs_best_compile": compiled[best_compile] / median if best_compile else None,
                   "verdict": bench.get("verdict")}
+    if timing is not None and timing["verdict"] == "invalid":
+        # faster than the physical floor: the time counts for nothing, so no speedup is read from it
+        timing.update(speedup_vs_eager=None, speedup_vs_best_compile=None,
+                      why=next((line.strip() for line in _log(dest, "benchmark").splitlines()
+                                if line.startswith("INVALID")), "benchmark.py called the time invalid"))
     correct = checks["correctness"]["verdict"] == "pass" and checks["memcheck"]["verdict"] == "pass"
     if timing is not None:
         timing["rule"] = ("the strict rule" if checks["correctness"]["verdict"] == "pass"
@@ -128,15 +133,20 @@ def markdown(solution: str, problem: str, result: dict) -> str:
         def x(value):
             return "—" if value is None else f"{value:.2f}x"
 
+        if timing["verdict"] == "invalid":
+            lines += ["", f"Timed on {timing['device']} under {timing['rule']}, and **invalid**: {timing['why']}"]
+            return "\n".join(lines + _claim(result)) + "\n"
         lines += ["", f"Timed on {timing['device']} under {timing['rule']}: {us(timing['median_us'])}; "
                   f"eager {us(timing['eager_us'])} "
                   f"({x(timing['speedup_vs_eager'])}); best torch.compile ({timing['best_compile']}) "
                   f"{us(timing['best_compile_us'])} ({x(timing['speedup_vs_best_compile'])})."]
     else:
         lines += ["", f"Not timed (benchmark exit {result['benchmark_exit_code']}): the check must pass first."]
-    if result.get("claimed"):
-        lines += ["", f"The agent's own claim: {result['claimed']}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _claim(result)) + "\n"
+
+
+def _claim(result: dict) -> list[str]:
+    return ["", f"The agent's own claim: {result['claimed']}"] if result.get("claimed") else []
 
 
 def run(solution: Path, problem: Path, dest: Path, claimed: str | None = None) -> dict:

@@ -42,6 +42,20 @@ def test_a_passing_kernel_is_timed_against_eager_and_the_faster_compile_mode(too
            "(max-autotune-no-cudagraphs)) 120.00 µs (1.20x)" in text
 
 
+def test_an_invalid_time_gives_no_speedup_and_says_why_from_the_log(tool, tmp_path):
+    for name, record in (("correctness", "correctness.json"), ("kernelbench_rule", "correctness.json"),
+                         ("memcheck", "correctness_memcheck.json")):
+        _write(tmp_path / name, record, {"passed": True, "verdict": "pass"})
+    _write(tmp_path / "benchmark", "benchmark.json", {**_bench(13.26, 2758.2, 2693.9, 2694.0), "verdict": "invalid"})
+    floor = "INVALID: 13.26 us is faster than the memory floor of 62.92 us (3.02e+08 bytes ...)"
+    (tmp_path / "benchmark.log").write_text(f"$ benchmark.py ...\n{floor}\nreport: benchmark.md\n")
+    result = tool.judgement(tmp_path, {"correctness": 0, "kernelbench_rule": 0, "memcheck": 0, "benchmark": 1})
+    assert result["timing"]["speedup_vs_eager"] is None and result["timing"]["speedup_vs_best_compile"] is None
+    text = tool.markdown("out/v3.py", "18_x.py", {**result, "claimed": "53.7x"})
+    assert f"Timed on NVIDIA H200 under the strict rule, and **invalid**: {floor}" in text
+    assert "207" not in text and text.endswith("The agent's own claim: 53.7x\n")
+
+
 def test_a_kernel_that_passes_only_kernelbench_s_rule_is_not_correct_and_says_why_from_the_log(tool, tmp_path):
     _write(tmp_path / "correctness", "correctness.json", {"passed": False, "verdict": "fail"})
     (tmp_path / "correctness.log").write_text("FAIL: 3 of 12 cases do not match the reference.\n"

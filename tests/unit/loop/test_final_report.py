@@ -117,8 +117,8 @@ def test_stop_reason_best_version_and_pytorch_comparison(run, capsys):
     assert "From v1's profile" in remaining
     assert all(finding["text"] in remaining for finding in profile["findings"])
     assert f"`{profile['read_next'][0]['link']}`" in remaining
-    assert ("held for the time: faster beyond noise (its metrics: set Expected against what moved, below)"
-            in text.split("### v1")[1])
+    assert ('held: 1.250x against v0 where Expected said about 1.3x ("time drops ~1.3x") '
+            "(its metrics: set Expected against what moved, below)" in text.split("### v1")[1])
     environment = json.loads((run / "env_check.json").read_text())
     assert f"| environment check       | {environment['verdict']}: " in text
     assert "NVIDIA H200 (compute capability 9.0), from v1/benchmark.json" in text

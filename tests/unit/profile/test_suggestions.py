@@ -62,7 +62,7 @@ def test_every_strategy_the_classifier_names_is_a_heading_in_its_guide():
     named["cuda"].update({"smem_bank_conflicts", "smem_tiling", "l2_reuse", "fuse_kernels", "launch_overhead",
                           "branch_uniformity", "fewer_instructions", "wgmma", "tma_pipeline", "coalesce_access",
                           "smem_swizzle"})
-    named["triton"].update({"single_pass", "pipeline_stages", "launch_overhead"})
+    named["triton"].update({"single_pass", "pipeline_stages", "launch_overhead", "coalesce_access"})
     for guide, names in named.items():
         anchors = guide_anchors(guide)
         assert names <= set(anchors), f"{guide}: {sorted(names - set(anchors))} are not headings"
@@ -334,3 +334,24 @@ def test_a_saturated_shared_memory_sends_a_gemm_to_larger_tiles_and_a_row_kernel
                                                          "operand more")
     rows = ProblemTraits(family="row_reduction", family_source="the reference calls softmax")
     assert suggest(result, metrics, ("triton",), "9.0", rows)[0].strategy == "block_size"
+
+
+# The L2_1 trial's v1 (H200): an implicit-GEMM Conv2D in Triton whose A tile walks output pixels across rows and
+# whose weights are read along a strided channel axis: L1/shared the busiest unit at 72.7%, DRAM 1.6%, global loads
+# at 18 sectors per request, lg_throttle 28%. The trial's v2 laid the tile along one output row and permuted the
+# weights: 2.18x.
+CONV_V1 = dict(sm_throughput_pct=40.0, memory_throughput_pct=72.7, l1_throughput_pct=72.7, l2_throughput_pct=28.2,
+               dram_throughput_pct=1.6, achieved_occupancy_pct=6.2, theoretical_occupancy_pct=6.25,
+               tensor_pipe_pct=6.7, stalls={"lg_throttle": 28.0, "long_scoreboard": 23.0},
+               global_load_sectors_per_request=18.0, global_load_sectors=72000000.0, global_load_requests=4000000.0,
+               global_store_sectors=0.0, global_store_requests=0.0, executed_global_accesses={"LDG.E": 4000000.0})
+
+
+def test_a_triton_kernel_whose_scattered_loads_are_its_traffic_is_pointed_at_coalescing_first():
+    metrics = kernel(**CONV_V1)
+    result = classify_kernel(metrics)
+    assert "uncoalesced_loads" in keys(result) and result.access.uncoalesced_lead
+    picked = suggest(result, metrics, ("triton",), "9.0", MATMUL)
+    assert picked[0].strategy == "coalesce_access"
+    assert picked[0].why == "scattered global loads: 78% of the global sectors through L1 are waste"
+    assert "coalesce_access" in guide_anchors("triton")

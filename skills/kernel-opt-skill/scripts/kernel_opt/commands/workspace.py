@@ -49,6 +49,8 @@ from kernel_opt.core.cli import (
 )
 from kernel_opt.core.errors import UsageError
 from kernel_opt.core.render import markdown_table
+from kernel_opt.experience.hypothesis import check_hypothesis
+from kernel_opt.experience.time_prediction import prediction_verdict
 from kernel_opt.loop.evaluate import (
     EVALUATE_BASELINES,
     EVALUATE_COMPILE_MODES,
@@ -261,6 +263,9 @@ def _evaluation_summary(record: EvaluationRecord, status: RunStatus, out: Path) 
         lines.append(f"WARNING: {warning}")
     if record.needs_gpu:
         lines.append("needs a GPU machine: " + "; ".join(record.needs_gpu))
+    prediction = _prediction_line(status, out / record.version)
+    if prediction:
+        lines.append(prediction)
     read_next = record.recommendations.get("read_next") if record.recommendations else None
     if read_next:
         lines.append(f"read next: {read_next[0]}")
@@ -269,6 +274,18 @@ def _evaluation_summary(record: EvaluationRecord, status: RunStatus, out: Path) 
     lines.append(f"record: {folder / EVALUATION_FILE} (each tool's output: {folder / EVALUATE_LOG})")
     lines.extend(_next_steps(record, status, out))
     return "\n".join(lines)
+
+
+def _prediction_line(status: RunStatus, folder: Path) -> str | None:
+    """A faster version's time set against the number its Expected gave, where it gave one."""
+    version = next((v for v in status.versions if v.name == folder.name), None)
+    hypothesis = folder / HYPOTHESIS_FILE
+    if version is None or version.comparison_verdict != "success" or not hypothesis.is_file():
+        return None
+    expected = check_hypothesis(hypothesis.read_text(encoding="utf-8", errors="replace"), str(hypothesis)).fields
+    said = prediction_verdict(expected.get("expected"), version.median_us, version.comparison_speedup,
+                              version.compared_with)
+    return f"prediction: {said}" if said else None
 
 
 def _next_steps(record: EvaluationRecord, status: RunStatus, out: Path) -> list[str]:

@@ -6,8 +6,9 @@ static_analysis.json, hypothesis.txt, evaluation.json, OUT/benchmark.json, OUT/s
 `FinalReport`; a value a record does not hold stays None with the reason in `missing`, and the
 report prints it as "not measured: <reason>". Nothing is estimated, and no verdict is made
 here that a tool did not make: "did the expectation hold" is the benchmark's comparison
-verdict, in words. Each version's row is read in final_report_versions.py, the run-wide sections
-in final_report_sections.py; this module puts them together.
+verdict, in words, set against the time Expected gave where it gave one a number. Each version's
+row is read in final_report_versions.py, the run-wide sections in final_report_sections.py; this
+module puts them together.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any
 from kernel_opt.check.records import CorrectnessReport, read_correctness
 from kernel_opt.core.files import read_json
 from kernel_opt.experience.hypothesis import check_hypothesis
+from kernel_opt.experience.time_prediction import prediction_verdict
 from kernel_opt.loop.versions import VersionState
 from kernel_opt.loop.workspace import HYPOTHESIS_FILE
 from kernel_opt.measure.records import BenchmarkReport, read_benchmark
@@ -17,9 +18,9 @@ from kernel_opt.profile.records import NcuSummary, read_profile
 NOT_MEASURED = "not measured"
 
 # The benchmark's comparison verdict (kernel_opt.measure.verdicts), said as an answer to "did the
-# expectation hold?". Every hypothesis predicts a faster kernel, so the time verdict decides; the
-# metrics Expected names are free text, so a success says it holds for the time only, and which
-# metrics moved is shown beside it for the reader to set against Expected.
+# expectation hold?". Every hypothesis predicts a faster kernel, so the time verdict decides; where
+# Expected gives the time a number, a success is set against it (experience/time_prediction.py).
+# The other metrics Expected names are free text, so which moved is shown beside it for the reader.
 EXPECTATION_BY_VERDICT = {
     "success": "held for the time: faster beyond noise (its metrics: set Expected against what moved, below)",
     "neutral": "not shown: the difference is within noise",
@@ -231,6 +232,10 @@ def _hypothesis_fields(row: VersionRow, folder: Path) -> None:
     row.rationale = check.fields.get("rationale") or None
     row.expected = check.fields.get("expected") or None
     row.hypothesis_problems = list(check.problems)
+    if row.comparison_verdict == "success":
+        said = prediction_verdict(row.expected, row.median_us, row.speedup_vs_previous_best, row.compared_with)
+        if said:
+            row.expectation = f"{said} (its metrics: set Expected against what moved, below)"
 
 
 def outcome(row: VersionRow) -> str:

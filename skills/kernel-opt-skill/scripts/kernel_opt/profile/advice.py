@@ -38,6 +38,25 @@ REDUCING_FAMILIES = frozenset({"row_reduction", "reduction", "scan", "sort_selec
 NON_MATMUL_FAMILIES = frozenset(FAMILIES) - MATMUL_FAMILIES  # a GEMM's tiles have strategies of their own
 
 
+def coalesce_advice(classification: Classification) -> tuple[list[tuple[str, str]], bool]:
+    """`coalesce_access` where the profile found scattered global accesses, and whether it leads.
+
+    It leads where the wasted sectors are most of the kernel's global traffic (a GEMM's epilogue
+    stores from its accumulator fragments); beside coalesced main-loop loads it is a side cost,
+    tried after the label's own strategies. Every backend's guide names the section the same.
+    """
+    keys = {finding.key for finding in classification.findings}
+    if "uncoalesced_loads" not in keys and "uncoalesced_stores" not in keys:
+        return [], False
+    access = getattr(classification, "access", None)
+    if access is None or access.wasted_pct is None:
+        why = "global accesses are scattered (sectors per request above the coalesced range)"
+        return [("coalesce_access", why)], True
+    kinds = " and ".join(f"{side.kind}s" for side in (access.loads, access.stores) if side.uncoalesced)
+    why = f"scattered global {kinds}: {access.wasted_pct:.0f}% of the global sectors through L1 are waste"
+    return [("coalesce_access", why)], bool(access.uncoalesced_lead)
+
+
 class StrategyAdvice:
     """A backend's guide and the strategies (the guide's headings) it suggests, per label and per evidence."""
 

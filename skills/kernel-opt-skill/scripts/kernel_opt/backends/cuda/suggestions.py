@@ -14,6 +14,7 @@ from kernel_opt.profile.advice import (
     REREADING_FAMILIES,
     TILED_FAMILIES,
     StrategyAdvice,
+    coalesce_advice,
 )
 
 # Bottleneck label (and small_grid) -> strategies, in the order to try them when nothing more specific applies.
@@ -105,9 +106,7 @@ def cuda_strategies(classification: Any, metrics: Any, compute_capability: str |
     """
     keys = {finding.key for finding in classification.findings}
     label = classification.label
-    access = getattr(classification, "access", None)
-    coalesce = _coalesce(access) if "uncoalesced_loads" in keys or "uncoalesced_stores" in keys else []
-    leads = coalesce and (access is None or access.wasted_pct is None or access.uncoalesced_lead)
+    coalesce, leads = coalesce_advice(classification)
     picked: list[tuple[str, str]] = list(coalesce) if leads else []
     if label == "memory_bound":
         picked += _memory_bound(classification.memory_limiter, keys)
@@ -132,14 +131,6 @@ def cuda_strategies(classification: Any, metrics: Any, compute_capability: str |
     if "split_async_copies" in keys:
         picked.append(("smem_swizzle", "cp.async copies split by padded shared-memory rows"))
     return picked
-
-
-def _coalesce(access: Any) -> list[tuple[str, str]]:
-    if access is None or access.wasted_pct is None:
-        return [("coalesce_access", "global accesses are scattered (sectors per request above the coalesced range)")]
-    kinds = " and ".join(f"{side.kind}s" for side in (access.loads, access.stores) if side.uncoalesced)
-    return [("coalesce_access", f"scattered global {kinds}: {access.wasted_pct:.0f}% of the global sectors through "
-                                "L1 are waste")]
 
 
 def _stall_strategies(classification: Any, count: int = 2, others: bool = True) -> list[tuple[str, str]]:

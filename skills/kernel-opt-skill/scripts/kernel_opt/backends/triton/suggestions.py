@@ -14,6 +14,7 @@ from kernel_opt.profile.advice import (
     REREADING_FAMILIES,
     TILED_FAMILIES,
     StrategyAdvice,
+    coalesce_advice,
 )
 from kernel_opt.profile.thresholds import threshold
 
@@ -93,7 +94,8 @@ def triton_strategies(classification: Any) -> list[tuple[str, str]]:
     """(strategy, why) pairs from a saturated memory unit, the busy pipes, the top stalls and a short kernel."""
     keys = {finding.key for finding in classification.findings}
     label = classification.label
-    picked: list[tuple[str, str]] = []
+    coalesce, leads = coalesce_advice(classification)
+    picked: list[tuple[str, str]] = list(coalesce) if leads else []
     if label == "memory_bound" and "memory_at_peak" in keys:
         unit = classification.memory_limiter or "memory"
         if unit == "DRAM":
@@ -117,6 +119,8 @@ def triton_strategies(classification: Any) -> list[tuple[str, str]]:
             picked.append(("pipeline_stages", f"top stall {top}: more loads in flight"))
         if "short_kernel" in keys:
             picked.append(("launch_overhead", "the kernel is only a few microseconds long"))
+    if coalesce and not leads:
+        picked += coalesce
     return picked
 
 
