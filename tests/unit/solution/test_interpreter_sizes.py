@@ -334,3 +334,32 @@ def test_sizes_assigned_together_are_sizes_halved_and_set_like_the_others(tmp_pa
     assert (dims["batch_size"], dims["depth"], dims["height"], dims["width"]) == (8, 8, 8, 16)
     shapes, _ = problem.derived_shapes({})
     assert shapes[0] == {"batch_size": 8, "in_channels": 8, "depth": 8, "height": 16, "width": 16}
+
+
+# A Model that says where it ran: a size written as a tuple counts toward the real-run limit, so this one, 4 x 2^20
+# elements, is tried on PyTorch's meta device (its first check had filled a 32768 x 32768 tensor on the CPU).
+WHERE_IT_RAN = """\
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        if x.device.type == "cpu":
+            raise ValueError("ran on the CPU")
+        return x * 2
+
+batch_size = 4
+input_shape = (1048576,)
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_size_written_as_a_tuple_counts_toward_running_the_model_for_real(tmp_path):
+    problem = problem_for(write(tmp_path, "where.py", WHERE_IT_RAN))
+    assert problem.meta_failure(problem.sizes({"input_shape": [1048576]})) is None  # shapes only: nothing was filled
+    assert problem.meta_failure(problem.sizes({"input_shape": [2]})) == "ValueError: ran on the CPU"

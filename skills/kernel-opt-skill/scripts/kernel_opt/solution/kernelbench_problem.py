@@ -356,7 +356,7 @@ class KernelBenchProblem:
         """
         import torch
 
-        sizes = [value for value in dims.values() if isinstance(value, int) and not isinstance(value, bool)]
+        sizes = [value for value in _flat(dims.values()) if isinstance(value, int) and not isinstance(value, bool)]
         device = "cpu" if all(value > 0 for value in sizes) and math.prod(sizes) <= REAL_RUN_ELEMENTS else "meta"
         try:
             module = self.module(dims)
@@ -371,6 +371,14 @@ class KernelBenchProblem:
                 return None
             return text[:300]
         return None
+
+
+def _flat(values) -> list[Any]:
+    """The values with each tuple or list size spread out: `input_shape = (32768,)` is a size too."""
+    flat: list[Any] = []
+    for value in values:
+        flat.extend(_flat(value) if isinstance(value, (tuple, list)) else [value])
+    return flat
 
 
 def _with_overrides(body: list[ast.stmt], overrides: dict[str, Any]) -> list[ast.stmt]:
