@@ -1,9 +1,12 @@
 """What a hypothesis's Expected predicts for the time, read from its numbers, and whether it held.
 
 Expected is free text, but the time is the one prediction every hypothesis makes and the
-benchmark measures, so its numbers are read here: a range of medians ("from 513 us to about
-370 us (330-430 us)"), a bound ("to under ~18000 us"), or a factor against the version's base
-("time drops about 2x against v1", "at least 1.5x", "~20% faster"). A clause that names no
+benchmark measures, so its numbers are read here, the first of these that Expected gives: a
+factor against the version's base ("time drops about 2x against v1", "at least 1.5x"), a range
+of medians ("from 513 us to about 370 us (330-430 us)"), a bound ("to under ~18000 us"), a
+before and after ("from 135 us to about 127 us"), a halving, a percentage ("~20% faster",
+"time drops 3-6%"). A factor wins over the numbers beside it, which often only illustrate it
+with a guess at the base's time. A clause that names no
 time gives no prediction, and a factor set against a baseline (eager, torch.compile, a library)
 is not one against the base. "Faster beyond noise" alone would call a change that fell far
 short of its model a held prediction; METHOD.md asks to find out why it fell short first.
@@ -45,6 +48,8 @@ _PERCENT = (r"(?:(?P<about>" + _ABOUT + r")\s*)?(?:(?P<percent_low>\d+(?:\.\d+)?
 _PERCENT_FASTER = re.compile(rf"(?<![\d.]){_PERCENT}\s*faster\b", re.IGNORECASE)
 _PERCENT_LESS = re.compile(rf"\b(?:time|median|latency|duration|runtime)(?:\s+[\w-]+){{0,3}}?\s+"
                            rf"(?:drops|falls|decreases|shrinks|goes\s+down)\s+(?:by\s+)?{_PERCENT}", re.IGNORECASE)
+_HALVES = re.compile(r"\b(?:time|median|latency|duration|runtime)(?:\s+[\w-]+){0,3}?\s+(?:halves|is\s+halved)\b",
+                     re.IGNORECASE)
 _KERNEL = re.compile(r"kernel", re.IGNORECASE)
 _WHOLE_CALL = re.compile(r"\b(?:median|forward|whole|end[\s-]*to[\s-]*end|per\s+call)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r";|\.\s|,\s+(?:and\s+)?(?=[a-z])|\band\b", re.IGNORECASE)
@@ -112,6 +117,8 @@ def read_time_prediction(expected: str | None) -> TimePrediction | None:
         after = _micros(match.group("after"), match.group("after_unit"))
         if 0 < after < before:
             return TimePrediction(quote=_clause(text, match), factor=round(before / after, 3))
+    for match in _matches(_HALVES, text):
+        return TimePrediction(quote=_clause(text, match), factor=2.0)
     for pattern, faster in ((_PERCENT_FASTER, True), (_PERCENT_LESS, False)):
         for match in _matches(pattern, text):
             low = _percent_factor(match.group("percent_low"), faster)
