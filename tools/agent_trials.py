@@ -124,8 +124,22 @@ def request(entry: dict) -> str:
             f"{language} of your own as its ModelNew, run {ITERATIONS} iterations, output to out/")
 
 
-def machines(name: str, gpu: bool) -> str:
-    """The prompt's account of this machine and the GPU host (or of its absence, for a CPU-only trial)."""
+TRAVEL_LIMIT_MIB = 64  # what a `run` call may send: tracked and untracked-not-ignored files, and the carried paths
+
+
+def tracked_mib(repo: Path = REPO) -> float:
+    """The repository's tracked files in MiB: they travel with every `run` call, before any carried path."""
+    listed = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True, check=True).stdout
+    paths = (repo / name.decode() for name in listed.split(b"\0") if name)
+    return sum(path.stat().st_size for path in paths if path.is_file()) / 2**20
+
+
+def machines(name: str, gpu: bool, repository_mib: float | None = None) -> str:
+    """The prompt's account of this machine and the GPU host (or of its absence, for a CPU-only trial).
+
+    `repository_mib`: what the checkout already sends with every call, so the prompt can say what room
+    the agent's folder has (a trial's 4 MB of compiled .so files once took a call over the limit).
+    """
     here = ("This machine has no GPU (Python 3.11, torch CPU build, triton; `TRITON_INTERPRET=1` runs Triton on "
             "the CPU).")
     if not gpu:
@@ -133,14 +147,19 @@ def machines(name: str, gpu: bool) -> str:
                 "today and no other GPU is within reach: do what can be done here and leave the run so that it can "
                 "go on on a GPU later. Do not use any remote-run or device tool you may have: the user's GPU host "
                 "is down.")
+    repository_mib = tracked_mib() if repository_mib is None else repository_mib
+    room = (f"What travels is limited to {TRAVEL_LIMIT_MIB} MiB, and the repository checkout\n"
+            f"already takes {repository_mib:.0f} MiB of it: your folder and the wheels have about "
+            f"{max(TRAVEL_LIMIT_MIB - repository_mib, 0):.0f} MiB, so keep builds (compiled\n"
+            "`.so` files, build folders) and archives out of what you carry.")
     return f"""{here}
 The user's GPU host (one NVIDIA H200, nvcc 13.0, ncu 2025.3.1, torch 2.11, triton 3.6, no network) is reached
 with the `run` tool. Each `run` call copies the repository checkout `/work/main` to a fresh folder there, plus the
 ignored paths you name in `carry`: name `.trials/{name}` so your folder travels, and start the command with
 `cd .trials/{name} &&`. Only files you write under `$OUT` on the host come back (at most 8 files, two folders
 deep, 16 MiB a file): to bring a folder back, `tar czf $OUT/back.tgz out` there and unpack the file the reply
-names here. What travels is limited to 64 MiB, so keep large archives out of your folder. Nothing stays on the
-host between calls. nsight-python is not installed there; its wheels are in `/work/main/.whl`:
+names here. {room}
+Nothing stays on the host between calls. nsight-python is not installed there; its wheels are in `/work/main/.whl`:
 carry `.whl` and run `python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export
 PYTHONPATH=/tmp/site` first if a step needs it. The host's time is scarce: use at most {DEVICE_MINUTES} minutes of it
 in all, in few calls (each call first waits a minute or more for the host to start; a call may take at most 600 s)."""

@@ -53,6 +53,9 @@ def test_a_trial_folder_holds_the_problem_the_installed_skill_and_a_prompt_in_th
     assert without.name == f"{entry['trial']}-without-skill" and not (without / ".claude").exists()
     assert "no optimization skill" in (without / "PROMPT.md").read_text()
     assert folder.is_absolute() and "`run` tool" in prompt
+    room = tool.machines("T", gpu=True, repository_mib=57.6)
+    assert "already takes 58 MiB of it: your folder and the wheels have about 6 MiB" in room
+    assert f"already takes {tool.tracked_mib():.0f} MiB" in prompt
     cpu_only = tool.prepare(plan["trials"][1], kernelbench, tmp_path / "cpu", with_skill=True, gpu=False)
     cpu_prompt = (cpu_only / "PROMPT.md").read_text()
     assert "GPU host is down today" in cpu_prompt and "`run` tool" not in cpu_prompt

@@ -356,7 +356,8 @@ class KernelBenchProblem:
         """
         import torch
 
-        sizes = [value for value in _flat(dims.values()) if isinstance(value, int) and not isinstance(value, bool)]
+        spread = (value for item in dims.values() for value in (item if isinstance(item, (tuple, list)) else [item]))
+        sizes = [value for value in spread if isinstance(value, int) and not isinstance(value, bool)]  # a tuple too
         device = "cpu" if all(value > 0 for value in sizes) and math.prod(sizes) <= REAL_RUN_ELEMENTS else "meta"
         try:
             module = self.module(dims)
@@ -371,14 +372,6 @@ class KernelBenchProblem:
                 return None
             return text[:300]
         return None
-
-
-def _flat(values) -> list[Any]:
-    """The values with each tuple or list size spread out: `input_shape = (32768,)` is a size too."""
-    flat: list[Any] = []
-    for value in values:
-        flat.extend(_flat(value) if isinstance(value, (tuple, list)) else [value])
-    return flat
 
 
 def _with_overrides(body: list[ast.stmt], overrides: dict[str, Any]) -> list[ast.stmt]:
