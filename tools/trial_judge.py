@@ -109,7 +109,10 @@ def judgement(dest: Path, exit_codes: dict[str, int | None], claimed: str | None
         timing.update(speedup_vs_eager=None, speedup_vs_best_compile=None,
                       why=next((line.strip() for line in _log(dest, "benchmark").splitlines()
                                 if line.startswith("INVALID")), "benchmark.py called the time invalid"))
-    correct = checks["correctness"]["verdict"] == "pass" and checks["memcheck"]["verdict"] == "pass"
+    verdicts = {checks["correctness"]["verdict"], checks["memcheck"]["verdict"]}
+    correct: bool | None = verdicts == {"pass"}
+    if verdicts == {"pass", "no record"} or verdicts == {"no record"}:
+        correct = None  # a check that did not finish says nothing either way: not known, not "no"
     if timing is not None:
         timing["rule"] = ("the strict rule" if checks["correctness"]["verdict"] == "pass"
                           else "KernelBench's rule (atol = rtol = 1e-2)")
@@ -121,7 +124,7 @@ def markdown(solution: str, problem: str, result: dict) -> str:
     lines = [f"# Judgement of `{solution}`", "",
              f"Against the unchanged problem file `{problem}`, by this project's checks "
              "(tools/trial_judge.py).", "",
-             f"**Correct under this project's checks: {'yes' if result['correct'] else 'no'}.**", "",
+             f"**Correct under this project's checks: {_correct(result)}.**", "",
              "| check | verdict | exit | why |", "| --- | --- | --- | --- |"]
     for name, check in result["checks"].items():
         lines.append(f"| {name} | {check['verdict']} | {check['exit_code']} | {check['why'].replace('|', '/')} |")
@@ -143,6 +146,13 @@ def markdown(solution: str, problem: str, result: dict) -> str:
     else:
         lines += ["", f"Not timed (benchmark exit {result['benchmark_exit_code']}): the check must pass first."]
     return "\n".join(lines + _claim(result)) + "\n"
+
+
+def _correct(result: dict) -> str:
+    if result["correct"] is None:
+        missing = [name for name, check in result["checks"].items() if check["verdict"] == "no record"]
+        return f"not known ({', '.join(missing)} left no record)"
+    return "yes" if result["correct"] else "no"
 
 
 def _claim(result: dict) -> list[str]:

@@ -56,6 +56,18 @@ def test_an_invalid_time_gives_no_speedup_and_says_why_from_the_log(tool, tmp_pa
     assert "207" not in text and text.endswith("The agent's own claim: 53.7x\n")
 
 
+def test_a_check_that_left_no_record_makes_correctness_not_known_not_no(tool, tmp_path):
+    _write(tmp_path / "correctness", "correctness.json", {"passed": True, "verdict": "pass"})
+    _write(tmp_path / "kernelbench_rule", "correctness.json", {"passed": True, "verdict": "pass"})
+    _write(tmp_path / "benchmark", "benchmark.json", _bench(100.0, 400.0, 150.0, 120.0))
+    result = tool.judgement(tmp_path, {"correctness": 0, "kernelbench_rule": 0, "benchmark": 0})
+    assert result["correct"] is None
+    assert "Correct under this project's checks: not known (memcheck left no record)." in tool.markdown(
+        "v1.py", "30_x.py", result)
+    _write(tmp_path / "memcheck", "correctness_memcheck.json", {"passed": False, "verdict": "fail"})
+    assert tool.judgement(tmp_path, {"memcheck": 1})["correct"] is False
+
+
 def test_a_kernel_that_passes_only_kernelbench_s_rule_is_not_correct_and_says_why_from_the_log(tool, tmp_path):
     _write(tmp_path / "correctness", "correctness.json", {"passed": False, "verdict": "fail"})
     (tmp_path / "correctness.log").write_text("FAIL: 3 of 12 cases do not match the reference.\n"
