@@ -86,7 +86,12 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
     version.mkdir()
     (version / "hypothesis.txt").write_text(HYPOTHESIS)
     assert hypothesis_check.main([str(version)]) == 0
-    assert "valid (Expected names time, bandwidth, DRAM, SOL)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "valid (Expected names time, bandwidth, DRAM, SOL)" in printed
+    assert 'time prediction: about 1.4x ("duration drops by ~1.4x")' in printed
+    (version / "hypothesis.txt").write_text(HYPOTHESIS.replace("duration drops by ~1.4x", "duration drops a lot"))
+    assert hypothesis_check.main([str(version)]) == 0
+    assert "note: Expected gives the time no number the tools read" in capsys.readouterr().out
     (version / "hypothesis.txt").write_text("Hypothesis: h\nExpected: faster\n")
     assert hypothesis_check.main([str(version / "hypothesis.txt"), "--json"]) == 1
     payload = json.loads(capsys.readouterr().out)

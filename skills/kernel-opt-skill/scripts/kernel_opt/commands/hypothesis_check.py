@@ -20,6 +20,7 @@ from pathlib import Path
 from kernel_opt.core.cli import make_parser, print_json, run_command
 from kernel_opt.core.errors import ExitCode, UsageError
 from kernel_opt.experience.hypothesis import check_hypothesis
+from kernel_opt.experience.time_prediction import read_time_prediction
 
 PROG = "hypothesis_check.py"
 
@@ -41,10 +42,17 @@ def _main(argv) -> int:
                  "(reference/hypothesis.md)",
         )
     check = check_hypothesis(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    prediction = read_time_prediction(check.fields.get("expected"))
     if args.json:
-        print_json(check.to_dict())
+        print_json({**check.to_dict(), "time_prediction": prediction.said() if prediction else None})
     elif check.ok:
         print(f"{path}: valid (Expected names {', '.join(check.metrics_named)})")
+        if prediction:
+            print(f'time prediction: {prediction.said()} ("{prediction.quote}"): evaluate sets the measured time '
+                  "against it")
+        else:
+            print("note: Expected gives the time no number the tools read (\"time drops about 1.5x against v2\"; "
+                  "the forms: reference/hypothesis.md), so evaluate cannot say whether the prediction held")
         print("next: make exactly this one change in the version's source, then run the correctness check")
     else:
         print(f"{path}: {len(check.problems)} problem(s)")
