@@ -16,13 +16,18 @@ Usage (from the repository root, on the GPU host):
   python3 tools/trial_judge.py .trials/L2_88_...-without-skill/out/v2/model_new.py \\
       .trials/L2_88_...-without-skill/88_Gemm_GroupNorm_Swish_Multiply_Swish.py "$OUT/judge"
 
-Exit codes: 0 judged (whatever the verdict); 2 a file that does not exist.
+`--env NAME=VALUE` sets a variable the solution reads (an opt-in mode of its own) for every step and names it
+in the judgement; `--only memcheck` (steps comma-separated) runs those steps again and keeps the others' records
+already in DEST, for a judgement a time limit cut short.
+
+Exit codes: 0 judged (whatever the verdict); 2 a file that does not exist, or a bad --env or --only.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -124,6 +129,8 @@ def markdown(solution: str, problem: str, result: dict) -> str:
     lines = [f"# Judgement of `{solution}`", "",
              f"Against the unchanged problem file `{problem}`, by this project's checks "
              "(tools/trial_judge.py).", "",
+             *([f"Run with {', '.join(f'`{k}={v}`' for k, v in result['environment'].items())} set for every step.",
+                ""] if result.get("environment") else []),
              f"**Correct under this project's checks: {_correct(result)}.**", "",
              "| check | verdict | exit | why |", "| --- | --- | --- | --- |"]
     for name, check in result["checks"].items():
@@ -159,10 +166,18 @@ def _claim(result: dict) -> list[str]:
     return ["", f"The agent's own claim: {result['claimed']}"] if result.get("claimed") else []
 
 
-def run(solution: Path, problem: Path, dest: Path, claimed: str | None = None) -> dict:
+def run(solution: Path, problem: Path, dest: Path, claimed: str | None = None, environment: dict | None = None,
+        only: set[str] | None = None) -> dict:
+    """Run the steps (all, or `only` those, keeping the other steps' records already in `dest`) and judge.
+
+    `environment`: variables the solution reads (an opt-in mode of its own), set for every step and
+    named in the judgement.
+    """
     dest.mkdir(parents=True, exist_ok=True)
-    exit_codes: dict[str, int | None] = {}
+    exit_codes = _earlier_exit_codes(dest) if only else {}
     for name, command in commands(solution, problem, dest).items():
+        if only and name not in only:
+            continue
         if name == "benchmark" and exit_codes.get("correctness") != 0:
             if exit_codes.get("kernelbench_rule") != 0:
                 exit_codes[name] = None
@@ -171,16 +186,23 @@ def run(solution: Path, problem: Path, dest: Path, claimed: str | None = None) -
         start = time.monotonic()
         with open(dest / f"{name}.log", "w") as log:
             try:
-                exit_codes[name] = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,
-                                                  timeout=STEP_TIMEOUT_S).returncode
+                exit_codes[name] = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=STEP_TIMEOUT_S,
+                                                  env={**os.environ, **(environment or {})}).returncode
             except subprocess.TimeoutExpired:
                 exit_codes[name] = None
                 log.write(f"\n[trial_judge] stopped after {STEP_TIMEOUT_S} s\n")
         print(f"{name}: exit {exit_codes[name]}, {time.monotonic() - start:.0f} s", flush=True)
-    result = judgement(dest, exit_codes, claimed)
+    result = {**judgement(dest, exit_codes, claimed), "environment": environment or {}}
     (dest / "JUDGEMENT.json").write_text(json.dumps(result, indent=2) + "\n")
     (dest / "JUDGEMENT.md").write_text(markdown(str(solution), str(problem), result))
     return result
+
+
+def _earlier_exit_codes(dest: Path) -> dict[str, int | None]:
+    """The steps' exit codes as the last judgement in `dest` recorded them."""
+    earlier = _record(dest, "JUDGEMENT.json") or {}
+    codes = {name: check.get("exit_code") for name, check in (earlier.get("checks") or {}).items()}
+    return {**codes, "benchmark": earlier.get("benchmark_exit_code")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,12 +211,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("problem", type=Path, help="the unchanged KernelBench problem file")
     parser.add_argument("dest", type=Path, help="where the records and JUDGEMENT.md go")
     parser.add_argument("--claimed", help="the agent's own figures, quoted into the judgement")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a variable the solution reads (an opt-in mode of its own), for every step")
+    parser.add_argument("--only", help="comma-separated steps to run again (correctness, kernelbench_rule, benchmark, "
+                                       "memcheck), keeping the other steps' records in DEST")
     args = parser.parse_args(argv)
+    if any("=" not in item for item in args.env):
+        print("error: --env takes NAME=VALUE", file=sys.stderr)
+        return 2
+    only = set(args.only.split(",")) if args.only else None
+    if only and not only <= {"correctness", "kernelbench_rule", "benchmark", "memcheck"}:
+        print(f"error: --only names unknown steps: {', '.join(sorted(only))}", file=sys.stderr)
+        return 2
     for path in (args.solution, args.problem):
         if not path.is_file():
             print(f"error: no such file: {path}", file=sys.stderr)
             return 2
-    run(args.solution, args.problem, args.dest, args.claimed)
+    run(args.solution, args.problem, args.dest, args.claimed, dict(item.split("=", 1) for item in args.env), only)
     print((args.dest / "JUDGEMENT.md").read_text())
     return 0
 

@@ -120,3 +120,29 @@ def test_the_benchmark_is_skipped_when_the_check_fails_and_every_step_leaves_a_l
 def test_a_missing_file_exits_2(tool, tmp_path, capsys):
     assert tool.main([str(tmp_path / "none.py"), str(tmp_path / "p.py"), str(tmp_path / "d")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_step_run_again_keeps_the_others_records_and_the_environment_reaches_every_step(tool, tmp_path, monkeypatch):
+    def fake_commands(solution, problem, dest):
+        write = ("import json, os, pathlib, sys; d = pathlib.Path(sys.argv[1]); d.mkdir(parents=True, exist_ok=True); "
+                 "ok = os.environ.get('MODE') == 'cached'; "
+                 "(d / sys.argv[2]).write_text(json.dumps({'passed': ok, 'verdict': 'pass' if ok else 'fail'})); "
+                 "sys.exit(0 if ok else 1)")
+        return {name: [sys.executable, "-c", write, str(dest / name), record] for name, record in
+                (("correctness", "correctness.json"), ("kernelbench_rule", "correctness.json"),
+                 ("benchmark", "benchmark.json"), ("memcheck", "correctness_memcheck.json"))}
+
+    monkeypatch.setattr(tool, "commands", fake_commands)
+    solution, problem, judge = tmp_path / "s.py", tmp_path / "p.py", tmp_path / "judge"
+    solution.write_text(""), problem.write_text("")
+    assert tool.main([str(solution), str(problem), str(judge), "--env", "MODE=cached"]) == 0
+    result = json.loads((judge / "JUDGEMENT.json").read_text())
+    assert result["correct"] is True and result["environment"] == {"MODE": "cached"}
+    assert "Run with `MODE=cached` set for every step." in (judge / "JUDGEMENT.md").read_text()
+    (judge / "memcheck" / "correctness_memcheck.json").unlink()
+    assert tool.main([str(solution), str(problem), str(judge), "--only", "memcheck"]) == 0  # MODE unset: it fails
+    again = json.loads((judge / "JUDGEMENT.json").read_text())
+    assert again["checks"]["memcheck"]["verdict"] == "fail" and again["checks"]["correctness"]["exit_code"] == 0
+    assert again["benchmark_exit_code"] == 0
+    assert tool.main([str(solution), str(problem), str(judge), "--only", "sanitize"]) == 2
+    assert tool.main([str(solution), str(problem), str(judge), "--env", "MODE"]) == 2
