@@ -6,10 +6,10 @@ factor against the version's base ("time drops about 2x against v1", "at least 1
 of medians ("from 513 us to about 370 us (330-430 us)"), a bound ("to under ~18000 us"), a
 before and after ("from 135 us to about 127 us"), a halving, a percentage ("~20% faster",
 "time drops 3-6%"). A factor wins over the numbers beside it, which often only illustrate it
-with a guess at the base's time. A clause that names no
-time gives no prediction, and a factor set against a baseline (eager, torch.compile, a library)
-is not one against the base. "Faster beyond noise" alone would call a change that fell far
-short of its model a held prediction; METHOD.md asks to find out why it fell short first.
+with a guess at the base's time. A clause that names no time gives no prediction, and a factor
+set against a baseline (eager, torch.compile, a library) is not one against the base. "Faster
+beyond noise" alone would call a change that fell far short of its model a held prediction;
+METHOD.md asks to find out why it fell short first.
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ _RANGE = re.compile(rf"\bto\s+{_ABOUT}?\s*(?:(?P<low>{_NUMBER})\s*(?:-|–)\s*(?
                     rf"(?:-|–)\s*(?P<alone_high>{_NUMBER})\s*(?P<alone_unit>{_UNIT})\s*\)", re.IGNORECASE)
 _BOUND = re.compile(rf"\bto\s+(?:under|below|less\s+than|<)\s*~?\s*(?P<high>{_NUMBER})\s*(?P<unit>{_UNIT})\b",
                     re.IGNORECASE)
-_FACTOR = re.compile(rf"(?:(?P<at_least>{_AT_LEAST})\s*|(?P<about>{_ABOUT})\s*)?~?\s*(?<![\dx×.\-–])"
+_FACTOR = re.compile(rf"(?:(?P<at_least>{_AT_LEAST})\s*|{_ABOUT}\s*)?~?\s*(?<![\dx×.\-–])"
                      rf"(?P<factor>\d+(?:\.\d+)?)\s*(?:[x×]\s*)?(?:(?:-|–|to)\s*~?\s*(?P<factor_high>\d+(?:\.\d+)?)\s*)?"
                      rf"[x×](?![\w\d×])", re.IGNORECASE)
 _FROM_TO = re.compile(rf"\bfrom\s+{_ABOUT}?\s*(?P<before>{_NUMBER})\s*(?P<before_unit>{_UNIT})\s+to\s+{_ABOUT}?\s*"
                       rf"(?P<after>{_NUMBER})\s*(?P<after_unit>{_UNIT})\b", re.IGNORECASE)
-_PERCENT = (r"(?:(?P<about>" + _ABOUT + r")\s*)?(?:(?P<percent_low>\d+(?:\.\d+)?)\s*%?\s*(?:-|–|to)\s*)?"
+_PERCENT = (r"(?:" + _ABOUT + r"\s*)?(?:(?P<percent_low>\d+(?:\.\d+)?)\s*%?\s*(?:-|–|to)\s*)?"
             r"(?P<percent>\d+(?:\.\d+)?)\s*%")
 _PERCENT_FASTER = re.compile(rf"(?<![\d.]){_PERCENT}\s*faster\b", re.IGNORECASE)
 _PERCENT_LESS = re.compile(rf"\b(?:time|median|latency|duration|runtime)(?:\s+[\w-]+){{0,3}}?\s+"
@@ -100,7 +100,7 @@ def read_time_prediction(expected: str | None) -> TimePrediction | None:
     if not expected:
         return None
     text = " ".join(expected.split())
-    for match in _FACTOR.finditer(text):
+    for match in _matches(_FACTOR, text):
         prediction = _factor_prediction(text, match)
         if prediction is not None:
             return prediction
@@ -183,7 +183,7 @@ def _one_kernels_time(text: str, position: int) -> bool:
 def _factor_prediction(text: str, match: re.Match) -> TimePrediction | None:
     factor = float(match.group("factor"))
     clause_start = _clause_start(text, match.start())
-    if factor <= 0 or not _TIME_WORDS.search(text[clause_start:match.end()]) or _one_kernels_time(text, match.start()):
+    if factor <= 0 or not _TIME_WORDS.search(text[clause_start:match.end()]):
         return None
     after = text[match.end():]
     if _BASELINE.match(after):
