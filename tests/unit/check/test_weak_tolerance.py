@@ -270,8 +270,9 @@ def test_an_approximation_that_passes_only_at_1e_2_fails_beside_kernelbench_s_ve
 @pytest.mark.slow  # the correctness check end to end, in its child process
 @pytest.mark.parametrize("kernelbench", [True, False], ids=["kernelbench tolerances", "default rule"])
 def test_the_eval_counts_them_as_incorrect_and_lists_them_apart(tmp_path, kernelbench):
-    """Under the default rule the approximation fails as before, named a precision downgrade (within 1e-2 of a
-    reference 1e-2 can judge); there is no KernelBench verdict to list beside it."""
+    """Under the default rule the approximation fails as before; within 1e-2 of a reference 1e-2 can judge, but the
+    rounding probe shows no input rounded, so under neither rule is it called a precision downgrade. There is no
+    KernelBench verdict to list beside it under the default rule."""
     from kernel_opt.commands.eval import main
     from kernel_opt.suite.records import EvalReport
 
@@ -285,7 +286,7 @@ def test_the_eval_counts_them_as_incorrect_and_lists_them_apart(tmp_path, kernel
     report = EvalReport.from_dict(json.loads((out / "eval.json").read_text()))
     assert code == 1
     assert {entry.name: (entry.verdict, entry.kernelbench_would_pass, entry.precision_downgrade)
-            for entry in report.entries} == {"gelu": ("incorrect", kernelbench, not kernelbench),
+            for entry in report.entries} == {"gelu": ("incorrect", kernelbench, False),
                                              "softmax": ("incorrect", kernelbench, False)}
     assert report.summary.correct == 0 and report.summary.kernelbench_would_pass == (2 if kernelbench else 0)
     markdown = (out / "eval.md").read_text()
@@ -297,3 +298,83 @@ def test_the_eval_counts_them_as_incorrect_and_lists_them_apart(tmp_path, kernel
         assert "- softmax: incorrect: output 'output': an all-zero output would pass at KernelBench's atol = " \
                "rtol = 1e-2, so the reference-error rule judged it" in apart
         assert "## Why they are not correct" not in markdown
+
+
+# --- under the default rule: within 1e-2 is a suspicion, and the rounding probe decides ----------------------
+
+MATMUL_PROBLEM = """\
+    import torch
+    import torch.nn as nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+
+        def forward(self, a, b):
+            return a @ b
+
+    M = 32
+    K = 4096
+    N = 32
+
+    def get_inputs():
+        return [torch.rand(M, K), torch.rand(K, N)]
+
+    def get_init_inputs():
+        return []
+    """
+
+LAST_TERM_DROPPED = """\
+    import torch
+    import torch.nn as nn
+
+    class ModelNew(nn.Module):
+        \"\"\"The product without its last term of K: every element off by a[i, -1] * b[-1, j] <= 1 of about K/4.\"\"\"
+
+        def __init__(self):
+            super().__init__()
+
+        def forward(self, a, b):
+            return a[:, :-1] @ b[:-1, :]
+    """
+
+
+@pytest.mark.slow  # the correctness check end to end, in its child process
+def test_a_small_wrong_term_within_1e_2_is_a_wrong_result_not_a_precision_downgrade(tmp_path, capsys):
+    """Every element within KernelBench's 1e-2 and outside the reference's rounding: the probe runs on the failing
+    cases, sees the solution follow every input bit, and the record calls it a wrong result."""
+    from kernel_opt.commands.correctness_check import main
+
+    problem = write(tmp_path / "problems", "matmul.py", MATMUL_PROBLEM)
+    solution = write(tmp_path / "solutions", "matmul.py", LAST_TERM_DROPPED)
+    code = main([str(solution), "--ref", str(problem), "--output-dir", str(tmp_path / "out"), "--seeds", "1"])
+    record = json.loads((tmp_path / "out" / "correctness.json").read_text())
+    report = CorrectnessReport.from_dict(record)
+    assert code == 1 and record["verdict"] == "fail"
+    assert all(output["precision_downgrade"] for case in record["cases"] for output in case["outputs"]
+               if not output["passed"])  # the suspicion: within 1e-2, outside the reference's rounding
+    probe = record["rounding_probe"]
+    assert probe["ran"] and probe["downgraded_outputs"] == [] and probe["probes"]
+    assert {item["verdict"] for item in probe["probes"]} <= {"followed", "inconclusive"}
+    assert "followed" in {item["verdict"] for item in probe["probes"]}
+    assert report.precision_downgrades == []
+    [first, *_] = correctness_failures(report)
+    assert "within KernelBench's atol = rtol = 1e-2 but not within the reference's own rounding, and nothing " \
+           "shows lower-precision arithmetic (the rounding probe found no input rounded): a wrong result" in first
+    markdown = (tmp_path / "out" / "correctness.md").read_text()
+    assert "**precision downgrade**" not in markdown and "a precision downgrade:" not in markdown
+
+
+def test_the_failure_text_says_downgrade_only_on_the_probe_s_word():
+    from kernel_opt.check.records import output_failure_text
+
+    values, expectation = softmax_case(TolerancePolicy(), columns=64, draw=torch.randn)
+    wrong = torch.softmax(values["x"], dim=1) * 1.001  # within 1e-2, far outside float32 rounding
+    comparison, _ = judge("y", wrong, expectation, TolerancePolicy())
+    assert not comparison.passed and comparison.precision_downgrade
+    within = "within KernelBench's atol = rtol = 1e-2 but not within the reference's own rounding"
+    assert f"; {within}; max abs error" in output_failure_text(comparison)  # the caller cannot know: no diagnosis
+    assert f"; a precision downgrade: {within}, and the rounding probe shows inputs rounded" in \
+        output_failure_text(comparison, True)
+    assert f"; {within}, and nothing shows lower-precision arithmetic" in output_failure_text(comparison, False)
+    assert "a precision downgrade:" not in output_failure_text(comparison, False)

@@ -81,6 +81,8 @@ class CaseSession:
         self.largest_inputs: dict[int, int] = {}  # per case, the elements of its largest input tensor
         self.seeds: list[int] = list(request.correctness.seeds)
         self.all_passed = True  # every case so far matched the reference
+        self.failed_within_kernelbench = False  # a case failed with only outputs within KernelBench's 1e-2
+        self.failed_otherwise = False  # a case failed beyond that (larger errors, NaN, an integrity finding)
         self._warned: set[str] = set()
         self._tolerances_seen: set[str] = set()
         self._where: tuple[int | None, int | None] = (None, None)  # the case and seed being run, for the phases
@@ -90,7 +92,8 @@ class CaseSession:
     def facts(self) -> RunFacts:
         part = self.request.correctness
         return RunFacts(self.device, part.sanitized, self.policy.explicit, part.tolerances.kernelbench,
-                        self.all_passed, self.reference.kind)
+                        self.all_passed, self.reference.kind,
+                        self.failed_within_kernelbench and not self.failed_otherwise)
 
     def solution_ran(self, after: str, who: str = "the solution") -> None:
         for check in self.checks:
@@ -177,6 +180,10 @@ class CaseSession:
                     for problem in check.case_problems(findings[check.record_key])]
         passed = all(comparison.passed for comparison in call.comparisons) and not problems
         self.all_passed = self.all_passed and passed
+        if not passed:
+            within = not problems and all(item.passed or item.precision_downgrade for item in call.comparisons)
+            self.failed_within_kernelbench = self.failed_within_kernelbench or within
+            self.failed_otherwise = self.failed_otherwise or not within
         self.events.emit(CaseResultEvent(
             case=case, dims=instance.dims, seed=seed, passed=passed,
             outputs=[comparison.to_dict() for comparison in call.comparisons], findings=findings,

@@ -17,8 +17,10 @@ floating-point output is judged against a high-precision truth:
             and NaN/Inf only where the reference has the very same value.
 
 Precision downgrades: an output that fails this rule but lies within KernelBench's atol = rtol = 1e-2
-of the reference (`KERNELBENCH_TOLERANCE`) is flagged `precision_downgrade`: its arithmetic is less
-precise than the reference's (a float32 problem computed in TF32, bf16 or fp16, or approximated).
+of the reference (`KERNELBENCH_TOLERANCE`) is flagged `precision_downgrade`: a suspicion, since a
+float32 problem computed in TF32, bf16 or fp16 and a small wrong term (one key of 257 left out) both
+look like this. The rounding probe then runs (check/integrity/rounding_probe.py), and the record calls
+the output a precision downgrade only where the probe shows inputs rounded; otherwise a wrong result.
 With `--kernelbench-tolerances` the outputs are judged at KernelBench's 1e-2 instead, and the float64
 truth is still measured: an output that passes only at 1e-2 is marked `kernelbench_only`, and the
 record calls it a precision downgrade only where the rounding probe shows one

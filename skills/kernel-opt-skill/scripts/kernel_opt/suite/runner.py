@@ -238,8 +238,6 @@ def _read_correctness(entry: EvalEntry, report: CorrectnessReport) -> None:
 
 def _read_benchmark(entry: EvalEntry, report: BenchmarkReport) -> None:
     entry.verdict = BENCHMARK_VERDICTS.get(report.verdict, report.verdict)
-    entry.precision_downgrade = entry.precision_downgrade or any(
-        output.precision_downgrade for check in report.post_timing_check.values() for output in check.outputs or [])
     if report.verdict != "measured":
         entry.error_kind = (report.error.kind if report.error else None) or report.verdict
         entry.message = report.failure_reason() or "; ".join(report.warnings[-1:])

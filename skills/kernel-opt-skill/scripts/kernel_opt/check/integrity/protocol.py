@@ -24,6 +24,9 @@ class RunFacts:
     kernelbench_tolerances: bool  # --kernelbench-tolerances
     all_passed: bool = True  # every case so far matched the reference (after the cases: every case)
     reference_kind: str = "ref.py"  # or "kernelbench": a problem file in KernelBench's format (solution/contract.py)
+    # every case that failed did so only within KernelBench's 1e-2 of the reference (check/tolerance.py's
+    # precision_downgrade flag): lower-precision arithmetic or a small wrong term, which the rounding probe tells apart
+    suspected_downgrade: bool = False
 
 
 @dataclass

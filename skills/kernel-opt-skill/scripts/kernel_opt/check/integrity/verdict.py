@@ -31,22 +31,26 @@ def integrity_passed(report: CorrectnessReport) -> bool:
     return all(check.passed(result, report) for check, result in results(report))
 
 
-def case_problems(case: CaseResult) -> list[tuple[str, str]]:
-    """(subject, what is wrong) for one case: what the checks around its call found, then its failing outputs."""
+def case_problems(case: CaseResult, downgrades: set[str] | None = None) -> list[tuple[str, str]]:
+    """(subject, what is wrong) for one case: what the checks around its call found, then its failing outputs.
+
+    `downgrades`: the outputs the rounding probe shows computed in a lower precision (None: not known here).
+    """
     problems = [problem for check in registry.checks(When.AROUND_CASE) if check.record_key is not None
                 for problem in check.case_problems(case.finding(check.record_key))]
-    return problems + [(f"output {output.name!r}", output_failure_text(output))
+    return problems + [(f"output {output.name!r}",
+                        output_failure_text(output, None if downgrades is None else output.name in downgrades))
                        for output in case.outputs if not output.passed]
 
 
-def summarize_failures(cases: list[CaseResult]) -> list[str]:
+def summarize_failures(cases: list[CaseResult], downgrades: set[str] | None = None) -> list[str]:
     """One sentence per failing (shape, subject), its seeds merged: the evidence without the repeats."""
     grouped: dict[tuple[str, str], dict[str, Any]] = {}
     for case in cases:
         if case.passed:
             continue
         shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
-        for subject, text in case_problems(case):
+        for subject, text in case_problems(case, downgrades):
             entry = grouped.setdefault((shape, subject), {"text": text, "seeds": []})
             entry["seeds"].append(case.seed)
     sentences = []
@@ -60,8 +64,15 @@ def summarize_failures(cases: list[CaseResult]) -> list[str]:
 def correctness_failures(report: CorrectnessReport) -> list[str]:
     """Every reason a correctness record failed: its cases' (summarize_failures), the outputs that pass only at
     KernelBench's tolerance (tolerance_failures), then each check's, in order."""
-    return summarize_failures(report.cases) + tolerance_failures(report) + [
+    return summarize_failures(report.cases, probe_downgrades(report)) + tolerance_failures(report) + [
         sentence for check, result in results(report) for sentence in check.failures(result, report)]
+
+
+def probe_downgrades(report: CorrectnessReport) -> set[str] | None:
+    """The outputs the rounding probe shows computed in a lower precision; None where it did not run (no evidence
+    either way, so a failure text names no cause)."""
+    probe = report.integrity.get("rounding_probe")
+    return set(report.rounding_downgrades) if isinstance(probe, dict) and probe.get("ran") else None
 
 
 def unshown_kernelbench_passes(report: CorrectnessReport) -> list[str]:
