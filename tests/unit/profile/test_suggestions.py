@@ -355,3 +355,26 @@ def test_a_triton_kernel_whose_scattered_loads_are_its_traffic_is_pointed_at_coa
     assert picked[0].strategy == "coalesce_access"
     assert picked[0].why == "scattered global loads: 78% of the global sectors through L1 are waste"
     assert "coalesce_access" in guide_anchors("triton")
+
+
+def test_fewer_programs_than_sms_sends_a_triton_reduction_to_split_it_before_a_persistent_loop():
+    """Decode attention with one program per (batch, KV head): 64 programs on 132 SMs, each streaming its cache.
+    A persistent loop spreads programs that exist; only splitting the KV length makes more."""
+    decode = kernel(grid_size_blocks=64, sm_count=132, waves_per_sm=0.24, dram_throughput_pct=21.0,
+                    memory_throughput_pct=21.0, stalls={"long_scoreboard": 6.0})
+    result = classify_kernel(decode)
+    assert result.grid.small_grid
+    attention = ProblemTraits(family="matmul_like", family_source="the reference calls scaled_dot_product_attention")
+    picked = suggest(result, decode, ("triton",), "9.0", attention)
+    assert [s.strategy for s in picked][:2] == ["split_k", "persistent_kernel"]
+    assert picked[0].why.startswith("64 blocks for 132 SMs: split the reduction axis")
+    assert cuda_strategies(result, decode)[:2] == ["split_work", "persistent_kernel"]
+    rows = ProblemTraits(family="row_reduction", family_source="the reference calls softmax")
+    assert [s.strategy for s in suggest(result, decode, ("triton",), "9.0", rows)][0] == "split_k"
+    assert "split_k" not in [s.strategy for s in suggest(result, decode, ("triton",), "9.0", ELEMENTWISE)]
+    # more programs than SMs, under one wave of resident ones: the persistent loop comes first, as before
+    wide = kernel(grid_size_blocks=200, sm_count=132, waves_per_sm=0.4)
+    wide_result = classify_kernel(wide)
+    assert wide_result.grid.small_grid
+    assert [s.strategy for s in suggest(wide_result, wide, ("triton",), "9.0", attention)][:2] == [
+        "persistent_kernel", "split_k"]

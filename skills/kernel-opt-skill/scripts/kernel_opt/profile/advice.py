@@ -77,6 +77,9 @@ class StrategyAdvice:
     strategy_families: ClassVar[Mapping[str, frozenset[str]]] = {}
     # Strategies whose only gain is fewer DRAM bytes: nothing to gain for a solution that reads each byte once.
     byte_saving_strategies: ClassVar[frozenset[str]] = frozenset()
+    # The strategy that makes more blocks by splitting a reduction: first where the grid has fewer blocks than SMs,
+    # which a persistent loop cannot fix (it spreads the blocks there are).
+    split_strategy: ClassVar[str | None] = None
 
     def unfit(self, strategy: str, compute_capability: str | None, traits: ProblemTraits | None) -> str | None:
         """Why `strategy` does not fit this chip or problem ("needs wgmma (sm_9x only); ..."), None where it does."""

@@ -72,6 +72,11 @@ def suggest(classification: Classification, metrics: KernelMetrics, backends: Se
                 picked.append((name, why))
 
         if classification.small_grid:  # an idle GPU comes first: no per-SM tuning fixes missing blocks
+            grid = classification.grid
+            if advice.split_strategy and grid.grid_size_blocks and grid.sm_count and \
+                    grid.grid_size_blocks < grid.sm_count:
+                add(advice.split_strategy, f"{grid.grid_size_blocks:.0f} blocks for {grid.sm_count:.0f} SMs: split "
+                                           "the reduction axis (K, a KV length, a long row) to make more")
             for name in advice.default_strategies["small_grid"]:
                 add(name, "small_grid: the grid cannot fill the GPU")
         if at_roof:

@@ -238,6 +238,7 @@ class CudaAdvice(StrategyAdvice):
     chip_features = CHIP_FEATURES
     strategy_families = STRATEGY_FAMILIES
     byte_saving_strategies = BYTE_SAVING_STRATEGIES
+    split_strategy = "split_work"
 
     def strategies_in_place(self, classification) -> set[str]:
         return strategies_in_place(classification)
