@@ -28,8 +28,6 @@ DEFAULT_STRATEGIES: dict[str, tuple[str, ...]] = {
     "overlap_bound": ("pipeline_stages", "warp_specialize", "tensor_descriptors"),
     "small_grid": ("persistent_kernel", "split_k"),
 }
-# Where the grid has fewer programs than SMs, the strategy that makes more (profile/suggestions.py puts it first).
-SPLIT_STRATEGY = "split_k"
 
 # A matmul-like problem's own defaults (TRITON.md: `block_size` and `vector_hints` are written for elementwise and
 # row kernels): a tl.dot kernel whose shared memory or L2 leads wants larger tiles, deeper pipelines, an L2-friendly
@@ -127,7 +125,6 @@ def triton_strategies(classification: Any) -> list[tuple[str, str]]:
     return picked
 
 
-
 # The hardware each strategy is built on (TRITON.md: tensor descriptors are TMA loads; warp_specialize's
 # producer and consumer warps trade registers with setmaxnreg, USETMAXREG in the SASS).
 CHIP_FEATURES: dict[str, str] = {"tensor_descriptors": "TMA", "warp_specialize": "setmaxnreg"}
@@ -156,7 +153,7 @@ class TritonAdvice(StrategyAdvice):
     chip_features = CHIP_FEATURES
     strategy_families = STRATEGY_FAMILIES
     byte_saving_strategies = BYTE_SAVING_STRATEGIES
-    split_strategy = SPLIT_STRATEGY
+    split_strategy = "split_k"
 
     def strategies_in_place(self, classification) -> set[str]:
         return strategies_in_place(classification)
